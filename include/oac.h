@@ -1,0 +1,318 @@
+/* oac.h: the public interface of libonnx-alias-check.
+ *
+ * The library loads an ONNX model (with the alias and quantization fields
+ * of the contract, ../shared/spec/contract.md), checks that its KV caches
+ * are updated in place, plans its memory, runs it on a reference runtime
+ * and describes all of that as data.  It never prints, never exits, and
+ * never reads argv or the environment: the command-line tool in src/ does.
+ *
+ * Conventions, stated once for every function below:
+ *
+ * - Contexts.  Every call takes an oac_ctx.  A context holds the message of
+ *   the last operational failure (oac_errmsg) and the allocator; it is not
+ *   thread-safe, so use one context per thread.  Nothing is global.
+ *
+ * - Two kinds of trouble.  A finding about the model (an alias cycle, an
+ *   overflowing position) is a diagnostic appended to an oac_diags list;
+ *   the call still succeeds and analysis goes on, so one run reports every
+ *   problem.  An operational failure (out of memory, unreadable file, bad
+ *   option) is a negative oac_status return, with the message on the
+ *   context.  0 is success.
+ *
+ * - Ownership.  Output parameters come first after the context and are
+ *   named out; what comes back through `**out` belongs to the caller and is
+ *   released with the matching *_free function.  Every *_free accepts NULL.
+ *   Pointers returned by accessors (const results) are borrowed: they live
+ *   as long as the object they came from.  Objects keep a borrowed pointer
+ *   to their context; free them before the context.
+ *
+ * - Untrusted input.  Model and data files are hostile: every length,
+ *   index and dimension product is checked, recursion is bounded
+ *   (OAC_MAX_DEPTH), and payload bytes (weights) are never copied to check
+ *   a model.
+ */
+#ifndef OAC_H
+#define OAC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OAC_TOOL_NAME "onnx-alias-check"
+#define OAC_VERSION "0.1.0"
+
+/* Nesting limit for messages and subgraphs in one model. */
+#define OAC_MAX_DEPTH 64
+
+/* ------------------------------------------------------------------ */
+/* Contexts and status codes                                           */
+/* ------------------------------------------------------------------ */
+
+typedef enum oac_status {
+    OAC_OK = 0,
+    OAC_ENOMEM = -1,     /* an allocation failed */
+    OAC_EIO = -2,        /* a file could not be opened, mapped or written */
+    OAC_EPARSE = -3,     /* a file is not a readable model or value */
+    OAC_EINVAL = -4,     /* bad argument or option (usage error) */
+    OAC_EUNSUPPORTED = -5, /* the runtime cannot execute the model */
+    OAC_ERUNTIME = -6,   /* the run stopped; diagnostics say why */
+    OAC_EINTERNAL = -7   /* a broken invariant: a bug in this library */
+} oac_status;
+
+typedef struct oac_ctx oac_ctx;
+
+/* New context with the system allocator; NULL only when that fails. */
+oac_ctx *oac_ctx_new(void);
+void oac_ctx_free(oac_ctx *ctx);
+/* Message of the last failure on this context ("" when none). */
+const char *oac_errmsg(const oac_ctx *ctx);
+/* Make the nth allocation from now on (1-based) and all after it fail;
+ * 0 turns failure off.  For tests of every error path. */
+void oac_ctx_fail_alloc_after(oac_ctx *ctx, unsigned long n);
+/* Allocations made through this context so far. */
+unsigned long oac_ctx_alloc_count(const oac_ctx *ctx);
+
+/* ------------------------------------------------------------------ */
+/* Diagnostics                                                          */
+/* ------------------------------------------------------------------ */
+
+typedef enum oac_severity {
+    OAC_SEV_ERROR = 0,
+    OAC_SEV_WARNING = 1,
+    OAC_SEV_NOTE = 2
+} oac_severity;
+
+typedef enum oac_code {
+#define OAC_DIAG(id, name, sev, meaning) OAC_##id,
+#include "oac_diag.def"
+#undef OAC_DIAG
+    OAC_CODE_COUNT
+} oac_code;
+
+/* The stable name ("alias-cycle"), default severity and one-line meaning
+ * of a code; NULL / ERROR for a value out of range. */
+const char *oac_code_name(oac_code code);
+oac_severity oac_code_severity(oac_code code);
+const char *oac_code_meaning(oac_code code);
+/* The code with that name, or -1. */
+int oac_code_lookup(const char *name);
+const char *oac_severity_name(oac_severity sev); /* "error", ... */
+
+/* One finding.  Strings other than message are NULL where they do not
+ * apply.  location is an RFC 6901 pointer over proto field names with
+ * 0-based indices, e.g. "/graph/node/3/output_alias/0". */
+typedef struct oac_diag {
+    oac_code code;
+    oac_severity severity;
+    char *message;
+    char *graph;
+    char *node;      /* node name, or "#<index>" for an unnamed node */
+    char *op_type;
+    char *value;
+    char *location;
+} oac_diag;
+
+typedef struct oac_diags oac_diags;
+
+oac_diags *oac_diags_new(oac_ctx *ctx);
+void oac_diags_free(oac_diags *diags);
+size_t oac_diags_count(const oac_diags *diags);
+const oac_diag *oac_diags_get(const oac_diags *diags, size_t i);
+size_t oac_diags_count_severity(const oac_diags *diags, oac_severity sev);
+/* Index of the first diagnostic with that code, or -1. */
+long oac_diags_find(const oac_diags *diags, oac_code code);
+
+/* ------------------------------------------------------------------ */
+/* Models: loading and saving                                           */
+/* ------------------------------------------------------------------ */
+
+typedef struct oac_model oac_model;
+
+/* Map and parse the model at path.  Payloads (raw_data, large typed data
+ * arrays, large Constant values) are not copied: they stay in the mapping
+ * and are read on demand.  External data is validated without reading it.
+ * An unreadable file appends one parse-error diagnostic (with the byte
+ * offset when known) and returns OAC_EPARSE; findings such as
+ * external-data-invalid are diagnostics on a successful load. */
+int oac_model_load(oac_ctx *ctx, oac_model **out, const char *path,
+                   oac_diags *diags);
+/* The same from memory; buf must outlive the model.  name stands for the
+ * path in messages; external data is resolved relative to base_dir (NULL:
+ * the current directory). */
+int oac_model_load_buffer(oac_ctx *ctx, oac_model **out, const void *buf,
+                          size_t len, const char *name, const char *base_dir,
+                          oac_diags *diags);
+void oac_model_free(oac_model *model);
+
+/* Write the model back.  A model read and written back differs only where
+ * it was changed: unknown fields and payloads are kept. */
+int oac_model_save(oac_ctx *ctx, const oac_model *model, const char *path);
+/* The same into a new malloc'ed buffer (free() it). */
+int oac_model_save_buffer(oac_ctx *ctx, const oac_model *model,
+                          uint8_t **out, size_t *out_len);
+
+const char *oac_model_path(const oac_model *model);
+/* The parsed ModelProto (struct Onnx__ModelProto from onnx.pb-c.h). */
+const struct Onnx__ModelProto *oac_model_proto(const oac_model *model);
+
+/* ------------------------------------------------------------------ */
+/* Analysis: alias classes, shapes, capacity, memory plan               */
+/* ------------------------------------------------------------------ */
+
+/* An unsigned quantity that may be unknown (null in the report). */
+typedef struct oac_opt_u64 {
+    bool known;
+    uint64_t value;
+} oac_opt_u64;
+
+typedef struct oac_dim_binding {
+    const char *name;   /* a dim_param */
+    int64_t value;      /* >= 1 */
+} oac_dim_binding;
+
+typedef struct oac_input_file {
+    const char *name;   /* graph input */
+    const char *path;   /* ONNX TensorProto / SequenceProto / MapProto file */
+} oac_input_file;
+
+typedef struct oac_check_opts {
+    const oac_dim_binding *dims;
+    size_t n_dims;
+    const oac_input_file *inputs;
+    size_t n_inputs;
+} oac_check_opts;
+
+/* One alias class: value names sharing one buffer. */
+typedef struct oac_alias_class {
+    char *root;          /* graph/function input, or the node output starting it */
+    char *graph;         /* graph or function the root belongs to */
+    char **members;      /* topological order, root first */
+    size_t n_members;
+    int32_t elem_type;   /* TensorProto.DataType, 0 when unknown */
+    int rank;            /* -1 when unknown */
+    int64_t *dims;       /* rank entries; -1 where unknown */
+    char **dim_params;   /* rank entries; the symbol, or NULL */
+    oac_opt_u64 bytes;   /* size of its one buffer */
+    bool read_write;     /* rooted at a READ_WRITE graph input */
+} oac_alias_class;
+
+/* A rule that could not be decided, listed rather than skipped. */
+typedef struct oac_unchecked {
+    char *rule;          /* e.g. "capacity" */
+    char *graph;
+    char *node;
+    char *value;
+    char *reason;
+} oac_unchecked;
+
+/* Contract section 4: the static memory plan at the dims known. */
+typedef struct oac_memory_plan {
+    oac_opt_u64 persistent_cache_bytes;
+    oac_opt_u64 planned_output_bytes;
+    oac_opt_u64 workspace_bytes;
+    oac_opt_u64 peak_bytes;
+    oac_opt_u64 second_cache_bytes;
+} oac_memory_plan;
+
+typedef struct oac_analysis oac_analysis;
+
+/* Check every static rule of the contract.  Findings go to diags; the
+ * return value is an oac_status (OAC_EINVAL for a bad --dim or --input,
+ * with the message on ctx).  *out receives the results even when the model
+ * has errors. */
+int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
+              const oac_check_opts *opts, oac_diags *diags);
+void oac_analysis_free(oac_analysis *analysis);
+
+size_t oac_analysis_class_count(const oac_analysis *a);
+const oac_alias_class *oac_analysis_class(const oac_analysis *a, size_t i);
+size_t oac_analysis_unchecked_count(const oac_analysis *a);
+const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i);
+const oac_memory_plan *oac_analysis_plan(const oac_analysis *a);
+/* The value a dim_param is bound to (declared, --dim or unified), or -1. */
+int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param);
+
+/* ------------------------------------------------------------------ */
+/* Reference runtime                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct oac_run_opts {
+    uint64_t steps;                /* 0 means 1 */
+    const oac_dim_binding *dims;
+    size_t n_dims;
+    const oac_input_file *inputs;
+    size_t n_inputs;
+    const char *const *readonly;   /* caches bound read-only */
+    size_t n_readonly;
+    unsigned sessions;             /* 0 means 1 */
+    const char *dump_dir;          /* NULL: no dump */
+} oac_run_opts;
+
+typedef struct oac_step_stats {
+    uint64_t step;
+    uint64_t alloc_calls;
+    uint64_t alloc_bytes;
+    uint64_t identity_checked;
+    uint64_t identity_held;
+} oac_step_stats;
+
+/* Contract section 4, `execution`. */
+typedef struct oac_execution {
+    uint64_t steps_requested;
+    uint64_t steps_completed;
+    uint64_t identity_checked;
+    uint64_t identity_held;
+    oac_step_stats *per_step;
+    size_t n_per_step;
+    uint64_t second_cache_bytes;
+    uint64_t measured_peak_bytes;
+    oac_opt_u64 planned_peak_bytes;
+    bool peak_matches_plan;
+    uint64_t cache_bytes_bound;    /* caller-bound cache storage, once */
+} oac_execution;
+
+/* Run a checked model (analysis from oac_check with the same dims).
+ * Refusals and run-time findings are diagnostics; the return is an
+ * oac_status.  *out receives what was measured, also after a refusal. */
+int oac_run(oac_ctx *ctx, oac_execution **out, const oac_model *model,
+            const oac_analysis *analysis, const oac_run_opts *opts,
+            oac_diags *diags);
+void oac_execution_free(oac_execution *exec);
+
+/* ------------------------------------------------------------------ */
+/* Reports                                                              */
+/* ------------------------------------------------------------------ */
+
+/* What one model's report is made of; NULL members are unknown. */
+typedef struct oac_report_input {
+    const char *path;
+    const oac_model *model;        /* NULL when unreadable */
+    const oac_diags *diags;
+    const oac_analysis *analysis;  /* NULL when not analysed */
+    const oac_execution *execution;/* NULL unless run */
+    bool werror;
+} oac_report_input;
+
+struct json_t;
+
+/* The contract's JSON report object for one model (new reference). */
+struct json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in);
+/* A SARIF 2.1.0 log with one run over several models (new reference). */
+struct json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in,
+                                size_t n);
+/* GCC-style text: one line per diagnostic, then a summary line.  Returns a
+ * new malloc'ed string (free() it), or NULL on allocation failure. */
+char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
+/* "ok" or "error" under the report's rules (errors, or warnings with
+ * werror). */
+bool oac_report_failed(const oac_report_input *in);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OAC_H */

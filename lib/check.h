@@ -1,0 +1,72 @@
+/* check.h: the state the checker's passes share, and the passes.
+ *
+ * oac_check (check.c) builds an oac_check_state, runs the passes of the
+ * table in check.c in order, and hands the filled oac_analysis to the
+ * caller.  Each pass reads what earlier passes left in the state and adds
+ * findings to st->diags; a pass returns an oac_status only for operational
+ * failures (out of memory), never for findings.
+ *
+ * Pass order (check.c):
+ *   1. graph       graph.c          index scopes, producers, consumers
+ *   2. access      alias_rules.c    access-invalid
+ *   3. ports       alias_rules.c    output_alias ports, kinds, duplicates,
+ *                                   operand-invalid, alias-implied
+ *   4. classes     alias_classes.c  union-find over output_alias/alias_of,
+ *                                   alias-mismatch/unknown/unbacked/cycle/
+ *                                   missing-boundary, root immutability
+ *   5. branches    branches.c       If/Loop/Scan/function boundaries
+ *   6. hazards     hazards.c        stale reads, double writes
+ *   7. metadata    alias_rules.c    metadata-alias
+ *   8. shapes      shapes.c         ShapesContext over every scope, class
+ *                                   type/rank/shape unification
+ *   9. capacity    capacity.c       position + length <= capacity
+ *  10. pages       pages.c          page-type-invalid
+ *  11. report      alias_classes.c  fill analysis->classes
+ *  12. plan        plan.c           analysis->plan
+ */
+#ifndef OAC_CHECK_H
+#define OAC_CHECK_H
+
+#include "oac_int.h"
+
+struct oac_graphs;    /* graph.h */
+struct oac_aliases;   /* alias.h */
+struct oac_shapes;    /* shapes.h */
+
+/* The analysis result (public type oac_analysis, opaque outside). */
+struct oac_analysis {
+    oac_ctx *ctx;
+    oac_alias_class *classes;
+    size_t n_classes;
+    oac_unchecked *unchecked;
+    size_t n_unchecked;
+    oac_memory_plan plan;
+    /* dim_param bindings in force after unification: parallel arrays,
+     * names owned. */
+    char **dim_names;
+    int64_t *dim_values;
+    size_t n_dims;
+    /* Values known before running (--input files): owned by the shapes
+     * pass, read by the runtime for its inputs. */
+    struct oac_shapes *shapes;
+};
+
+typedef struct oac_check_state {
+    oac_ctx *ctx;
+    const oac_model *model;
+    const oac_check_opts *opts;
+    oac_diags *diags;
+    struct oac_graphs *graphs;    /* pass 1 */
+    struct oac_aliases *aliases;  /* passes 4-5 */
+    struct oac_shapes *shapes;    /* pass 8 (moved into out at the end) */
+    oac_analysis *out;
+} oac_check_state;
+
+typedef int (*oac_pass_fn)(oac_check_state *st);
+
+/* Append an entry to the analysis's unchecked list (check.c). */
+int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
+                      const char *node, const char *value,
+                      const char *fmt, ...) OAC_PRINTF(6, 7);
+
+#endif /* OAC_CHECK_H */
