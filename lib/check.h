@@ -64,6 +64,24 @@ typedef struct oac_check_state {
 
 typedef int (*oac_pass_fn)(oac_check_state *st);
 
+/* The passes, in check.c's table order.  Owners: graph.c, alias_rules.c,
+ * alias_classes.c, branches.c, hazards.c (1-7, 11), shapes.c (8),
+ * capacity.c (9), pages.c (10), plan.c (12). */
+int oac_pass_graph(oac_check_state *st);
+int oac_pass_access(oac_check_state *st);
+int oac_pass_ports(oac_check_state *st);
+int oac_pass_classes(oac_check_state *st);
+int oac_pass_branches(oac_check_state *st);
+int oac_pass_hazards(oac_check_state *st);
+int oac_pass_metadata(oac_check_state *st);
+/* Shapes also fill elem_type, rank, dims, dim_params and bytes of the
+ * classes pass 4 created in st->out->classes, and report
+ * type/rank/shape-mismatch and the type parts of operand-invalid. */
+int oac_pass_shapes(oac_check_state *st);
+int oac_pass_capacity(oac_check_state *st);
+int oac_pass_pages(oac_check_state *st);
+int oac_pass_plan(oac_check_state *st);
+
 /* Append an entry to the analysis's unchecked list (check.c). */
 int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
                       const char *node, const char *value,

@@ -1,0 +1,8 @@
+/* plan.c: placeholder until its owner lands it (see lib/check.h). */
+#include "check.h"
+
+int oac_pass_plan(oac_check_state *st)
+{
+    (void)st;
+    return OAC_OK;
+}
