@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# valgrind_cli.sh: the command line under valgrind (memcheck) on every
+# shipped example and on unreadable input.  Any leak or invalid access
+# fails.  Run from a build folder by scripts/test.sh (not by make check:
+# the sanitizer build covers the unit tests).
+set -u
+tool=src/onnx-alias-check
+vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+: > "$tmp/empty.onnx"
+head -c 4096 /dev/urandom > "$tmp/random.onnx"
+bad=0
+for m in examples/*.onnx "$tmp/empty.onnx" "$tmp/random.onnx"; do
+  $vg $tool check --format=json "$m" > /dev/null 2>&1
+  rc=$?
+  if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: $m (exit $rc)"; bad=1; fi
+done
+for m in examples/toy_decoder.onnx examples/paged_cache.onnx examples/tensor_scatter.onnx; do
+  [ -f "$m" ] || continue
+  $vg $tool run --steps 3 --format=json "$m" > /dev/null 2>&1
+  rc=$?
+  if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: run $m (exit $rc)"; bad=1; fi
+done
+[ $bad -eq 0 ] && echo "valgrind: clean on $(ls examples/*.onnx | wc -l) examples and bad input"
+exit $bad
