@@ -8,7 +8,10 @@
  *
  * Errors are sticky: a failed allocation makes the builder return NULL
  * from then on, and oac_mb_pack / oac_mb_write report OAC_ENOMEM with the
- * message on the context.  Builder calls never print or exit.
+ * message on the context.  Builder calls never print or exit.  A tensor
+ * dims string with a symbol or "?" (tensors need numbers) fails the same
+ * sticky way with OAC_EINVAL.  Builder calls accept NULL builders, graphs,
+ * nodes and values and then do nothing (return NULL).
  *
  * String conventions:
  *  - name lists ("a,b,,c") are comma-separated; an empty entry is an
@@ -55,7 +58,11 @@ void oac_mb_metadata(oac_mb *mb, const char *key, const char *value);
 /* The main graph. */
 oac_gb *oac_mb_graph(oac_mb *mb);
 /* A local function (domain, name) with its inputs and outputs; returns
- * its body, where nodes and value_info (for alias_of) are added. */
+ * its body, where nodes and value_info (for alias_of) are added.  The body
+ * starts with the model's opset imports.  On a body, oac_gb_input/output
+ * add the name to the function's inputs/outputs when new and the typed
+ * value to its value_info (returned, for alias_of); oac_gb_init_* add a
+ * Constant node, as functions have no initializers. */
 oac_gb *oac_mb_function(oac_mb *mb, const char *domain, const char *name,
                         const char *inputs, const char *outputs);
 
@@ -139,6 +146,15 @@ Onnx__TensorProto *oac_gb_init_f32(oac_gb *g, const char *name,
 Onnx__NodeProto *oac_gb_constant_i64(oac_gb *g, const char *name,
                                      const char *dims, const int64_t *v,
                                      size_t count);
+
+/* Additions for hand edits of the borrowed protos: memory that lives
+ * in the builder's arena (zeroed; NULL after a failure), the builder's
+ * context and first failure (OAC_OK while none), and a graph's model. */
+void *oac_mb_alloc(oac_mb *mb, size_t n);
+char *oac_mb_strdup(oac_mb *mb, const char *s);
+oac_ctx *oac_mb_ctx(oac_mb *mb);
+int oac_mb_status(oac_mb *mb);
+oac_mb *oac_gb_model(oac_gb *g);
 
 /* Serialize.  oac_mb_pack returns a malloc'ed buffer (free() it). */
 int oac_mb_pack(oac_mb *mb, uint8_t **out, size_t *out_len);

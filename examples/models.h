@@ -1,0 +1,56 @@
+/* models.h: the example models, one table for examples, tests and docs.
+ *
+ * Each row names a model, the builder function that makes it, the
+ * diagnostic codes a conforming checker reports for it (contract section
+ * 3; none for a valid model) and a one-line description.  Rows come in
+ * pairs: a model and its `_broken` twin that breaks exactly one rule.
+ *
+ * examples/gen_examples writes every row to examples/<name>.onnx in the
+ * build folder; tests link examples/models.c to iterate the table (so it
+ * has no main()).  Row names are fixed: other tests look them up.
+ */
+#ifndef OAC_EXAMPLES_MODELS_H
+#define OAC_EXAMPLES_MODELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oac_build.h"
+
+#define OAC_EXAMPLE_MAX_CODES 4
+
+typedef struct oac_example {
+    const char *name;        /* file name without ".onnx" */
+    /* Fill mb, a fresh builder from oac_mb_new.  Failures are the
+     * builder's sticky ones, seen by oac_mb_pack. */
+    void (*build)(oac_mb *mb);
+    /* Contract codes ("alias-mismatch") expected from `check`, each once
+     * however often it is reported; NULL-terminated, empty when valid. */
+    const char *expect[OAC_EXAMPLE_MAX_CODES + 1];
+    const char *description;
+} oac_example;
+
+extern const oac_example oac_examples[];
+extern const size_t oac_examples_count;
+
+/* The row of that name, or NULL. */
+const oac_example *oac_example_find(const char *name);
+/* Build a row into a new malloc'ed ONNX buffer (free() it). */
+int oac_example_pack(oac_ctx *ctx, const oac_example *ex, uint8_t **out,
+                     size_t *out_len);
+/* Build a row and write it to path. */
+int oac_example_write(oac_ctx *ctx, const oac_example *ex, const char *path);
+
+/* The toy decoder with any number of layers (the benchmark uses 2048):
+ * aliased, K/V caches READ_WRITE and updated in place by CacheUpdate at
+ * graph input `position`; otherwise present = Concat(past, new). */
+void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased);
+
+/* Toy decoder dimensions, for tests that feed it (all rows use them). */
+enum {
+    OAC_TOY_LAYERS = 2, OAC_TOY_HEADS = 2, OAC_TOY_HEAD_SIZE = 4,
+    OAC_TOY_HIDDEN = 8, OAC_TOY_MAX_LEN = 16, OAC_TOY_VOCAB = 16
+};
+
+#endif /* OAC_EXAMPLES_MODELS_H */
