@@ -1,4 +1,45 @@
-/* main.c: placeholder until the command line lands. */
-#include <stdio.h>
-#include "oac.h"
-int main(void) { puts(OAC_TOOL_NAME " " OAC_VERSION); return 0; }
+/* main.c: the entry point of onnx-alias-check (contract, section 5).
+ *
+ * Owns the process: one library context, the parsed command line, the
+ * dispatch to `check` or `run`, and the exit status, which is always one
+ * of CLI_EXIT_OK (0), CLI_EXIT_ERRORS (1) or CLI_EXIT_USAGE (2).
+ *
+ * Invariant: main is the only place that decides the process's status;
+ * the commands return it and never call exit().
+ */
+#include <stdlib.h>
+
+#include "cli.h"
+
+int main(int argc, char **argv)
+{
+    cli c;
+    int status;
+    oac_ctx *ctx = NULL;
+
+    switch (cli_parse(&c, argc, argv)) {
+    case CLI_PARSE_DONE:
+        status = CLI_EXIT_OK;
+        goto done;
+    case CLI_PARSE_GO:
+        break;
+    default:
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    ctx = oac_ctx_new();
+    if (!ctx) {
+        cli_error("out of memory");
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    status = c.cmd == CLI_CMD_RUN ? cmd_run(ctx, &c) : cmd_check(ctx, &c);
+done:
+    oac_ctx_free(ctx);
+    cli_free(&c);
+    /* A report written to a pipe that failed late must not pass for a
+     * success. */
+    if (fflush(stdout) != 0 && status == CLI_EXIT_OK)
+        status = CLI_EXIT_USAGE;
+    return status;
+}

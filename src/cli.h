@@ -1,0 +1,104 @@
+/* cli.h: what the command-line tool's files share (contract, section 5).
+ *
+ * src/ is the only code that prints or picks an exit status.  main.c
+ * parses (cli_opts.c) and dispatches to cmd_check.c or cmd_run.c; both
+ * commands load, check and report models through the helpers of
+ * cmd_check.c, so `check` and `run` write identical reports for the parts
+ * they share.
+ *
+ * Invariants:
+ *  1. The exit status is the highest of the models' (CLI_EXIT_*), and
+ *     CLI_EXIT_USAGE for bad usage.
+ *  2. Reports go to standard output or -o FILE only; standard error gets
+ *     one-line messages ("onnx-alias-check: ...") a report parser never
+ *     needs.
+ *  3. Strings in struct cli are owned by it (cli_free), or point into argv.
+ */
+#ifndef OAC_CLI_H
+#define OAC_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "oac.h"
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_ERRORS = 1, CLI_EXIT_USAGE = 2 };
+
+enum { CLI_FOR_CHECK = 1, CLI_FOR_RUN = 2 };
+
+typedef enum cli_opt_id {
+#define CLI_OPT(id, lng, shrt, arg, cmds, help) CLI_OPT_##id,
+#include "cli_opts.def"
+#undef CLI_OPT
+    CLI_OPT_COUNT
+} cli_opt_id;
+
+typedef enum cli_cmd { CLI_CMD_CHECK, CLI_CMD_RUN } cli_cmd;
+typedef enum cli_format { CLI_FMT_TEXT, CLI_FMT_JSON, CLI_FMT_SARIF } cli_format;
+
+typedef struct cli {
+    cli_cmd cmd;
+    cli_format format;
+    const char *output;          /* NULL: standard output */
+    bool werror;
+    oac_dim_binding *dims;       /* names owned */
+    size_t n_dims;
+    oac_input_file *inputs;      /* names owned, paths into argv */
+    size_t n_inputs;
+    const char **readonly;       /* into argv */
+    size_t n_readonly;
+    uint64_t steps;              /* 0: not given (1) */
+    unsigned sessions;           /* 0: not given (1) */
+    const char *dump;
+    const char **models;         /* into argv, argument order */
+    size_t n_models;
+} cli;
+
+/* What cli_parse decided. */
+enum { CLI_PARSE_GO = 0, CLI_PARSE_DONE = 1, CLI_PARSE_USAGE = -1 };
+
+/* Parse argv into c (zeroed by the call).  CLI_PARSE_DONE after --help or
+ * --version was printed; CLI_PARSE_USAGE after the reason was printed to
+ * stderr.  cli_free releases c in every case. */
+int cli_parse(cli *c, int argc, char **argv);
+void cli_free(cli *c);
+/* --help, rendered from cli_opts.def. */
+void cli_help(FILE *out);
+/* "onnx-alias-check: " + message + newline on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One model of the call and everything known about it. */
+typedef struct cli_model {
+    const char *path;
+    oac_model *model;            /* NULL when unreadable */
+    oac_diags *diags;
+    oac_analysis *analysis;      /* NULL when not analysed */
+    oac_execution *execution;    /* NULL unless run */
+    int exit;                    /* CLI_EXIT_* of this model */
+} cli_model;
+
+/* Load m->path into m (diags created here); sets m->exit to
+ * CLI_EXIT_USAGE for an unreadable file.  Returns false only when out of
+ * memory before a report is possible. */
+bool cli_model_load(oac_ctx *ctx, cli_model *m, const char *path);
+void cli_model_fini(cli_model *m);
+/* Check that every --dim name occurs in at least one loaded model and
+ * every --input name is a graph input of one; prints the reason and
+ * returns false otherwise (a usage error).  Vacuously true when no model
+ * could be read. */
+bool cli_names_known(const cli *c, const cli_model *models, size_t n);
+/* oac_check with the --dim/--input that concern this model.  Returns
+ * false on a usage error (message printed); other failures set m->exit. */
+bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m);
+/* The model's exit status from its diagnostics (keeps a higher one). */
+void cli_model_settle(const cli *c, cli_model *m);
+/* Write the reports of every model in c->format to stdout or -o.
+ * Returns CLI_EXIT_OK, or CLI_EXIT_USAGE when the output failed. */
+int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
+                      size_t n);
+
+int cmd_check(oac_ctx *ctx, const cli *c);
+int cmd_run(oac_ctx *ctx, const cli *c);
+
+#endif /* OAC_CLI_H */

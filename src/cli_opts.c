@@ -1,0 +1,359 @@
+/* cli_opts.c: parsing the command line and rendering --help, both from
+ * the one options table, cli_opts.def (contract, section 5).
+ *
+ * Owns struct cli: which command, which options, which models.
+ *
+ * Invariants:
+ *  1. An option exists only as a row of cli_opts.def; the parser and
+ *     --help iterate that table and know no option by any other means.
+ *  2. Every usage problem the command line alone can show (unknown or
+ *     misplaced option, missing argument, bad --format, bad --dim syntax,
+ *     a --dim value below 1 or a conflicting repeat, no model) is found
+ *     here, before any model is read, and exits 2.  Problems that need
+ *     the models (a --dim name no model has) are found by cmd_check.c.
+ *  3. `check` or `run` is recognized only as the first argument, so a
+ *     model file named "run" can still be checked as `check run`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_opt {
+    const char *lng;
+    char shrt;
+    const char *arg;
+    unsigned cmds;
+    const char *help;
+} opts[CLI_OPT_COUNT] = {
+#define CLI_OPT(id, lng, shrt, arg, cmds, help) \
+    [CLI_OPT_##id] = { lng, shrt, arg, cmds, help },
+#include "cli_opts.def"
+#undef CLI_OPT
+};
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs(OAC_TOOL_NAME ": ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage(const char *fmt, ...)
+{
+    va_list ap;
+    fputs(OAC_TOOL_NAME ": ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry '" OAC_TOOL_NAME " --help' for more information.\n", stderr);
+    return CLI_PARSE_USAGE;
+}
+
+/* Print text from column 26 on, wrapped at 79 columns. */
+static void help_wrapped(FILE *out, const char *prefix, const char *text)
+{
+    enum { COL = 26, WIDTH = 79 };
+    int col = COL;
+    const char *p = text;
+    fputs(prefix, out);
+    col += (int)strlen(prefix);
+    while (*p) {
+        size_t w = strcspn(p, " ");
+        if (col > COL && col + 1 + (int)w > WIDTH) {
+            fprintf(out, "\n%*s", COL, "");
+            col = COL;
+        } else if (col > COL) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, w, out);
+        col += (int)w;
+        p += w;
+        p += strspn(p, " ");
+    }
+    fputc('\n', out);
+}
+
+void cli_help(FILE *out)
+{
+    fputs("Usage: " OAC_TOOL_NAME " [check] [OPTION]... MODEL...\n"
+          "       " OAC_TOOL_NAME " run [OPTION]... MODEL\n"
+          "\n"
+          "Check that an ONNX model's KV cache is updated in place (the alias\n"
+          "contract): `check` (the default) checks every MODEL statically; `run`\n"
+          "checks one MODEL, then executes it on the reference runtime and\n"
+          "reports what it measured.\n"
+          "\nOptions:\n", out);
+    for (int i = 0; i < CLI_OPT_COUNT; i++) {
+        const struct cli_opt *o = &opts[i];
+        char left[64];
+        /* "--dim NAME=VALUE" reads better than "--dim=NAME=VALUE". */
+        const char *sep = !o->arg ? "" : (o->shrt || strchr(o->arg, '=')) ? " " : "=";
+        int n;
+        /* Long names line up whether or not a short form exists. */
+        if (o->shrt)
+            n = snprintf(left, sizeof left, "-%c, --%s%s%s", o->shrt, o->lng,
+                         sep, o->arg ? o->arg : "");
+        else
+            n = snprintf(left, sizeof left, "    --%s%s%s", o->lng,
+                         sep, o->arg ? o->arg : "");
+        fprintf(out, "  %-24s", left);
+        if (n >= 24)
+            fprintf(out, "\n%26s", "");
+        help_wrapped(out, o->cmds == CLI_FOR_RUN ? "run only:" : "", o->help);
+    }
+    fputs("\nExit status: 0 no error (warnings allowed unless --werror), 1 at least\n"
+          "one error diagnostic, 2 unreadable model or bad usage.  With several\n"
+          "models, the highest of theirs.\n"
+          "\nSee onnx-alias-check(1) for the diagnostic codes and the report keys.\n",
+          out);
+}
+
+/* Parse a decimal integer that must fill s; false otherwise. */
+static bool parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    if (!*s || *s == ' ')
+        return false;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int add_dim(cli *c, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    int64_t v;
+    if (!eq || eq == arg)
+        return usage("--dim expects NAME=VALUE, not '%s'", arg);
+    if (!parse_i64(eq + 1, &v))
+        return usage("--dim %s: VALUE must be an integer", arg);
+    if (v < 1)
+        return usage("--dim %s: VALUE must be at least 1", arg);
+    size_t len = (size_t)(eq - arg);
+    for (size_t i = 0; i < c->n_dims; i++) {
+        if (strlen(c->dims[i].name) == len && !memcmp(c->dims[i].name, arg, len)) {
+            if (c->dims[i].value != v)
+                return usage("--dim %.*s given twice with different values "
+                             "(%" PRId64 " and %" PRId64 ")",
+                             (int)len, arg, c->dims[i].value, v);
+            return CLI_PARSE_GO;   /* the same binding again is harmless */
+        }
+    }
+    oac_dim_binding *d = realloc(c->dims, (c->n_dims + 1) * sizeof *d);
+    char *name = strndup(arg, len);
+    if (d)
+        c->dims = d;
+    if (!d || !name) {
+        free(name);
+        return usage("out of memory");
+    }
+    c->dims[c->n_dims].name = name;
+    c->dims[c->n_dims].value = v;
+    c->n_dims++;
+    return CLI_PARSE_GO;
+}
+
+static int add_input(cli *c, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1])
+        return usage("--input expects NAME=FILE.pb, not '%s'", arg);
+    size_t len = (size_t)(eq - arg);
+    for (size_t i = 0; i < c->n_inputs; i++)
+        if (strlen(c->inputs[i].name) == len && !memcmp(c->inputs[i].name, arg, len))
+            return usage("--input %.*s given twice", (int)len, arg);
+    oac_input_file *f = realloc(c->inputs, (c->n_inputs + 1) * sizeof *f);
+    char *name = strndup(arg, len);
+    if (f)
+        c->inputs = f;
+    if (!f || !name) {
+        free(name);
+        return usage("out of memory");
+    }
+    c->inputs[c->n_inputs].name = name;
+    c->inputs[c->n_inputs].path = eq + 1;
+    c->n_inputs++;
+    return CLI_PARSE_GO;
+}
+
+static int push_str(const char ***arr, size_t *n, const char *s)
+{
+    const char **a = realloc(*arr, (*n + 1) * sizeof *a);
+    if (!a)
+        return usage("out of memory");
+    *arr = a;
+    a[(*n)++] = s;
+    return CLI_PARSE_GO;
+}
+
+/* Apply one option with its argument (NULL for flags). */
+static int apply(cli *c, cli_opt_id id, const char *arg)
+{
+    int64_t v;
+    const char *cmd = c->cmd == CLI_CMD_RUN ? "run" : "check";
+    if (!(opts[id].cmds & (c->cmd == CLI_CMD_RUN ? CLI_FOR_RUN : CLI_FOR_CHECK)))
+        return usage("option --%s does not apply to '%s'", opts[id].lng, cmd);
+    switch (id) {
+    case CLI_OPT_FORMAT:
+        if (!strcmp(arg, "text"))
+            c->format = CLI_FMT_TEXT;
+        else if (!strcmp(arg, "json"))
+            c->format = CLI_FMT_JSON;
+        else if (!strcmp(arg, "sarif"))
+            c->format = CLI_FMT_SARIF;
+        else
+            return usage("unknown format '%s' (text, json or sarif)", arg);
+        return CLI_PARSE_GO;
+    case CLI_OPT_OUTPUT:
+        if (!*arg)
+            return usage("-o needs a file name");
+        c->output = arg;
+        return CLI_PARSE_GO;
+    case CLI_OPT_WERROR:
+        c->werror = true;
+        return CLI_PARSE_GO;
+    case CLI_OPT_DIM:
+        return add_dim(c, arg);
+    case CLI_OPT_INPUT:
+        return add_input(c, arg);
+    case CLI_OPT_STEPS:
+        if (!parse_i64(arg, &v) || v < 1)
+            return usage("--steps expects a positive integer, not '%s'", arg);
+        c->steps = (uint64_t)v;
+        return CLI_PARSE_GO;
+    case CLI_OPT_READONLY:
+        return push_str(&c->readonly, &c->n_readonly, arg);
+    case CLI_OPT_SESSIONS:
+        /* One thread per session: a bound keeps a typo from forking
+         * thousands of threads. */
+        if (!parse_i64(arg, &v) || v < 1 || v > 1024)
+            return usage("--sessions expects an integer from 1 to 1024, not '%s'", arg);
+        c->sessions = (unsigned)v;
+        return CLI_PARSE_GO;
+    case CLI_OPT_DUMP:
+        if (!*arg)
+            return usage("--dump needs a folder");
+        c->dump = arg;
+        return CLI_PARSE_GO;
+    case CLI_OPT_HELP:
+        cli_help(stdout);
+        return CLI_PARSE_DONE;
+    case CLI_OPT_VERSION:
+        printf("%s %s\n", OAC_TOOL_NAME, OAC_VERSION);
+        return CLI_PARSE_DONE;
+    case CLI_OPT_COUNT:
+        break;
+    }
+    return usage("internal error: option %d", (int)id);
+}
+
+static int find_long(const char *name, size_t len)
+{
+    for (int i = 0; i < CLI_OPT_COUNT; i++)
+        if (strlen(opts[i].lng) == len && !memcmp(opts[i].lng, name, len))
+            return i;
+    return -1;
+}
+
+static int find_short(char s)
+{
+    for (int i = 0; i < CLI_OPT_COUNT; i++)
+        if (opts[i].shrt && opts[i].shrt == s)
+            return i;
+    return -1;
+}
+
+int cli_parse(cli *c, int argc, char **argv)
+{
+    int i = 1, rc;
+    bool only_models = false;
+
+    memset(c, 0, sizeof *c);
+    if (argc > 1 && !strcmp(argv[1], "check"))
+        i = 2;
+    else if (argc > 1 && !strcmp(argv[1], "run")) {
+        c->cmd = CLI_CMD_RUN;
+        i = 2;
+    }
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_models || a[0] != '-' || !a[1]) {
+            if ((rc = push_str(&c->models, &c->n_models, a)) != CLI_PARSE_GO)
+                return rc;
+        } else if (!strcmp(a, "--")) {
+            only_models = true;
+        } else if (a[1] == '-') {
+            const char *name = a + 2, *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            int id = find_long(name, len);
+            const char *arg = NULL;
+            if (id < 0)
+                return usage("unknown option '--%.*s'", (int)len, name);
+            if (opts[id].arg) {
+                if (eq)
+                    arg = eq + 1;
+                else if (i + 1 < argc)
+                    arg = argv[++i];
+                else
+                    return usage("option --%s needs an argument %s",
+                                 opts[id].lng, opts[id].arg);
+            } else if (eq) {
+                return usage("option --%s takes no argument", opts[id].lng);
+            }
+            if ((rc = apply(c, (cli_opt_id)id, arg)) != CLI_PARSE_GO)
+                return rc;
+        } else {
+            /* A cluster of short options; one taking an argument ends it. */
+            for (const char *p = a + 1; *p; p++) {
+                int id = find_short(*p);
+                const char *arg = NULL;
+                if (id < 0)
+                    return usage("unknown option '-%c'", *p);
+                if (opts[id].arg) {
+                    if (p[1])
+                        arg = p + 1;
+                    else if (i + 1 < argc)
+                        arg = argv[++i];
+                    else
+                        return usage("option -%c needs an argument %s", *p,
+                                     opts[id].arg);
+                }
+                if ((rc = apply(c, (cli_opt_id)id, arg)) != CLI_PARSE_GO)
+                    return rc;
+                if (arg)
+                    break;
+            }
+        }
+    }
+    if (c->n_models == 0)
+        return usage("no model given");
+    if (c->cmd == CLI_CMD_RUN && c->n_models > 1)
+        return usage("'run' takes one model, not %zu", c->n_models);
+    return CLI_PARSE_GO;
+}
+
+void cli_free(cli *c)
+{
+    for (size_t i = 0; i < c->n_dims; i++)
+        free((char *)c->dims[i].name);
+    for (size_t i = 0; i < c->n_inputs; i++)
+        free((char *)c->inputs[i].name);
+    free(c->dims);
+    free(c->inputs);
+    free(c->readonly);
+    free(c->models);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,368 @@
+/* cmd_check.c: the `check` command, and the model handling `run` shares
+ * with it (contract, section 5).
+ *
+ * Owns the life of each model of a call: load, name checks of --dim and
+ * --input, oac_check, its exit status, and writing every report.
+ *
+ * Invariants:
+ *  1. Every model, unreadable ones included, gets its report, in argument
+ *     order; JSON is one object for one model and an array for several.
+ *  2. A model's exit status: 2 unreadable (parse-error, or a path that
+ *     cannot be opened), else 1 when its report's status is "error"
+ *     (errors, or warnings with --werror), else 0.  The call returns the
+ *     highest.
+ *  3. Bad usage that needs the models to be seen (a --dim name in none of
+ *     them, an --input name that is no graph input of any, or what
+ *     oac_check refuses as OAC_EINVAL) prints the reason to stderr and
+ *     writes no report: there is no meaningful report of a call the user
+ *     got wrong.
+ *  4. With several models, each is given only the --dim and --input names
+ *     it has, since a name need occur in only one of them (contract 5).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "onnx.pb-c.h"
+
+bool cli_model_load(oac_ctx *ctx, cli_model *m, const char *path)
+{
+    memset(m, 0, sizeof *m);
+    m->path = path;
+    m->diags = oac_diags_new(ctx);
+    if (!m->diags) {
+        cli_error("out of memory");
+        return false;
+    }
+    int rc = oac_model_load(ctx, &m->model, path, m->diags);
+    if (rc < 0) {
+        m->model = NULL;
+        m->exit = CLI_EXIT_USAGE;
+        /* The parse-error diagnostic carries the reason in the report;
+         * say it on stderr only when the loader left none. */
+        if (oac_diags_find(m->diags, OAC_PARSE_ERROR) < 0)
+            cli_error("%s: %s", path, oac_errmsg(ctx));
+    }
+    return true;
+}
+
+void cli_model_fini(cli_model *m)
+{
+    oac_execution_free(m->execution);
+    oac_analysis_free(m->analysis);
+    oac_model_free(m->model);
+    oac_diags_free(m->diags);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- which names a model has ------------------------------------------ */
+
+static bool type_has_dim(const Onnx__TypeProto *t, const char *name, int depth);
+
+static bool shape_has_dim(const Onnx__TensorShapeProto *s, const char *name)
+{
+    for (size_t i = 0; s && i < s->n_dim; i++)
+        if (s->dim[i]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+            s->dim[i]->dim_param && !strcmp(s->dim[i]->dim_param, name))
+            return true;
+    return false;
+}
+
+static bool type_has_dim(const Onnx__TypeProto *t, const char *name, int depth)
+{
+    if (!t || depth > OAC_MAX_DEPTH)
+        return false;
+    switch (t->value_case) {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+        return shape_has_dim(t->tensor_type->shape, name);
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+        return shape_has_dim(t->sparse_tensor_type->shape, name);
+    case ONNX__TYPE_PROTO__VALUE_QUANTIZED_TENSOR_TYPE:
+        return shape_has_dim(t->quantized_tensor_type->shape, name);
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+        return type_has_dim(t->sequence_type->elem_type, name, depth + 1);
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+        return type_has_dim(t->optional_type->elem_type, name, depth + 1);
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
+        return type_has_dim(t->map_type->value_type, name, depth + 1);
+    default:
+        return false;
+    }
+}
+
+static bool vis_have_dim(Onnx__ValueInfoProto **v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (type_has_dim(v[i]->type, name, 0))
+            return true;
+    return false;
+}
+
+static bool graph_has_dim(const Onnx__GraphProto *g, const char *name, int depth);
+
+static bool nodes_have_dim(Onnx__NodeProto **nodes, size_t n, const char *name,
+                           int depth)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < nodes[i]->n_attribute; j++) {
+            const Onnx__AttributeProto *a = nodes[i]->attribute[j];
+            if (graph_has_dim(a->g, name, depth + 1))
+                return true;
+            for (size_t k = 0; k < a->n_graphs; k++)
+                if (graph_has_dim(a->graphs[k], name, depth + 1))
+                    return true;
+        }
+    return false;
+}
+
+static bool graph_has_dim(const Onnx__GraphProto *g, const char *name, int depth)
+{
+    if (!g || depth > OAC_MAX_DEPTH)
+        return false;
+    return vis_have_dim(g->input, g->n_input, name) ||
+           vis_have_dim(g->output, g->n_output, name) ||
+           vis_have_dim(g->value_info, g->n_value_info, name) ||
+           nodes_have_dim(g->node, g->n_node, name, depth);
+}
+
+static bool model_has_dim(const oac_model *model, const char *name)
+{
+    const Onnx__ModelProto *p = oac_model_proto(model);
+    if (graph_has_dim(p->graph, name, 0))
+        return true;
+    for (size_t i = 0; i < p->n_functions; i++)
+        if (vis_have_dim(p->functions[i]->value_info, p->functions[i]->n_value_info, name) ||
+            nodes_have_dim(p->functions[i]->node, p->functions[i]->n_node, name, 0))
+            return true;
+    return false;
+}
+
+static bool model_has_input(const oac_model *model, const char *name)
+{
+    const Onnx__GraphProto *g = oac_model_proto(model)->graph;
+    for (size_t i = 0; g && i < g->n_input; i++)
+        if (g->input[i]->name && !strcmp(g->input[i]->name, name))
+            return true;
+    return false;
+}
+
+bool cli_names_known(const cli *c, const cli_model *models, size_t n)
+{
+    size_t readable = 0;
+    for (size_t i = 0; i < n; i++)
+        readable += models[i].model != NULL;
+    /* With no readable model nothing can be said about names; the
+     * parse-error reports (exit 2) are the answer then. */
+    if (readable == 0)
+        return true;
+    for (size_t d = 0; d < c->n_dims; d++) {
+        bool found = false;
+        for (size_t i = 0; i < n && !found; i++)
+            found = models[i].model && model_has_dim(models[i].model, c->dims[d].name);
+        if (!found) {
+            cli_error("--dim %s: no dim_param '%s' in the model%s given",
+                      c->dims[d].name, c->dims[d].name, n > 1 ? "s" : "");
+            return false;
+        }
+    }
+    for (size_t d = 0; d < c->n_inputs; d++) {
+        bool found = false;
+        for (size_t i = 0; i < n && !found; i++)
+            found = models[i].model && model_has_input(models[i].model, c->inputs[d].name);
+        if (!found) {
+            cli_error("--input %s: no graph input '%s' in the model%s given",
+                      c->inputs[d].name, c->inputs[d].name, n > 1 ? "s" : "");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- checking ------------------------------------------------------------ */
+
+bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m)
+{
+    oac_dim_binding *dims = NULL;
+    oac_input_file *inputs = NULL;
+    oac_check_opts o = { 0 };
+    bool usage_ok = true;
+
+    if (!m->model)
+        return true;
+    if ((c->n_dims && !(dims = calloc(c->n_dims, sizeof *dims))) ||
+        (c->n_inputs && !(inputs = calloc(c->n_inputs, sizeof *inputs)))) {
+        cli_error("out of memory");
+        m->exit = CLI_EXIT_USAGE;
+        goto done;
+    }
+    for (size_t i = 0; i < c->n_dims; i++)
+        if (model_has_dim(m->model, c->dims[i].name))
+            dims[o.n_dims++] = c->dims[i];
+    for (size_t i = 0; i < c->n_inputs; i++)
+        if (model_has_input(m->model, c->inputs[i].name))
+            inputs[o.n_inputs++] = c->inputs[i];
+    o.dims = dims;
+    o.inputs = inputs;
+    int rc = oac_check(ctx, &m->analysis, m->model, &o, m->diags);
+    if (rc == OAC_EINVAL) {
+        cli_error("%s: %s", m->path, oac_errmsg(ctx));
+        usage_ok = false;
+    } else if (rc < 0) {
+        /* An --input file that cannot be read is unreadable input (2);
+         * anything else (out of memory, a bug) still gets its report but
+         * cannot pass for a clean check either. */
+        cli_error("%s: %s", m->path, oac_errmsg(ctx));
+        m->exit = CLI_EXIT_USAGE;
+    }
+done:
+    free(dims);
+    free(inputs);
+    return usage_ok;
+}
+
+void cli_model_settle(const cli *c, cli_model *m)
+{
+    oac_report_input in = { .diags = m->diags, .werror = c->werror };
+    int e = oac_report_failed(&in) ? CLI_EXIT_ERRORS : CLI_EXIT_OK;
+    if (e > m->exit)
+        m->exit = e;
+}
+
+/* ---- writing reports --------------------------------------------------- */
+
+static oac_report_input report_input(const cli *c, const cli_model *m)
+{
+    oac_report_input in = {
+        .path = m->path, .model = m->model, .diags = m->diags,
+        .analysis = m->analysis, .execution = m->execution,
+        .werror = c->werror,
+    };
+    return in;
+}
+
+static int dump_json(oac_ctx *ctx, json_t *j, FILE *out)
+{
+    int rc = -1;
+    if (!j) {
+        cli_error("%s", oac_errmsg(ctx));
+        return -1;
+    }
+    if (json_dumpf(j, out, JSON_INDENT(2)) == 0 && fputc('\n', out) != EOF)
+        rc = 0;
+    json_decref(j);
+    return rc;
+}
+
+static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
+                     size_t n, FILE *out)
+{
+    int rc = 0;
+    oac_report_input *ins = calloc(n, sizeof *ins);
+    if (!ins) {
+        cli_error("out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        ins[i] = report_input(c, &models[i]);
+    switch (c->format) {
+    case CLI_FMT_TEXT:
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            char *s = oac_report_text(ctx, &ins[i]);
+            if (!s) {
+                cli_error("%s", oac_errmsg(ctx));
+                rc = -1;
+            } else if (fputs(s, out) == EOF) {
+                rc = -1;
+            }
+            free(s);
+        }
+        break;
+    case CLI_FMT_JSON:
+        if (n == 1) {
+            rc = dump_json(ctx, oac_report_json(ctx, &ins[0]), out);
+        } else {
+            json_t *arr = json_array();
+            for (size_t i = 0; arr && i < n; i++) {
+                json_t *r = oac_report_json(ctx, &ins[i]);
+                if (!r || json_array_append_new(arr, r) != 0) {
+                    json_decref(arr);
+                    arr = NULL;
+                }
+            }
+            rc = dump_json(ctx, arr, out);
+        }
+        break;
+    case CLI_FMT_SARIF:
+        rc = dump_json(ctx, oac_report_sarif(ctx, ins, n), out);
+        break;
+    }
+    free(ins);
+    return rc;
+}
+
+int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
+                      size_t n)
+{
+    FILE *out = stdout;
+    int rc;
+    if (c->output && !(out = fopen(c->output, "w"))) {
+        cli_error("%s: %s", c->output, strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    rc = write_all(ctx, c, models, n, out);
+    if (out != stdout) {
+        if (fclose(out) != 0)
+            rc = -1;
+    } else if (fflush(out) != 0) {
+        rc = -1;
+    }
+    if (rc != 0) {
+        cli_error("%s: could not write the report", c->output ? c->output : "standard output");
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+int cmd_check(oac_ctx *ctx, const cli *c)
+{
+    int status = CLI_EXIT_OK;
+    size_t loaded = 0;
+    cli_model *models = calloc(c->n_models, sizeof *models);
+
+    if (!models) {
+        cli_error("out of memory");
+        return CLI_EXIT_USAGE;
+    }
+    for (; loaded < c->n_models; loaded++)
+        if (!cli_model_load(ctx, &models[loaded], c->models[loaded])) {
+            status = CLI_EXIT_USAGE;
+            goto done;
+        }
+    if (!cli_names_known(c, models, loaded)) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    for (size_t i = 0; i < loaded; i++) {
+        if (!cli_model_check(ctx, c, &models[i])) {
+            status = CLI_EXIT_USAGE;
+            goto done;
+        }
+        cli_model_settle(c, &models[i]);
+        if (models[i].exit > status)
+            status = models[i].exit;
+    }
+    int w = cli_write_reports(ctx, c, models, loaded);
+    if (w > status)
+        status = w;
+done:
+    /* loaded counts the slot being filled too when a load failed, so every
+     * slot that holds anything is released. */
+    for (size_t i = 0; i <= loaded && i < c->n_models; i++)
+        cli_model_fini(&models[i]);
+    free(models);
+    return status;
+}

@@ -1,0 +1,83 @@
+/* cmd_run.c: the `run` command (contract, section 5).
+ *
+ * Owns running one model on the reference runtime: check first with the
+ * same --dim/--input, run only a model free of error diagnostics, and
+ * report the check's and the run's findings in one report, with the
+ * report's `execution` object (and, in text, its one-screen summary).
+ *
+ * Invariants:
+ *  1. Nothing executes when the check found an error: the report then
+ *     has the check's diagnostics and no `execution`, exit 1 (or 2 for an
+ *     unreadable model).  Warnings do not stop the run; with --werror
+ *     they still make the status "error".
+ *  2. A refusal or finding of the runtime is a diagnostic (oac_run puts
+ *     it in the same list); the report shows what was measured up to it.
+ *  3. OAC_EINVAL from the runtime (e.g. a dimension left unknown, a
+ *     --readonly name that is no cache) is bad usage: stderr, exit 2, no
+ *     report.  Other failures keep the report, say why on stderr, and
+ *     cannot exit 0.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+int cmd_run(oac_ctx *ctx, const cli *c)
+{
+    int status = CLI_EXIT_OK;
+    cli_model m;
+
+    if (!cli_model_load(ctx, &m, c->models[0])) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    if (!cli_names_known(c, &m, 1) || !cli_model_check(ctx, c, &m)) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    if (m.model && m.exit == CLI_EXIT_OK && m.analysis &&
+        oac_diags_count_severity(m.diags, OAC_SEV_ERROR) == 0) {
+        oac_run_opts ro = {
+            .steps = c->steps ? c->steps : 1,
+            .dims = c->dims, .n_dims = c->n_dims,
+            .inputs = c->inputs, .n_inputs = c->n_inputs,
+            .readonly = c->readonly, .n_readonly = c->n_readonly,
+            .sessions = c->sessions ? c->sessions : 1,
+            .dump_dir = c->dump,
+        };
+        /* --dump DIR names where to put the files; like most tools'
+         * output folders it is created when missing (one level). */
+        if (c->dump && mkdir(c->dump, 0777) != 0 && errno != EEXIST) {
+            cli_error("--dump %s: %s", c->dump, strerror(errno));
+            status = CLI_EXIT_USAGE;
+            goto done;
+        }
+        int rc = oac_run(ctx, &m.execution, m.model, m.analysis, &ro, m.diags);
+        if (rc == OAC_EINVAL) {
+            cli_error("%s: %s", m.path, oac_errmsg(ctx));
+            status = CLI_EXIT_USAGE;
+            goto done;
+        }
+        /* OAC_ERUNTIME is explained by the run's error diagnostics; a
+         * failure they do not explain must still be said and fail. */
+        if (rc < 0 && !(rc == OAC_ERUNTIME &&
+                        oac_diags_count_severity(m.diags, OAC_SEV_ERROR) > 0)) {
+            /* The run could not do its job; the report still shows the
+             * check.  Unreadable --input or --dump trouble is input or
+             * usage (2); anything else is a failed run (1). */
+            cli_error("%s: %s", m.path, oac_errmsg(ctx));
+            m.exit = (rc == OAC_EIO || rc == OAC_EPARSE) ? CLI_EXIT_USAGE
+                                                         : CLI_EXIT_ERRORS;
+        }
+    }
+    cli_model_settle(c, &m);
+    status = m.exit;
+    int w = cli_write_reports(ctx, c, &m, 1);
+    if (w > status)
+        status = w;
+done:
+    cli_model_fini(&m);
+    return status;
+}

@@ -1,0 +1,82 @@
+#!/bin/sh
+# cli_run.sh: the `run` command line (contract, section 5): it checks
+# first and executes nothing after an error, reports `execution` (JSON)
+# and its one-screen summary (text), turns runtime refusals into exit 1
+# and usage problems into exit 2, and its JSON validates against the
+# schema.
+. "${top_srcdir:?}/tests/cli_lib.sh"
+need_examples toy_decoder dense_cache dense_cache_broken dense_cache_implied
+
+toy="$ex/toy_decoder.onnx"
+dense="$ex/dense_cache.onnx"
+dims="--dim batch=1 --dim heads=2 --dim max_length=8 --dim head_size=4 --dim new_length=1"
+
+# ---- a clean run, JSON ---------------------------------------------------
+run_oac 0 run --steps 3 --format=json "$toy"
+cp "$out" "$tmp/toy.json"
+"$PYTHON3" "$top_srcdir/tests/validate_report.py" "$tmp/toy.json" || fail "run report does not validate"
+expect_eq "steps" "$(json '[r["execution"]["steps_requested"], r["execution"]["steps_completed"], len(r["execution"]["per_step"])]' "$out")" "[3, 3, 3]"
+expect_eq "pointer identity held" \
+    "$(json 'r["execution"]["pointer_identity"]["checked"] > 0 and r["execution"]["pointer_identity"]["held"] == r["execution"]["pointer_identity"]["checked"]' "$out")" true
+expect_eq "no second cache" "$(json 'r["execution"]["second_cache_bytes"]' "$out")" 0
+expect_eq "steps numbered in order" \
+    "$(json '[s["step"] - r["execution"]["per_step"][0]["step"] for s in r["execution"]["per_step"]]' "$out")" "[0, 1, 2]"
+
+# ---- the text summary ----------------------------------------------------
+run_oac 0 run --steps 2 "$toy"
+grep -q "^  run: 2 of 2 steps completed\$" "$out" || fail "text: no steps line: $(cat "$out")"
+grep -q "^  pointer identity: \([0-9]*\)/\1 held\$" "$out" || fail "text: no pointer identity n/n"
+grep -q "^  cache bytes bound once: [1-9]" "$out" || fail "text: no cache bytes line"
+grep -q "^  second-cache bytes: 0\$" "$out" || fail "text: no second-cache line"
+grep -q "^  peak bytes: measured [0-9]*, planned" "$out" || fail "text: no peak line"
+tail -n 1 "$out" | grep -q "^$toy: 0 errors, 0 warnings, 0 notes (status: ok)\$" || fail "text: summary line"
+
+# ---- dims: a dimension left unknown is a usage error ----------------------
+run_oac 2 run "$dense"
+[ -s "$out" ] && fail "run with unknown dims wrote a report"
+# shellcheck disable=SC2086
+run_oac 0 run $dims --format=json "$dense"
+expect_eq "dense run completed" "$(json 'r["execution"]["steps_completed"]' "$out")" 1
+
+# ---- check first: nothing runs after an error -----------------------------
+# shellcheck disable=SC2086
+run_oac 1 run $dims --format=json "$ex/dense_cache_broken.onnx"
+expect_eq "no execution after a check error" "$(json '"execution" in r' "$out")" false
+expect_eq "check error reported" "$(json 'r["diagnostics"][0]["code"]' "$out")" alias-mismatch
+
+# ---- an update without output_alias: a second cache, a warning ------------
+# shellcheck disable=SC2086
+run_oac 0 run $dims --format=json "$ex/dense_cache_implied.onnx"
+expect_eq "second cache measured" "$(json 'r["execution"]["second_cache_bytes"] > 0' "$out")" true
+# shellcheck disable=SC2086
+run_oac 1 run --werror $dims "$ex/dense_cache_implied.onnx"
+
+# ---- runtime refusals are diagnostics, exit 1 -----------------------------
+# shellcheck disable=SC2086
+run_oac 1 run $dims --readonly cache --format=json "$dense"
+expect_eq "readonly binding refused" "$(json '[d["code"] for d in r["diagnostics"]]' "$out")" '["binding-readonly"]'
+# shellcheck disable=SC2086
+run_oac 1 run $dims --sessions 3 --format=json "$dense"
+expect_eq "busy sessions" "$(json 'sum(d["code"] == "binding-busy" for d in r["diagnostics"])' "$out")" 2
+# Position 0, 1, 2 with capacity 2: the third step overflows.
+run_oac 1 run --steps 3 --dim batch=1 --dim heads=2 --dim max_length=2 --dim head_size=4 \
+    --dim new_length=1 --format=json "$dense"
+expect_eq "run-time capacity overflow" "$(json '[d["code"] for d in r["diagnostics"]]' "$out")" '["capacity-overflow"]'
+expect_eq "steps before the overflow" "$(json 'r["execution"]["steps_completed"]' "$out")" 2
+
+# ---- --dump writes the cache after the last step --------------------------
+# shellcheck disable=SC2086
+run_oac 0 run $dims --dump "$tmp/dump" "$dense"
+ls "$tmp/dump" 2>/dev/null | grep -q "updated_cache\|^cache" || fail "--dump wrote no cache file"
+[ -s "$out" ] || fail "--dump: no report"
+
+# ---- usage -----------------------------------------------------------------
+run_oac 2 run "$toy" "$toy"
+run_oac 2 run --steps 0 "$toy"
+run_oac 2 run --sessions x "$toy"
+run_oac 2 run --dim no_such_dim=1 "$toy"
+run_oac 2 --steps 2 "$toy"
+run_oac 2 run "$tmp/missing.onnx"
+grep -q "\[parse-error\]" "$out" || fail "run of a missing file has no parse-error report"
+
+finish

@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""validate_report.py: real reports against schemas/report.schema.json.
+
+Contract, section 4 (the report and its schema) and section 5 (SARIF).
+
+    validate_report.py            sweep: every example model the build wrote
+                                  (check, JSON, one by one and as one array),
+                                  unreadable files, and SARIF structure
+    validate_report.py FILE...    validate report files (e.g. of `run`)
+
+Besides the schema, checks what a schema cannot say: summary counts equal
+the diagnostics, exit status agrees with the status, an alias class's root
+is its first member, SARIF results mirror the JSON diagnostics.  A few
+deliberately broken reports must fail the schema, so it cannot be vacuous.
+Exit status: 0 pass, 1 fail, 77 skip (no examples built).
+"""
+import copy
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+from jsonschema import Draft202012Validator
+
+# Run by the test harness (which sets these) or by hand on report files.
+SRC = os.environ.get("top_srcdir") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("top_builddir", ".")
+OAC = os.environ.get("OAC", os.path.join(BUILD, "src", "onnx-alias-check"))
+FAILURES = []
+
+
+def fail(msg):
+    FAILURES.append(msg)
+    print("FAIL: " + msg)
+
+
+def load_validator():
+    with open(os.path.join(SRC, "schemas", "report.schema.json")) as f:
+        schema = json.load(f)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def codes_table():
+    with open(os.path.join(SRC, "include", "oac_diag.def")) as f:
+        return re.findall(r'^OAC_DIAG\(\w+,\s*"([a-z-]+)",\s*(\w+)', f.read(), re.M)
+
+
+def oac(*args):
+    p = subprocess.run([OAC, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def check_semantics(what, r, exit_status=None):
+    """Rules of contract 4 the schema does not express."""
+    sev = [d["severity"] for d in r["diagnostics"]]
+    for key, name in (("errors", "error"), ("warnings", "warning"), ("notes", "note")):
+        if r["summary"][key] != sev.count(name):
+            fail("%s: summary.%s is %d, diagnostics have %d"
+                 % (what, key, r["summary"][key], sev.count(name)))
+    if r["summary"]["errors"] and r["status"] != "error":
+        fail("%s: errors but status %s" % (what, r["status"]))
+    for c in r["alias_classes"]:
+        if c["members"][0] != c["root"]:
+            fail("%s: class %s does not start with its root" % (what, c["root"]))
+    if exit_status is not None:
+        unreadable = any(d["code"] == "parse-error" for d in r["diagnostics"])
+        want = 2 if unreadable else (1 if r["status"] == "error" else 0)
+        if exit_status != want:
+            fail("%s: exit status %d for status %s" % (what, exit_status, r["status"]))
+
+
+def validate(v, what, doc):
+    errs = sorted(v.iter_errors(doc), key=lambda e: list(e.path))
+    for e in errs[:5]:
+        fail("%s: %s at /%s" % (what, e.message, "/".join(map(str, e.path))))
+    return not errs
+
+
+def schema_not_vacuous(v, good):
+    """Each mutation breaks a rule of the contract; the schema must say so."""
+    def mutate(fn):
+        r = copy.deepcopy(good)
+        fn(r)
+        return r
+    bad = {
+        "missing memory_plan": mutate(lambda r: r.pop("memory_plan")),
+        "unknown code": mutate(lambda r: r["diagnostics"].append(
+            {"code": "no-such-code", "severity": "error", "message": "m"})),
+        "bad severity": mutate(lambda r: r["diagnostics"].append(
+            {"code": "alias-cycle", "severity": "fatal", "message": "m"})),
+        "status ok with errors": mutate(lambda r: (r["summary"].update(errors=1),
+                                                   r.update(status="ok"))),
+        "string bytes": mutate(lambda r: r["memory_plan"].update(peak_bytes="12")),
+        "missing opset_import": mutate(lambda r: r["model"].pop("opset_import")),
+    }
+    for name, doc in bad.items():
+        if v.is_valid(doc):
+            fail("schema accepts a report with " + name)
+
+
+def check_sarif(paths, reports, codes):
+    rc, out, _ = oac("--format=sarif", *paths)
+    try:
+        s = json.loads(out)
+    except ValueError as e:
+        fail("SARIF is not JSON: %s" % e)
+        return
+    if s.get("version") != "2.1.0" or "sarif-2.1.0" not in s.get("$schema", ""):
+        fail("SARIF version/$schema wrong")
+    if len(s.get("runs", [])) != 1:
+        fail("SARIF must have exactly one run")
+        return
+    run = s["runs"][0]
+    driver = run["tool"]["driver"]
+    if driver.get("name") != "onnx-alias-check" or not driver.get("version"):
+        fail("SARIF driver name/version wrong")
+    rule_ids = [rule["id"] for rule in driver["rules"]]
+    if rule_ids != [c for c, _ in codes]:
+        fail("SARIF rules are not the codes of oac_diag.def")
+    want = []
+    for p, r in zip(paths, reports):
+        want += [(p, d["code"], d["severity"], d["message"]) for d in r["diagnostics"]]
+    got = []
+    for res in run["results"]:
+        loc = res["locations"][0]
+        uri = loc["physicalLocation"]["artifactLocation"]["uri"]
+        got.append((uri, res["ruleId"], res["level"], res["message"]["text"]))
+        if rule_ids[res["ruleIndex"]] != res["ruleId"]:
+            fail("SARIF ruleIndex disagrees with ruleId %s" % res["ruleId"])
+        for ll in loc.get("logicalLocations", []):
+            if ll["kind"] not in ("module", "function", "variable") or not ll.get("name"):
+                fail("SARIF logical location %r" % ll)
+    if got != want:
+        fail("SARIF results differ from the JSON diagnostics (%d vs %d)" % (len(got), len(want)))
+
+
+def sweep(v):
+    models = sorted(glob.glob(os.path.join(BUILD, "examples", "*.onnx")))
+    if not models:
+        print("SKIP: no example models in %s/examples" % BUILD)
+        return 77
+    codes = codes_table()
+    reports = []
+    for m in models:
+        rc, out, err = oac("--format=json", m)
+        try:
+            r = json.loads(out)
+        except ValueError:
+            fail("%s: not JSON (exit %d, stderr %s)" % (m, rc, err.strip()))
+            continue
+        if validate(v, m, r):
+            check_semantics(m, r, rc)
+            if r["model"]["path"] != m or r["model"]["ir_version"] is None:
+                fail("%s: model.path/ir_version wrong" % m)
+        reports.append(r)
+    if reports:
+        schema_not_vacuous(v, reports[0])
+
+    # Unreadable files: every required key, nulls and empty lists.
+    garbage = os.path.join(BUILD, "tests", "validate_report.garbage.onnx")
+    with open(garbage, "wb") as f:
+        f.write(b"\x0a\xff\xff\xff\xff\x0f not ONNX")
+    missing = os.path.join(BUILD, "tests", "no-such-model.onnx")
+    for bad in (garbage, missing):
+        rc, out, _ = oac("--format=json", bad)
+        r = json.loads(out)
+        if validate(v, bad, r):
+            check_semantics(bad, r, rc)
+            if r["model"] != {"path": bad, "ir_version": None, "opset_import": []}:
+                fail("%s: model object %r" % (bad, r["model"]))
+            if any(x is not None for x in r["memory_plan"].values()) or r["alias_classes"]:
+                fail("%s: memory_plan not all null or classes not empty" % bad)
+            if r["diagnostics"][0]["code"] != "parse-error":
+                fail("%s: first diagnostic is not parse-error" % bad)
+
+    # Several models: one array in argument order, the unreadable one in it.
+    paths = models + [garbage]
+    rc, out, _ = oac("--format=json", *paths)
+    arr = json.loads(out)
+    if validate(v, "array report", arr):
+        if [r["model"]["path"] for r in arr] != paths:
+            fail("array report not in argument order")
+        if rc != 2:
+            fail("array report with an unreadable model exited %d" % rc)
+    check_sarif(paths, arr, codes)
+    os.unlink(garbage)
+    return 0
+
+
+def main():
+    v = load_validator()
+    if len(sys.argv) > 1:
+        for path in sys.argv[1:]:
+            with open(path) as f:
+                doc = json.load(f)
+            if validate(v, path, doc):
+                for r in doc if isinstance(doc, list) else [doc]:
+                    check_semantics(path, r)
+        rc = 0
+    else:
+        rc = sweep(v)
+    if FAILURES:
+        print("%d failure(s)" % len(FAILURES))
+        return 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
