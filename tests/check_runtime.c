@@ -1,0 +1,645 @@
+/* check_runtime.c: the reference executor (lib/runtime.c; contract 4
+ * `execution`, 5 `run`, runtime codes of 3).
+ *
+ * Acceptance: pointer identity over many steps with no allocation in the
+ * cache updates; capacity-overflow after exactly the right number of
+ * steps (also from a --input start position); measured peak equal to the
+ * plan's on the example models; out-of-place updates counted as a second
+ * cache; unsupported operators refused by name; alias-broken from a
+ * deliberately misbehaving kernel; unknown dims a usage error; position
+ * lengths that disagree; --dump files; every allocation failure path.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "oac_build.h"
+#include "models.h"
+#include "runtime.h"
+
+/* ---- harness -------------------------------------------------------- */
+
+typedef struct fx {
+    oac_ctx *ctx;
+    oac_diags *d;
+    uint8_t *buf;
+    size_t len;
+    oac_model *m;
+    oac_analysis *a;
+    oac_execution *e;
+    int rc;
+} fx;
+
+static void fx_load_mb(fx *f, oac_mb *mb)
+{
+    ck_assert_int_eq(oac_mb_pack(mb, &f->buf, &f->len), OAC_OK);
+    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, "t.onnx",
+                                           NULL, f->d), OAC_OK);
+}
+
+static void fx_begin(fx *f)
+{
+    memset(f, 0, sizeof *f);
+    f->ctx = oac_ctx_new();
+    f->d = oac_diags_new(f->ctx);
+}
+
+static void fx_example(fx *f, const char *name)
+{
+    fx_begin(f);
+    const oac_example *ex = oac_example_find(name);
+    ck_assert_msg(ex != NULL, "no example %s", name);
+    ck_assert_int_eq(oac_example_pack(f->ctx, ex, &f->buf, &f->len), OAC_OK);
+    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, name,
+                                           NULL, f->d), OAC_OK);
+}
+
+/* Check at dims (must find no error), then run. */
+static int fx_check_run(fx *f, const oac_dim_binding *dims, size_t nd,
+                        oac_run_opts *ro, const oac_run_hooks *hooks)
+{
+    oac_check_opts co = { .dims = dims, .n_dims = nd };
+    ck_assert_int_eq(oac_check(f->ctx, &f->a, f->m, &co, f->d), OAC_OK);
+    for (size_t i = 0; i < oac_diags_count(f->d); i++) {
+        const oac_diag *dg = oac_diags_get(f->d, i);
+        ck_assert_msg(dg->severity != OAC_SEV_ERROR, "check: %s: %s",
+                      oac_code_name(dg->code), dg->message);
+    }
+    ro->dims = dims;
+    ro->n_dims = nd;
+    f->rc = oac_run_with_hooks(f->ctx, &f->e, f->m, f->a, ro, hooks, f->d);
+    return f->rc;
+}
+
+static void fx_end(fx *f)
+{
+    oac_execution_free(f->e);
+    oac_analysis_free(f->a);
+    oac_model_free(f->m);
+    oac_diags_free(f->d);
+    free(f->buf);
+    oac_ctx_free(f->ctx);
+}
+
+static size_t count_code(const oac_diags *d, oac_code c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < oac_diags_count(d); i++)
+        n += oac_diags_get(d, i)->code == c;
+    return n;
+}
+
+static const oac_diag *find_code(const oac_diags *d, oac_code c)
+{
+    long i = oac_diags_find(d, c);
+    return i < 0 ? NULL : oac_diags_get(d, (size_t)i);
+}
+
+/* dense_cache at batch 1, heads 2, head_size 4, given capacity/length. */
+static size_t dense_dims(oac_dim_binding *d, int64_t cap, int64_t len)
+{
+    d[0] = (oac_dim_binding){ "batch", 1 };
+    d[1] = (oac_dim_binding){ "heads", 2 };
+    d[2] = (oac_dim_binding){ "max_length", cap };
+    d[3] = (oac_dim_binding){ "head_size", 4 };
+    d[4] = (oac_dim_binding){ "new_length", len };
+    return 5;
+}
+
+/* Bytes of the dense example cache: FLOAT16 [2, 1, 2, cap, 4]. */
+static size_t dense_bytes(int64_t cap)
+{
+    return (size_t)(2 * 1 * 2 * cap * 4 * 2);
+}
+
+static char *write_i64_file(const char *dir, const char *name, int64_t v)
+{
+    Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+    t.has_data_type = 1;
+    t.data_type = OAC_T_INT64;
+    t.has_raw_data = 1;
+    t.raw_data.len = sizeof v;
+    t.raw_data.data = (uint8_t *)&v;
+    size_t len = protobuf_c_message_get_packed_size(&t.base);
+    uint8_t *buf = malloc(len);
+    protobuf_c_message_pack(&t.base, buf);
+    char *path = malloc(strlen(dir) + strlen(name) + 8);
+    sprintf(path, "%s/%s.pb", dir, name);
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(buf, 1, len, fp), len);
+    fclose(fp);
+    free(buf);
+    return path;
+}
+
+/* ---- pointer identity and allocations ------------------------------- */
+
+START_TEST(identity_over_many_steps)
+{
+    enum { CAP = 64 };
+    fx f;
+    fx_example(&f, "dense_cache");
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, CAP, 1);
+    /* The caller's own storage, prefilled: after CAP steps of zero
+     * values every byte of it was written through the binding. */
+    size_t bytes = dense_bytes(CAP);
+    uint8_t *store = malloc(bytes);
+    memset(store, 0xAB, bytes);
+    oac_binding b;
+    oac_binding_init(&b, "cache", store, bytes, true);
+    oac_binding *bl[1] = { &b };
+    oac_run_hooks h = { .bindings = bl, .n_bindings = 1 };
+    oac_run_opts ro = { .steps = CAP };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, &h), OAC_OK);
+    ck_assert_uint_eq(f.e->steps_completed, CAP);
+    ck_assert_uint_eq(f.e->identity_checked, CAP);
+    ck_assert_uint_eq(f.e->identity_held, CAP);
+    ck_assert_uint_eq(f.e->n_per_step, CAP);
+    for (size_t i = 0; i < CAP; i++) {
+        ck_assert_uint_eq(f.e->per_step[i].step, i + 1);
+        ck_assert_uint_eq(f.e->per_step[i].identity_checked, 1);
+        ck_assert_uint_eq(f.e->per_step[i].identity_held, 1);
+        /* The in-place update allocates nothing, ever. */
+        ck_assert_uint_eq(f.e->per_step[i].alloc_calls, 0);
+        ck_assert_uint_eq(f.e->per_step[i].alloc_bytes, 0);
+    }
+    ck_assert_uint_eq(f.e->second_cache_bytes, 0);
+    ck_assert_uint_eq(f.e->cache_bytes_bound, bytes);
+    for (size_t i = 0; i < bytes; i++)
+        ck_assert_msg(store[i] == 0, "byte %zu not written in place", i);
+    ck_assert_int_eq(atomic_load(&b.owner), 0);   /* released after the run */
+    fx_end(&f);
+    free(store);
+}
+END_TEST
+
+START_TEST(chained_updates_identity)
+{
+    fx f;
+    fx_example(&f, "chained_updates");
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 8, 1);
+    oac_run_opts ro = { .steps = 8 };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_OK);
+    /* Two updates per step, both in the bound storage. */
+    ck_assert_uint_eq(f.e->identity_checked, 16);
+    ck_assert_uint_eq(f.e->identity_held, 16);
+    for (size_t i = 0; i < f.e->n_per_step; i++)
+        ck_assert_uint_eq(f.e->per_step[i].alloc_calls, 0);
+    fx_end(&f);
+}
+END_TEST
+
+/* ---- capacity overflow ---------------------------------------------- */
+
+START_TEST(overflow_after_right_steps)
+{
+    fx f;
+    fx_example(&f, "dense_cache");
+    oac_dim_binding dims[5];
+    /* Positions 0, 3, 6 fit in 10; 9 + 3 does not. */
+    size_t nd = dense_dims(dims, 10, 3);
+    oac_run_opts ro = { .steps = 6 };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_ERUNTIME);
+    ck_assert_uint_eq(f.e->steps_requested, 6);
+    ck_assert_uint_eq(f.e->steps_completed, 3);
+    ck_assert_uint_eq(f.e->n_per_step, 3);
+    ck_assert_uint_eq(count_code(f.d, OAC_CAPACITY_OVERFLOW), 1);
+    const oac_diag *dg = find_code(f.d, OAC_CAPACITY_OVERFLOW);
+    ck_assert_str_eq(dg->node, "update");
+    ck_assert_ptr_nonnull(strstr(dg->message, "position 9"));
+    ck_assert_ptr_nonnull(strstr(dg->message, "length 3"));
+    ck_assert_ptr_nonnull(strstr(dg->message, "capacity 10"));
+    /* Totals agree with the steps listed. */
+    ck_assert_uint_eq(f.e->identity_checked, 3);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(overflow_from_input_position)
+{
+    char dir[] = "/tmp/oac_rt_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *path = write_i64_file(dir, "position", 7);
+    fx f;
+    fx_example(&f, "dense_cache");
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 10, 3);
+    oac_input_file in = { "position", path };
+    oac_run_opts ro = { .steps = 4, .inputs = &in, .n_inputs = 1 };
+    oac_check_opts co = { .dims = dims, .n_dims = nd };
+    ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
+    ro.dims = dims;
+    ro.n_dims = nd;
+    /* 7 + 3 = 10 fits; 10 + 3 does not. */
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_ERUNTIME);
+    ck_assert_uint_eq(f.e->steps_completed, 1);
+    ck_assert_ptr_nonnull(strstr(find_code(f.d, OAC_CAPACITY_OVERFLOW)->message,
+                                 "position 10"));
+    fx_end(&f);
+    unlink(path);
+    free(path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(toy_decoder_fills_its_capacity)
+{
+    /* One token per step: the whole capacity, then the position input
+     * has advanced to it (the next step's mask Gather would be out of
+     * range, which the kernels report as operand-invalid). */
+    fx f;
+    fx_example(&f, "toy_decoder");
+    oac_run_opts ro = { .steps = OAC_TOY_MAX_LEN };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_uint_eq(f.e->steps_completed, OAC_TOY_MAX_LEN);
+    /* Two caches per layer, each in place every step. */
+    ck_assert_uint_eq(f.e->identity_checked, 2 * OAC_TOY_LAYERS * OAC_TOY_MAX_LEN);
+    ck_assert_uint_eq(f.e->identity_held, f.e->identity_checked);
+    fx_end(&f);
+    fx_example(&f, "toy_decoder");
+    ro.steps = OAC_TOY_MAX_LEN + 1;
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_ERUNTIME);
+    ck_assert_uint_eq(f.e->steps_completed, OAC_TOY_MAX_LEN);
+    ck_assert_uint_eq(oac_diags_count_severity(f.d, OAC_SEV_ERROR), 1);
+    fx_end(&f);
+}
+END_TEST
+
+/* ---- measured peak == planned peak ----------------------------------- */
+
+START_TEST(peak_matches_plan_examples)
+{
+    static const char *const names[] = {
+        "dense_cache", "dense_cache_implied", "chained_updates",
+        "tensor_scatter", "toy_decoder", "toy_decoder_concat",
+        "stock_no_annotations",
+    };
+    oac_dim_binding dd[7];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        fx f;
+        fx_example(&f, names[i]);
+        size_t nd = 0;
+        if (!strncmp(names[i], "dense", 5) || !strncmp(names[i], "chained", 7)) {
+            nd = dense_dims(dd, 8, 2);
+        } else if (!strcmp(names[i], "toy_decoder_concat")) {
+            dd[0] = (oac_dim_binding){ "past_len", 3 };
+            dd[1] = (oac_dim_binding){ "total_len", 4 };
+            nd = 2;
+        } else if (!strcmp(names[i], "stock_no_annotations")) {
+            dd[0] = (oac_dim_binding){ "batch", 3 };
+            nd = 1;
+        }
+        oac_run_opts ro = { .steps = 3 };
+        ck_assert_msg(fx_check_run(&f, dd, nd, &ro, NULL) == OAC_OK, "%s: %s",
+                      names[i], oac_errmsg(f.ctx));
+        ck_assert_msg(f.e->planned_peak_bytes.known, "%s: no plan", names[i]);
+        ck_assert_msg(f.e->measured_peak_bytes == f.e->planned_peak_bytes.value,
+                      "%s: measured %llu, planned %llu", names[i],
+                      (unsigned long long)f.e->measured_peak_bytes,
+                      (unsigned long long)f.e->planned_peak_bytes.value);
+        ck_assert(f.e->peak_matches_plan);
+        fx_end(&f);
+    }
+}
+END_TEST
+
+START_TEST(toy_decoder_peak_is_nonzero)
+{
+    /* Guard against a vacuous match: the decoder's temporaries count. */
+    fx f;
+    fx_example(&f, "toy_decoder");
+    oac_run_opts ro = { .steps = 2 };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_uint_gt(f.e->measured_peak_bytes, 0);
+    ck_assert(f.e->peak_matches_plan);
+    ck_assert_uint_gt(f.e->per_step[1].alloc_calls, 0);
+    ck_assert_uint_eq(f.e->per_step[0].alloc_bytes, f.e->per_step[1].alloc_bytes);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(paged_page_id_advances)
+{
+    /* page_size 16, one token per step: page_id moves to 1 after step 16
+     * (its position back to 0), and step 17 creates the second page. */
+    char dir[] = "/tmp/oac_paged_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    fx f;
+    fx_example(&f, "paged_cache");
+    oac_run_opts ro = { .steps = 20, .dump_dir = dir };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_uint_eq(f.e->steps_completed, 20);
+    ck_assert_uint_eq(f.e->identity_held, 20);
+    for (size_t i = 0; i < 20; i++)
+        ck_assert_uint_eq(f.e->per_step[i].alloc_calls, i == 0 || i == 16 ? 1 : 0);
+    /* Pages made by earlier steps are the step's baseline, not its peak. */
+    ck_assert(f.e->peak_matches_plan);
+    char path[64];
+    snprintf(path, sizeof path, "%s/cache.pb", dir);
+    oac_pbfile *pf;
+    ck_assert_int_eq(oac_pbfile_load(f.ctx, &pf, path, &onnx__sequence_proto__descriptor,
+                                     f.d), OAC_OK);
+    const Onnx__SequenceProto *sp = (const Onnx__SequenceProto *)pf->msg;
+    ck_assert_uint_eq(sp->n_quantized_tensor_values, 2);
+    ck_assert_int_eq(sp->elem_type, ONNX__SEQUENCE_PROTO__DATA_TYPE__QUANTIZED_TENSOR);
+    oac_pbfile_free(pf);
+    fx_end(&f);
+
+    /* The dump reads back as --input: two pages already there, so a step
+     * at page 0 allocates nothing. */
+    fx_example(&f, "paged_cache");
+    oac_input_file in = { "cache", path };
+    oac_run_opts ro2 = { .steps = 1, .inputs = &in, .n_inputs = 1 };
+    oac_check_opts co = { .inputs = &in, .n_inputs = 1 };
+    ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro2, f.d), OAC_OK);
+    ck_assert_uint_eq(f.e->per_step[0].alloc_calls, 0);
+    ck_assert_uint_eq(f.e->identity_held, 1);
+    fx_end(&f);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/updated_cache.pb", dir);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(temporary_root_updated_in_place)
+{
+    /* t = Identity(x) is a fresh buffer; CacheUpdate writes into it in
+     * place and Neg reads the update: t lives until Neg, the update
+     * allocates nothing, and the peak is t + y as the plan says. */
+    fx f;
+    fx_begin(&f);
+    oac_mb *mb = oac_mb_new(f.ctx);
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "1,8,2");
+    oac_gb_input(g, "v", OAC_T_FLOAT, "1,1,2");
+    oac_gb_input(g, "position", OAC_T_INT64, "");
+    oac_gb_node(g, "Identity", NULL, "copy", "x", "t");
+    Onnx__NodeProto *n = oac_gb_node(g, "CacheUpdate", "onnx_alias", "upd", "t,v,position", "u");
+    oac_node_alias(g, n, 0, 0, 1);
+    oac_gb_node(g, "Neg", NULL, "neg", "u", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "1,8,2");
+    fx_load_mb(&f, mb);
+    oac_mb_free(mb);
+    oac_run_opts ro = { .steps = 3 };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_uint_eq(f.e->identity_checked, 3);
+    ck_assert_uint_eq(f.e->identity_held, 3);
+    ck_assert_uint_eq(f.e->per_step[2].alloc_calls, 2);         /* t and y */
+    ck_assert_uint_eq(f.e->measured_peak_bytes, 2 * 8 * 2 * 4);
+    ck_assert(f.e->peak_matches_plan);
+    fx_end(&f);
+}
+END_TEST
+
+/* ---- out of place ---------------------------------------------------- */
+
+START_TEST(out_of_place_second_cache)
+{
+    fx f;
+    fx_example(&f, "dense_cache_implied");
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 8, 2);
+    oac_run_opts ro = { .steps = 3 };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_OK);
+    ck_assert_uint_eq(f.e->second_cache_bytes, dense_bytes(8));
+    ck_assert_uint_eq(f.e->identity_checked, 0);
+    for (size_t i = 0; i < f.e->n_per_step; i++) {
+        ck_assert_uint_eq(f.e->per_step[i].alloc_calls, 1);
+        ck_assert_uint_eq(f.e->per_step[i].alloc_bytes, dense_bytes(8));
+    }
+    ck_assert_uint_eq(f.e->measured_peak_bytes, dense_bytes(8));
+    fx_end(&f);
+}
+END_TEST
+
+/* ---- refusals of the runtime itself ---------------------------------- */
+
+START_TEST(unsupported_operator_named)
+{
+    fx f;
+    fx_example(&f, "if_branches");
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 8, 1);
+    oac_run_opts ro = { .steps = 2 };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_ERUNTIME);
+    const oac_diag *dg = find_code(f.d, OAC_UNSUPPORTED_OPERATOR);
+    ck_assert_ptr_nonnull(dg);
+    ck_assert_str_eq(dg->node, "branch");
+    ck_assert_str_eq(dg->op_type, "If");
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(unknown_op_never_skipped)
+{
+    fx f;
+    fx_begin(&f);
+    oac_mb *mb = oac_mb_new(f.ctx);
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
+    oac_gb_node(g, "Relu", NULL, "act", "x", "y");
+    oac_gb_node(g, "Frobnicate", "acme", "frob", "y", "z");
+    oac_gb_output(g, "z", OAC_T_FLOAT, "2");
+    fx_load_mb(&f, mb);
+    oac_mb_free(mb);
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    /* Both nodes named, before anything ran. */
+    ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 2);
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    fx_end(&f);
+}
+END_TEST
+
+/* A CacheUpdate that writes elsewhere: breaks the alias on purpose. */
+static uint8_t rogue_buf[4096];
+static int rogue_cache_update(oac_kernel_call *k)
+{
+    k->out[0]->t.data = rogue_buf;
+    return OAC_OK;
+}
+
+START_TEST(alias_broken_detected)
+{
+    fx f;
+    fx_example(&f, "dense_cache");
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 8, 1);
+    oac_kernel_override ov = { "onnx_alias", "CacheUpdate", rogue_cache_update };
+    oac_run_hooks h = { .overrides = &ov, .n_overrides = 1 };
+    oac_run_opts ro = { .steps = 3 };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, &h), OAC_ERUNTIME);
+    const oac_diag *dg = find_code(f.d, OAC_ALIAS_BROKEN);
+    ck_assert_ptr_nonnull(dg);
+    ck_assert_str_eq(dg->node, "update");
+    ck_assert_uint_eq(f.e->identity_checked, 1);
+    ck_assert_uint_eq(f.e->identity_held, 0);
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(unknown_dim_is_usage_error)
+{
+    fx f;
+    fx_example(&f, "dense_cache");
+    ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, NULL, f.d), OAC_OK);
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(oac_errmsg(f.ctx), "unknown"));
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(position_lengths_disagree)
+{
+    fx f;
+    fx_begin(&f);
+    oac_mb *mb = oac_mb_new(f.ctx);
+    oac_gb *g = oac_mb_graph(mb);
+    oac_vi_access(g, oac_gb_input(g, "a", OAC_T_FLOAT, "1,8,2"), 1);
+    oac_vi_access(g, oac_gb_input(g, "b", OAC_T_FLOAT, "1,8,2"), 1);
+    oac_gb_input(g, "va", OAC_T_FLOAT, "1,1,2");
+    oac_gb_input(g, "vb", OAC_T_FLOAT, "1,2,2");
+    oac_gb_input(g, "position", OAC_T_INT64, "");
+    Onnx__NodeProto *n1 = oac_gb_node(g, "CacheUpdate", "onnx_alias", "ua", "a,va,position", "a2");
+    oac_node_alias(g, n1, 0, 0, 1);
+    Onnx__NodeProto *n2 = oac_gb_node(g, "CacheUpdate", "onnx_alias", "ub", "b,vb,position", "b2");
+    oac_node_alias(g, n2, 0, 0, 1);
+    oac_vi_alias_of(g, oac_gb_output(g, "a2", OAC_T_FLOAT, "1,8,2"), "a");
+    oac_vi_alias_of(g, oac_gb_output(g, "b2", OAC_T_FLOAT, "1,8,2"), "b");
+    fx_load_mb(&f, mb);
+    oac_mb_free(mb);
+    oac_run_opts ro = { .steps = 2 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    const oac_diag *dg = find_code(f.d, OAC_OPERAND_INVALID);
+    ck_assert_ptr_nonnull(dg);
+    ck_assert_ptr_nonnull(strstr(dg->message, "position"));
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    fx_end(&f);
+}
+END_TEST
+
+/* ---- --dump ----------------------------------------------------------- */
+
+START_TEST(dump_writes_outputs_and_caches)
+{
+    char dir[] = "/tmp/oac_dump_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    fx f;
+    fx_example(&f, "dense_cache");
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 8, 2);
+    oac_run_opts ro = { .steps = 2, .dump_dir = dir };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_OK);
+    static const char *const files[] = { "cache", "updated_cache" };
+    for (size_t i = 0; i < 2; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/%s.pb", dir, files[i]);
+        oac_pbfile *pf;
+        ck_assert_int_eq(oac_pbfile_load(f.ctx, &pf, path, &onnx__tensor_proto__descriptor,
+                                         f.d), OAC_OK);
+        const Onnx__TensorProto *t = (const Onnx__TensorProto *)pf->msg;
+        ck_assert_str_eq(t->name, files[i]);
+        ck_assert_int_eq(t->data_type, OAC_T_FLOAT16);
+        ck_assert_uint_eq(t->n_dims, 5);
+        ck_assert_int_eq(t->dims[3], 8);
+        uint64_t n;
+        ck_assert(oac_tensor_numel(t, &n));
+        ck_assert_uint_eq(n * 2, dense_bytes(8));
+        oac_pbfile_free(pf);
+        unlink(path);
+    }
+    fx_end(&f);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(dump_to_missing_dir_fails)
+{
+    fx f;
+    fx_example(&f, "dense_cache");
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 8, 2);
+    oac_run_opts ro = { .steps = 1, .dump_dir = "/nonexistent/oac/dump" };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_EIO);
+    fx_end(&f);
+}
+END_TEST
+
+/* ---- every allocation failure path ---------------------------------- */
+
+START_TEST(allocation_failures)
+{
+    /* Fail the nth allocation of the run for every n until the run
+     * succeeds: each attempt fails cleanly (ASan/valgrind see no leak). */
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 8, 1);
+    const char *names[] = { "chained_updates", "toy_decoder" };
+    for (size_t m = 0; m < 2; m++) {
+        bool ok = false;
+        for (unsigned long n = 1; n < 5000 && !ok; n++) {
+            fx f;
+            fx_example(&f, names[m]);
+            oac_check_opts co = { .dims = dims, .n_dims = m ? 0 : nd };
+            ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
+            oac_run_opts ro = { .steps = 2, .dims = dims, .n_dims = m ? 0 : nd };
+            oac_ctx_fail_alloc_after(f.ctx, n);
+            int rc = oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d);
+            oac_ctx_fail_alloc_after(f.ctx, 0);
+            if (rc == OAC_OK)
+                ok = true;
+            else
+                ck_assert_msg(rc == OAC_ENOMEM, "%s: n=%lu rc=%d %s", names[m], n, rc,
+                              oac_errmsg(f.ctx));
+            fx_end(&f);
+        }
+        ck_assert(ok);
+    }
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("runtime");
+    TCase *tc = tcase_create("runtime");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, identity_over_many_steps);
+    tcase_add_test(tc, chained_updates_identity);
+    tcase_add_test(tc, overflow_after_right_steps);
+    tcase_add_test(tc, overflow_from_input_position);
+    tcase_add_test(tc, toy_decoder_fills_its_capacity);
+    tcase_add_test(tc, peak_matches_plan_examples);
+    tcase_add_test(tc, toy_decoder_peak_is_nonzero);
+    tcase_add_test(tc, paged_page_id_advances);
+    tcase_add_test(tc, temporary_root_updated_in_place);
+    tcase_add_test(tc, out_of_place_second_cache);
+    tcase_add_test(tc, unsupported_operator_named);
+    tcase_add_test(tc, unknown_op_never_skipped);
+    tcase_add_test(tc, alias_broken_detected);
+    tcase_add_test(tc, unknown_dim_is_usage_error);
+    tcase_add_test(tc, position_lengths_disagree);
+    tcase_add_test(tc, dump_writes_outputs_and_caches);
+    tcase_add_test(tc, dump_to_missing_dir_fails);
+    tcase_add_test(tc, allocation_failures);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
