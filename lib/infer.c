@@ -1,0 +1,660 @@
+/* infer.c: per-operator shape inference, one table row per operator.
+ *
+ * Owns: the rules that give a node's output types from its input types
+ * (and, for Reshape, Slice, Unsqueeze, Squeeze, the known values of shape
+ * inputs).  Contract: section 2 (the cache updates' output 0 has input
+ * 0's type), section 3 ("type and shape learned for one name hold for all
+ * members" needs outputs typed), section 4 (bytes at the dims known).
+ *
+ * Invariants:
+ *  1. A rule only fills c->out; it never reports a finding (operand types
+ *     are judged in shapes.c, where the graph is in view).  An operator
+ *     missing from the table, or an input a rule cannot read, leaves the
+ *     outputs unknown: never an error.
+ *  2. A dimension a rule cannot compute is a fresh anonymous symbol, not a
+ *     guess: a static dim is written only when it is certain.
+ *  3. Arithmetic on dimensions is overflow-checked (Concat sums, Reshape
+ *     products); overflow makes the dimension unknown.
+ *  4. Output dims arrays are new or shared read-only with an input (dims
+ *     arrays are never modified once set), so rules may share them.
+ */
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shapes.h"
+
+typedef int (*infer_fn)(oac_infer *c);
+
+/* ---- helpers ---- */
+
+static const oac_vshape *tin(const oac_infer *c, size_t i)
+{
+    if (i >= c->n_in || !c->in[i] || c->in[i]->kind != OAC_VK_TENSOR ||
+        c->in[i]->quantized)
+        return NULL;
+    return c->in[i];
+}
+
+static const oac_known *kin(const oac_infer *c, size_t i)
+{
+    return i < c->n_in ? c->in_known[i] : NULL;
+}
+
+static int set_out(oac_infer *c, size_t k, int32_t elem, int32_t rank,
+                   oac_dimref **dims)
+{
+    if (dims)
+        *dims = NULL;
+    if (k >= c->n_out)
+        return OAC_OK;
+    c->out[k] = (oac_vshape){ .kind = OAC_VK_TENSOR, .elem_type = elem,
+                              .rank = -1 };
+    if (dims)
+        *dims = NULL;
+    if (rank < 0 || rank > OAC_SHAPE_MAX_RANK)
+        return OAC_OK;
+    c->out[k].rank = rank;
+    c->out[k].dims = oac_shapes_new_dims(c->sh, (size_t)rank);
+    if (!c->out[k].dims)
+        return OAC_ENOMEM;
+    if (dims)
+        *dims = c->out[k].dims;
+    return OAC_OK;
+}
+
+static int fresh(oac_infer *c, oac_dimref *d)
+{
+    return oac_shapes_fresh(c->sh, d);
+}
+
+static int64_t dimv(const oac_infer *c, oac_dimref d)
+{
+    return oac_shapes_dim(c->sh, d);
+}
+
+/* Integer list from an attribute, or from a known input (opset-dependent
+ * ops moved attributes to inputs).  false when neither is available. */
+static bool ints_of(const oac_infer *c, const char *attr, size_t port,
+                    const int64_t **v, size_t *n)
+{
+    const Onnx__AttributeProto *a = attr ? oac_shapes_attr(c->proto, attr) : NULL;
+    if (a && (a->n_ints || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)) {
+        *v = a->ints;
+        *n = a->n_ints;
+        return true;
+    }
+    const oac_known *k = kin(c, port);
+    if (k && k->rank <= 1) {
+        *v = k->v;
+        *n = k->n;
+        return true;
+    }
+    return false;
+}
+
+static bool norm_axis(int64_t axis, int32_t rank, int32_t *out)
+{
+    if (axis < -(int64_t)rank || axis >= rank)
+        return false;
+    *out = (int32_t)(axis < 0 ? axis + rank : axis);
+    return true;
+}
+
+/* ---- rules ---- */
+
+/* Output 0 has input 0's type (cache updates, Identity, unary maths). */
+static int r_same(oac_infer *c)
+{
+    if (c->n_in && c->in[0] && c->n_out)
+        c->out[0] = *c->in[0];
+    return OAC_OK;
+}
+
+static int r_cast(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x || !c->n_out)
+        return OAC_OK;
+    c->out[0] = *x;
+    c->out[0].elem_type = (int32_t)oac_shapes_attr_int(c->proto, "to", 0);
+    return OAC_OK;
+}
+
+/* Multidirectional (numpy) broadcasting over all inputs; elem type of
+ * input `elem_from` unless out_elem is set. */
+static int broadcast(oac_infer *c, size_t first, int32_t out_elem,
+                     size_t elem_from)
+{
+    int32_t rank = 0;
+    for (size_t i = first; i < c->n_in; i++) {
+        const oac_vshape *x = tin(c, i);
+        if (!x || x->rank < 0)
+            return set_out(c, 0, out_elem ? out_elem :
+                           (tin(c, elem_from) ? tin(c, elem_from)->elem_type : 0),
+                           -1, NULL);
+        if (x->rank > rank)
+            rank = x->rank;
+    }
+    oac_dimref *d;
+    const oac_vshape *ef = tin(c, elem_from);
+    int rc = set_out(c, 0, out_elem ? out_elem : (ef ? ef->elem_type : 0),
+                     rank, &d);
+    if (rc || !d)
+        return rc;
+    for (int32_t k = 0; k < rank; k++) {
+        /* Axis k from the right in every input. */
+        bool have = false, sym_any = false, conflict = false;
+        oac_dimref best = 1, sym = 0;
+        int64_t val = 1;
+        for (size_t i = first; i < c->n_in; i++) {
+            const oac_vshape *x = tin(c, i);
+            int32_t j = x->rank - rank + k;
+            if (j < 0)
+                continue;
+            oac_dimref r = x->dims[j];
+            int64_t v = dimv(c, r);
+            if (v == 1)
+                continue;
+            if (v >= 0) {
+                if (have && val != v)
+                    conflict = true;
+                have = true;
+                val = v;
+                best = r;
+            } else if (!sym_any) {
+                sym_any = true;
+                sym = r;
+            } else if (sym != r) {
+                conflict = true;   /* two unknowns: either may be 1 */
+            }
+        }
+        if (have && !conflict)
+            d[k] = best;
+        else if (!have && sym_any && !conflict)
+            d[k] = sym;
+        else if (!have && !sym_any)
+            d[k] = 1;
+        else if ((rc = fresh(c, &d[k])))
+            return rc;
+    }
+    return OAC_OK;
+}
+
+static int r_bcast(oac_infer *c) { return broadcast(c, 0, 0, 0); }
+static int r_compare(oac_infer *c) { return broadcast(c, 0, 9 /* BOOL */, 0); }
+static int r_where(oac_infer *c) { return broadcast(c, 0, 0, 1); }
+
+static int r_matmul(oac_infer *c)
+{
+    const oac_vshape *a = tin(c, 0), *b = tin(c, 1);
+    if (!a || !b)
+        return OAC_OK;
+    if (a->rank < 1 || b->rank < 1)
+        return set_out(c, 0, a->elem_type, -1, NULL);
+    /* Batch dims broadcast; then [.., M, K] x [.., K, N]. */
+    int32_t ba = a->rank >= 2 ? a->rank - 2 : 0;
+    int32_t bb = b->rank >= 2 ? b->rank - 2 : 0;
+    int32_t batch = ba > bb ? ba : bb;
+    int32_t rank = batch + (a->rank >= 2) + (b->rank >= 2);
+    oac_dimref *d;
+    int rc = set_out(c, 0, a->elem_type, rank, &d);
+    if (rc || !d)
+        return rc;
+    for (int32_t k = 0; k < batch; k++) {
+        int32_t ja = ba - batch + k, jb = bb - batch + k;
+        oac_dimref da = ja >= 0 ? a->dims[ja] : 1;
+        oac_dimref db = jb >= 0 ? b->dims[jb] : 1;
+        int64_t va = dimv(c, da), vb = dimv(c, db);
+        if (va == 1)
+            d[k] = db;
+        else if (vb == 1 || da == db)
+            d[k] = da;
+        else if (va >= 0 && va == vb)
+            d[k] = da;
+        else if ((rc = fresh(c, &d[k])))
+            return rc;
+    }
+    int32_t k = batch;
+    if (a->rank >= 2)
+        d[k++] = a->dims[a->rank - 2];
+    if (b->rank >= 2)
+        d[k++] = b->dims[b->rank - 1];
+    return OAC_OK;
+}
+
+static int r_transpose(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x)
+        return OAC_OK;
+    if (x->rank < 0)
+        return set_out(c, 0, x->elem_type, -1, NULL);
+    const Onnx__AttributeProto *a = oac_shapes_attr(c->proto, "perm");
+    oac_dimref *d;
+    if (a && a->n_ints != (size_t)x->rank)
+        return set_out(c, 0, x->elem_type, -1, NULL);
+    int rc = set_out(c, 0, x->elem_type, x->rank, &d);
+    if (rc || !d)
+        return rc;
+    for (int32_t k = 0; k < x->rank; k++) {
+        int64_t src = a ? a->ints[k] : x->rank - 1 - k;
+        if (src < 0 || src >= x->rank)
+            return set_out(c, 0, x->elem_type, -1, NULL);
+        d[k] = x->dims[src];
+    }
+    return OAC_OK;
+}
+
+static int r_reshape(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    const oac_known *s = kin(c, 1);
+    int32_t elem = x ? x->elem_type : 0;
+    if (!s || s->rank != 1 || s->n > OAC_SHAPE_MAX_RANK)
+        return x ? set_out(c, 0, elem, -1, NULL) : OAC_OK;
+    bool allowzero = oac_shapes_attr_int(c->proto, "allowzero", 0) != 0;
+    oac_dimref *d;
+    int rc = set_out(c, 0, elem, (int32_t)s->n, &d);
+    if (rc || !d)
+        return rc;
+    long minus = -1;
+    for (size_t k = 0; k < s->n; k++) {
+        int64_t v = s->v[k];
+        if (v == -1 && minus < 0) {
+            minus = (long)k;
+        } else if (v == 0 && !allowzero) {
+            if (x && x->rank > (int32_t)k)
+                d[k] = x->dims[k];
+            else if ((rc = fresh(c, &d[k])))
+                return rc;
+        } else if (v >= 0) {
+            d[k] = v;
+        } else {
+            return set_out(c, 0, elem, -1, NULL);   /* invalid: stay unknown */
+        }
+    }
+    if (minus < 0)
+        return OAC_OK;
+    /* -1: total / product of the others, when all are known. */
+    uint64_t total = 1, rest = 1;
+    bool ok = x && x->rank >= 0;
+    for (int32_t k = 0; ok && k < x->rank; k++) {
+        int64_t v = dimv(c, x->dims[k]);
+        ok = v >= 0 && !oac_mul_overflow_u64(total, (uint64_t)v, &total);
+    }
+    for (size_t k = 0; ok && k < s->n; k++) {
+        if ((long)k == minus)
+            continue;
+        int64_t v = dimv(c, d[k]);
+        ok = v >= 0 && !oac_mul_overflow_u64(rest, (uint64_t)v, &rest);
+    }
+    if (ok && rest && total % rest == 0 && total / rest <= INT64_MAX)
+        d[minus] = (int64_t)(total / rest);
+    else if ((rc = fresh(c, &d[minus])))
+        return rc;
+    return OAC_OK;
+}
+
+/* Slice: opset >= 10 reads starts/ends/axes/steps from inputs 1-4,
+ * earlier opsets from attributes. */
+static int r_slice(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x)
+        return OAC_OK;
+    if (x->rank < 0)
+        return set_out(c, 0, x->elem_type, -1, NULL);
+    const int64_t *st, *en, *ax = NULL, *sp = NULL;
+    size_t nst, nen, nax = 0, nsp = 0;
+    bool old = c->opset < 10;
+    bool ok = ints_of(c, old ? "starts" : NULL, 1, &st, &nst) &&
+              ints_of(c, old ? "ends" : NULL, 2, &en, &nen) && nst == nen;
+    bool have_axes = old ? oac_shapes_attr(c->proto, "axes") != NULL :
+                           (c->n_in > 3 && c->proto->input[3][0]);
+    bool have_steps = !old && c->n_in > 4 && c->proto->input[4][0];
+    if (ok && have_axes)
+        ok = ints_of(c, old ? "axes" : NULL, 3, &ax, &nax) && nax == nst;
+    if (ok && have_steps)
+        ok = ints_of(c, NULL, 4, &sp, &nsp) && nsp == nst;
+    oac_dimref *d;
+    int rc = set_out(c, 0, x->elem_type, x->rank, &d);
+    if (rc || !d)
+        return rc;
+    oac_shapes_copy(d, x->dims, (size_t)x->rank * sizeof *d);
+    if (!ok) {
+        /* Which axes change is unknown: only the rank is certain. */
+        for (int32_t k = 0; k < x->rank; k++)
+            if ((rc = fresh(c, &d[k])))
+                return rc;
+        return OAC_OK;
+    }
+    for (size_t i = 0; i < nst; i++) {
+        int32_t a;
+        if (!norm_axis(ax ? ax[i] : (int64_t)i, x->rank, &a))
+            return set_out(c, 0, x->elem_type, -1, NULL);
+        int64_t step = sp ? sp[i] : 1;
+        int64_t n = dimv(c, x->dims[a]);
+        if (step == 0)
+            return set_out(c, 0, x->elem_type, -1, NULL);
+        if (n < 0) {
+            if ((rc = fresh(c, &d[a])))
+                return rc;
+            continue;
+        }
+        /* ONNX clamping: negative indices count from the end. */
+        int64_t s = st[i], e = en[i];
+        if (s < 0) s = s < -n ? 0 : s + n;
+        if (e < 0) e = e < -n ? (step > 0 ? 0 : -1) : e + n;
+        if (step > 0) {
+            if (s > n) s = n;
+            if (e > n) e = n;
+        } else {
+            if (s > n - 1) s = n - 1;
+            if (e > n - 1) e = n - 1;
+            if (s < 0) s = -1;
+        }
+        int64_t len = 0;
+        if (step > 0 && e > s)
+            len = (e - s - 1) / step + 1;
+        else if (step < 0 && s > e)   /* -step would overflow for INT64_MIN */
+            len = step == INT64_MIN ? 1 : (s - e - 1) / (-step) + 1;
+        d[a] = len;
+    }
+    return OAC_OK;
+}
+
+static int r_concat(oac_infer *c)
+{
+    const oac_vshape *f = NULL;
+    for (size_t i = 0; i < c->n_in && !f; i++)
+        if (tin(c, i) && tin(c, i)->rank >= 0)
+            f = tin(c, i);
+    const oac_vshape *e0 = tin(c, 0);
+    int32_t elem = e0 ? e0->elem_type : 0;
+    if (!f)
+        return set_out(c, 0, elem, -1, NULL);
+    int32_t axis;
+    if (!norm_axis(oac_shapes_attr_int(c->proto, "axis", 0), f->rank, &axis))
+        return set_out(c, 0, elem, -1, NULL);
+    oac_dimref *d;
+    int rc = set_out(c, 0, elem, f->rank, &d);
+    if (rc || !d)
+        return rc;
+    oac_shapes_copy(d, f->dims, (size_t)f->rank * sizeof *d);
+    int64_t sum = 0;
+    bool ok = true;
+    for (size_t i = 0; i < c->n_in && ok; i++) {
+        const oac_vshape *x = tin(c, i);
+        if (!x || x->rank != f->rank) {
+            ok = false;
+            break;
+        }
+        int64_t v = dimv(c, x->dims[axis]);
+        ok = v >= 0 && !oac_add_overflow_i64(sum, v, &sum);
+    }
+    if (ok)
+        d[axis] = sum;
+    else if ((rc = fresh(c, &d[axis])))
+        return rc;
+    return OAC_OK;
+}
+
+static int r_gather(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0), *idx = tin(c, 1);
+    if (!x)
+        return OAC_OK;
+    if (x->rank < 1 || !idx || idx->rank < 0)
+        return set_out(c, 0, x->elem_type, -1, NULL);
+    int32_t axis;
+    if (!norm_axis(oac_shapes_attr_int(c->proto, "axis", 0), x->rank, &axis))
+        return set_out(c, 0, x->elem_type, -1, NULL);
+    int32_t rank = x->rank - 1 + idx->rank;
+    oac_dimref *d;
+    int rc = set_out(c, 0, x->elem_type, rank, &d);
+    if (rc || !d)
+        return rc;
+    int32_t k = 0;
+    for (int32_t j = 0; j < axis; j++)
+        d[k++] = x->dims[j];
+    for (int32_t j = 0; j < idx->rank; j++)
+        d[k++] = idx->dims[j];
+    for (int32_t j = axis + 1; j < x->rank; j++)
+        d[k++] = x->dims[j];
+    return OAC_OK;
+}
+
+/* Shape (opset 15: start/end attributes clamp the slice of dims). */
+static bool shape_range(const oac_infer *c, int32_t rank, int32_t *b, int32_t *e)
+{
+    int64_t s = oac_shapes_attr_int(c->proto, "start", 0);
+    int64_t t = oac_shapes_attr_int(c->proto, "end", rank);
+    if (s < 0) s += rank;
+    if (t < 0) t += rank;
+    if (s < 0) s = 0;
+    if (t > rank) t = rank;
+    if (s > rank) s = rank;
+    if (t < s) t = s;
+    *b = (int32_t)s;
+    *e = (int32_t)t;
+    return true;
+}
+
+static int r_shape(oac_infer *c)
+{
+    const oac_vshape *x = c->n_in ? c->in[0] : NULL;
+    oac_dimref *d;
+    if (!x || x->kind != OAC_VK_TENSOR || x->rank < 0) {
+        int rc = set_out(c, 0, 7 /* INT64 */, 1, &d);
+        if (!rc && d)
+            rc = fresh(c, &d[0]);
+        return rc;
+    }
+    int32_t b, e;
+    shape_range(c, x->rank, &b, &e);
+    int rc = set_out(c, 0, 7, 1, &d);
+    if (!rc && d)
+        d[0] = e - b;
+    return rc;
+}
+
+static int r_size(oac_infer *c)
+{
+    return set_out(c, 0, 7, 0, NULL);
+}
+
+static int r_constant(oac_infer *c)
+{
+    const Onnx__NodeProto *n = c->proto;
+    for (size_t i = 0; i < n->n_attribute; i++) {
+        const Onnx__AttributeProto *a = n->attribute[i];
+        if (!a->name)
+            continue;
+        oac_dimref *d;
+        int rc;
+        if (!strcmp(a->name, "value") && a->t) {
+            const Onnx__TensorProto *t = a->t;
+            for (size_t k = 0; k < t->n_dims; k++)
+                if (t->dims[k] < 0)
+                    return set_out(c, 0, t->data_type, -1, NULL);
+            if (t->n_dims > OAC_SHAPE_MAX_RANK)
+                return set_out(c, 0, t->data_type, -1, NULL);
+            rc = set_out(c, 0, t->has_data_type ? t->data_type : 0,
+                         (int32_t)t->n_dims, &d);
+            if (!rc && d)
+                oac_shapes_copy(d, t->dims, t->n_dims * sizeof *d);
+            return rc;
+        }
+        if (!strcmp(a->name, "value_int"))
+            return set_out(c, 0, 7, 0, NULL);
+        if (!strcmp(a->name, "value_float"))
+            return set_out(c, 0, 1, 0, NULL);
+        if (!strcmp(a->name, "value_ints") || !strcmp(a->name, "value_floats")) {
+            bool ints = !strcmp(a->name, "value_ints");
+            rc = set_out(c, 0, ints ? 7 : 1, 1, &d);
+            if (!rc && d)
+                d[0] = (int64_t)(ints ? a->n_ints : a->n_floats);
+            return rc;
+        }
+    }
+    return OAC_OK;
+}
+
+static int r_unsqueeze(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x)
+        return OAC_OK;
+    const int64_t *ax;
+    size_t nax;
+    if (x->rank < 0 || !ints_of(c, "axes", 1, &ax, &nax) ||
+        nax > OAC_SHAPE_MAX_RANK)
+        return set_out(c, 0, x->elem_type, -1, NULL);
+    int32_t rank = x->rank + (int32_t)nax;
+    if (rank > OAC_SHAPE_MAX_RANK)
+        return set_out(c, 0, x->elem_type, -1, NULL);
+    bool is_new[OAC_SHAPE_MAX_RANK] = { false };
+    for (size_t i = 0; i < nax; i++) {
+        int32_t a;
+        if (!norm_axis(ax[i], rank, &a) || is_new[a])
+            return set_out(c, 0, x->elem_type, -1, NULL);
+        is_new[a] = true;
+    }
+    oac_dimref *d;
+    int rc = set_out(c, 0, x->elem_type, rank, &d);
+    if (rc || !d)
+        return rc;
+    int32_t j = 0;
+    for (int32_t k = 0; k < rank; k++)
+        d[k] = is_new[k] ? 1 : x->dims[j++];
+    return OAC_OK;
+}
+
+static int r_squeeze(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x)
+        return OAC_OK;
+    if (x->rank < 0)
+        return set_out(c, 0, x->elem_type, -1, NULL);
+    bool drop[OAC_SHAPE_MAX_RANK] = { false };
+    const int64_t *ax;
+    size_t nax;
+    bool have = (c->opset < 13 || c->n_in > 1) && ints_of(c, "axes", 1, &ax, &nax);
+    if (!have && (c->n_in > 1 && c->proto->input[1][0]))
+        return set_out(c, 0, x->elem_type, -1, NULL);   /* axes not known */
+    int32_t rank = x->rank;
+    if (have) {
+        for (size_t i = 0; i < nax; i++) {
+            int32_t a;
+            if (!norm_axis(ax[i], x->rank, &a) || drop[a])
+                return set_out(c, 0, x->elem_type, -1, NULL);
+            drop[a] = true;
+            rank--;
+        }
+    } else {
+        for (int32_t k = 0; k < x->rank; k++) {
+            int64_t v = dimv(c, x->dims[k]);
+            if (v < 0)
+                return set_out(c, 0, x->elem_type, -1, NULL);
+            if (v == 1) {
+                drop[k] = true;
+                rank--;
+            }
+        }
+    }
+    oac_dimref *d;
+    int rc = set_out(c, 0, x->elem_type, rank, &d);
+    if (rc || !d)
+        return rc;
+    int32_t j = 0;
+    for (int32_t k = 0; k < x->rank; k++)
+        if (!drop[k])
+            d[j++] = x->dims[k];
+    return OAC_OK;
+}
+
+/* ---- the table, sorted by op_type for bsearch ---- */
+
+static const struct row {
+    const char *op_type;
+    const char *domain;   /* "" ONNX, else exact */
+    infer_fn fn;
+} rows[] = {
+    { "Abs", "", r_same },
+    { "Add", "", r_bcast },
+    { "CacheUpdate", "onnx_alias", r_same },
+    { "Cast", "", r_cast },
+    { "Concat", "", r_concat },
+    { "Constant", "", r_constant },
+    { "Div", "", r_bcast },
+    { "Equal", "", r_compare },
+    { "Erf", "", r_same },
+    { "Exp", "", r_same },
+    { "Gather", "", r_gather },
+    { "Gelu", "", r_same },
+    { "Greater", "", r_compare },
+    { "Identity", "", r_same },
+    { "LayerNormalization", "", r_same },
+    { "Less", "", r_compare },
+    { "Log", "", r_same },
+    { "MatMul", "", r_matmul },
+    { "Max", "", r_bcast },
+    { "Min", "", r_bcast },
+    { "Mul", "", r_bcast },
+    { "Neg", "", r_same },
+    { "PagedCacheUpdate", "onnx_alias", r_same },
+    { "Pow", "", r_bcast },
+    { "RMSNormalization", "", r_same },
+    { "Reciprocal", "", r_same },
+    { "Relu", "", r_same },
+    { "Reshape", "", r_reshape },
+    { "Shape", "", r_shape },
+    { "Sigmoid", "", r_same },
+    { "Size", "", r_size },
+    { "Slice", "", r_slice },
+    { "Softmax", "", r_same },
+    { "Sqrt", "", r_same },
+    { "Squeeze", "", r_squeeze },
+    { "Sub", "", r_bcast },
+    { "Tanh", "", r_same },
+    { "TensorScatter", "", r_same },
+    { "Transpose", "", r_transpose },
+    { "Unsqueeze", "", r_unsqueeze },
+    { "Where", "", r_where },
+};
+
+static int row_cmp(const void *k, const void *r)
+{
+    return strcmp((const char *)k, ((const struct row *)r)->op_type);
+}
+
+static bool domain_is_onnx(const char *d)
+{
+    return !d || !d[0] || !strcmp(d, "ai.onnx");
+}
+
+bool oac_infer_table_sorted(void)
+{
+    for (size_t i = 1; i < sizeof rows / sizeof rows[0]; i++)
+        if (strcmp(rows[i - 1].op_type, rows[i].op_type) >= 0)
+            return false;
+    return true;
+}
+
+int oac_infer_node(oac_infer *c)
+{
+    const char *op = c->proto->op_type;
+    if (!op)
+        return OAC_OK;
+    const struct row *r = bsearch(op, rows, sizeof rows / sizeof rows[0],
+                                  sizeof rows[0], row_cmp);
+    if (!r)
+        return OAC_OK;
+    bool dom_ok = r->domain[0] ? (c->proto->domain && !strcmp(c->proto->domain, r->domain))
+                               : domain_is_onnx(c->proto->domain);
+    if (!dom_ok)
+        return OAC_OK;
+    return r->fn(c);
+}

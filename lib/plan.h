@@ -1,0 +1,65 @@
+/* plan.h: the static memory plan's schedule (contract section 4), shared
+ * by the checker (plan.c fills analysis->plan from it) and the reference
+ * runtime, which must measure the same quantities and find equality.
+ *
+ * Owns: struct oac_plan_sched.  The rule it encodes (plan.c's header
+ * comment has the full text):
+ *  - main-graph nodes in file order, at the dims known after checking;
+ *  - a buffer is a node output that does not must-alias an input (an
+ *    alias class rooted at a node output is one buffer, its root's);
+ *    it is allocated when its producer runs and freed right after the
+ *    last node that reads any member of it (a read inside a subgraph
+ *    counts for the enclosing node); never freed when any member is a
+ *    graph output; graph inputs and initializers are not buffers;
+ *  - live at node i = buffers allocated at or before i and not freed
+ *    before i (node i's inputs and its own outputs included);
+ *    peak = max over nodes of live + that node's workspace;
+ *  - pages: the first PagedCacheUpdate of each alias class creates one
+ *    page, counted live from the start (cache storage that outlives the
+ *    step); a format change to another page size holds both copies
+ *    while it runs (plan.c rule 5b).
+ *
+ * This header includes no graph.h type, so runtime.c can include it.
+ */
+#ifndef OAC_PLAN_H
+#define OAC_PLAN_H
+
+#include "oac_int.h"
+
+typedef struct oac_plan_buf {
+    const char *name;       /* the value allocated (borrowed from the model) */
+    size_t node;            /* main-graph node that allocates it */
+    size_t port;            /* its output port there */
+    long free_after;        /* node after which it is freed; -1: never */
+    oac_opt_u64 bytes;
+} oac_plan_buf;
+
+typedef struct oac_plan_step {
+    size_t first_alloc;     /* bufs[first_alloc .. first_alloc+n_alloc) */
+    size_t n_alloc;
+    size_t first_free;      /* frees[first_free .. first_free+n_free): */
+    size_t n_free;          /*   buf indices freed after this node */
+    oac_opt_u64 workspace;  /* kernel workspace of this node */
+    oac_opt_u64 live;       /* live buffer bytes while it runs */
+} oac_plan_step;
+
+typedef struct oac_plan_sched {
+    oac_plan_buf *bufs;     /* in allocation order */
+    size_t n_bufs;
+    size_t *frees;
+    size_t n_frees;
+    oac_plan_step *steps;   /* one per main-graph node */
+    size_t n_steps;
+    /* Pages the first PagedCacheUpdate of each class creates (plan.c rule
+     * 5b): live from the start, included in every step's live. */
+    oac_opt_u64 page_bytes;
+    oac_memory_plan totals;
+} oac_plan_sched;
+
+/* The schedule the check computed (NULL when the model had no main
+ * graph or the plan pass did not run).  Borrowed from the analysis. */
+const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a);
+
+void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s);
+
+#endif /* OAC_PLAN_H */

@@ -1,0 +1,203 @@
+/* shapes.h: the shape lattice, dimension symbols and known values
+ * (ShapesContext) the checker's later passes and the runtime read.
+ *
+ * Owns: struct oac_shapes, built by oac_pass_shapes (shapes.c) over every
+ * scope of graph.h, with per-op rules in infer.c, known-value folding in
+ * consts.c and --input files in inputs.c.  Contract: section 2 (operand
+ * types), section 3 (type-/rank-/shape-mismatch, "A value is known when",
+ * --dim), section 4 (alias_classes elem_type/shape/dim_param/bytes).
+ *
+ * Invariants:
+ *  1. A dimension is an oac_dimref: >= 0 a static size, < 0 a reference
+ *     to symbol -(ref+1).  Every dim_param of the model is one symbol
+ *     (same name, same symbol, in every scope: --dim binds it
+ *     everywhere); every unknown dimension ("?", or one inference cannot
+ *     tell) is a fresh anonymous symbol.  Symbols unify through a
+ *     union-find, so a binding learnt late (an alias class member, a
+ *     declared output) reaches every value that copied the reference.
+ *  2. A symbol root is bound to at most one number.  A second, different
+ *     number is shape-mismatch naming both places; the first binding wins.
+ *  3. Per-value facts live in arrays indexed by graph.h's dense value id.
+ *  4. Known values are small integer tensors (at most OAC_KNOWN_MAX
+ *     elements), read through oac_tensor_int64s only after the element
+ *     count is checked: large weights are never read.  Overflow while
+ *     folding makes the value unknown, never wraps.
+ *  5. Nothing here prints; failures are negative oac_status with oac_err.
+ *  6. Ownership: oac_pass_shapes hands the object to the analysis
+ *     (analysis->shapes, freed through analysis->shapes_free =
+ *     oac_shapes_free); it keeps the --input files and the memory plan's
+ *     schedule (plan.h) for the runtime.  graphs is borrowed and only
+ *     valid during oac_check; value ids are meaningless after it.
+ *
+ * This header names no graph.h type except struct oac_scope (opaque here),
+ * so the runtime (whose runtime.h has its own oac_value) can include it.
+ */
+#ifndef OAC_SHAPES_H
+#define OAC_SHAPES_H
+
+#include "oac_int.h"
+
+struct oac_scope;
+struct oac_graphs;
+struct oac_check_state;
+struct oac_plan_sched;
+
+/* Largest element count of a value folded as known (shape tensors,
+ * positions, indices; not weights). */
+#define OAC_KNOWN_MAX 1024
+/* Largest rank inference works with; higher ranks stay unknown. */
+#define OAC_SHAPE_MAX_RANK 64
+
+typedef int64_t oac_dimref;
+#define OAC_DIM_SYM(id) ((oac_dimref)(-(int64_t)(id) - 1))
+#define OAC_DIM_IS_SYM(d) ((d) < 0)
+#define OAC_DIM_SYM_ID(d) ((size_t)(-((d) + 1)))
+
+typedef enum oac_vkind {
+    OAC_VK_UNKNOWN = 0,
+    OAC_VK_TENSOR = 1,      /* dense tensor */
+    OAC_VK_SEQUENCE = 2,    /* Sequence<T>: elem_type/dims describe T */
+    OAC_VK_MAP = 3,         /* Map<K, T>: elem_type/dims describe T */
+    OAC_VK_OTHER = 4        /* optional, sparse, opaque: not tracked */
+} oac_vkind;
+
+/* What the checker knows of one value's type.  For sequences and maps
+ * the element's tensor type is described; quantized says the element is
+ * a QuantizedTensor (elem_type is then the decoded type). */
+typedef struct oac_vshape {
+    uint8_t kind;           /* oac_vkind */
+    bool quantized;
+    int32_t elem_type;      /* 0 unknown */
+    int32_t rank;           /* -1 unknown */
+    oac_dimref *dims;       /* rank entries (arena) */
+} oac_vshape;
+
+/* A known integer tensor. */
+typedef struct oac_known {
+    int32_t elem_type;
+    int32_t rank;
+    int64_t *shape;         /* rank entries, all static */
+    size_t n;               /* element count */
+    int64_t *v;             /* n values */
+} oac_known;
+
+/* Where a symbol got its number (for shape-mismatch messages). */
+typedef enum oac_origin_kind {
+    OAC_ORIGIN_NONE = 0,
+    OAC_ORIGIN_DECLARED,    /* a value's declared type */
+    OAC_ORIGIN_INFERRED,    /* a node's output, by inference */
+    OAC_ORIGIN_OPTION,      /* --dim NAME=VALUE */
+    OAC_ORIGIN_INPUT_FILE   /* dims of an --input file */
+} oac_origin_kind;
+
+typedef struct oac_sym {
+    size_t parent;
+    int64_t value;          /* bound number at the root, or -1 */
+    const char *name;       /* dim_param (borrowed), NULL if anonymous */
+    uint8_t origin;         /* oac_origin_kind of the binding */
+    int32_t origin_dim;     /* axis of the binding */
+    size_t origin_value;    /* value id of the binding (SIZE_MAX: none) */
+} oac_sym;
+
+typedef struct oac_shapes {
+    oac_ctx *ctx;
+    struct oac_arena *arena;        /* dims, knowns */
+    const struct oac_graphs *graphs;/* borrowed, valid during check only */
+    oac_sym *syms;
+    size_t n_syms, cap_syms;
+    oac_strmap sym_by_name;         /* dim_param -> (void *)(id + 1) */
+    size_t n_values;
+    oac_vshape *vals;               /* by value id */
+    oac_known **known;              /* by value id; NULL unknown */
+    /* --input files, in option order (inputs.c). */
+    struct oac_input_val {
+        const char *name;           /* graph input (borrowed from opts) */
+        size_t value_id;            /* SIZE_MAX when not in the main graph */
+        oac_pbfile *file;           /* TensorProto/SequenceProto/MapProto */
+    } *inputs;
+    size_t n_inputs;
+    /* The static memory plan's schedule (plan.c), for the runtime. */
+    struct oac_plan_sched *sched;
+} oac_shapes;
+
+void oac_shapes_free(oac_shapes *sh);
+
+/* ---- symbols (shapes.c) ---- */
+
+/* The number d stands for, or -1 when unknown. */
+int64_t oac_shapes_dim(const oac_shapes *sh, oac_dimref d);
+/* The dim_param d resolves to (its root's or any unified name), or NULL. */
+const char *oac_shapes_dim_name(const oac_shapes *sh, oac_dimref d);
+/* A fresh anonymous symbol (an unknown dimension); 0 is never returned:
+ * on failure *out is untouched and OAC_ENOMEM is returned. */
+int oac_shapes_fresh(oac_shapes *sh, oac_dimref *out);
+
+/* Type facts of a value id, or NULL (out of range). */
+const oac_vshape *oac_shapes_value(const oac_shapes *sh, size_t id);
+const oac_known *oac_shapes_known(const oac_shapes *sh, size_t id);
+/* Bytes of a tensor shape when element type and every dim are known;
+ * false when unknown or on overflow (never wraps). */
+bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
+                      uint64_t *out);
+/* The --input file given for a graph input, or NULL. */
+const oac_pbfile *oac_shapes_input(const oac_shapes *sh, const char *name);
+
+/* ---- internal to the shapes pass (shapes.c, infer.c, consts.c) ---- */
+
+/* memcpy that accepts (NULL, 0): empty dims arrays of protobuf-c are NULL. */
+static inline void oac_shapes_copy(void *dst, const void *src, size_t n)
+{
+    if (n)
+        __builtin_memcpy(dst, src, n);
+}
+
+/* Arena allocation of n dims / int64s (NULL with OAC_ENOMEM on ctx). */
+oac_dimref *oac_shapes_new_dims(oac_shapes *sh, size_t n);
+int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n);
+/* A known value with room for n elements of rank `rank` (or NULL). */
+oac_known *oac_shapes_new_known(oac_shapes *sh, int32_t elem_type,
+                                int32_t rank, size_t n);
+
+/* What one inference or folding rule sees: the node, its input facts and
+ * the output facts it fills (kind UNKNOWN on entry). */
+typedef struct oac_infer {
+    oac_shapes *sh;
+    const struct oac_scope *scope;
+    long node;
+    const Onnx__NodeProto *proto;
+    int64_t opset;                  /* of the ONNX domain in force */
+    size_t n_in;
+    const oac_vshape **in;          /* NULL for an omitted/unknown input */
+    const oac_known **in_known;     /* NULL when not known */
+    size_t n_out;
+    oac_vshape *out;                /* n_out entries */
+    oac_known **out_known;          /* n_out entries, NULL on entry */
+} oac_infer;
+
+/* Per-op shape inference (infer.c): fills c->out for the ops of its
+ * table; unknown ops leave outputs unknown.  Only OAC_ENOMEM fails. */
+int oac_infer_node(oac_infer *c);
+/* The table is sorted (bsearch relies on it); for tests. */
+bool oac_infer_table_sorted(void);
+/* Known-value folding (consts.c): fills c->out_known for Constant and
+ * the folding ops of the contract, after oac_infer_node. */
+int oac_fold_node(oac_infer *c);
+bool oac_fold_table_sorted(void);
+/* A known value from a TensorProto (initializer, Constant value, --input
+ * file): NULL (not an error) when not a small integer tensor.  A
+ * malformed payload is not an error either: the value stays unknown. */
+int oac_known_from_tensor(oac_shapes *sh, const Onnx__TensorProto *t,
+                          oac_known **out);
+
+/* The integer attribute of a node (def when absent). */
+int64_t oac_shapes_attr_int(const Onnx__NodeProto *n, const char *name,
+                            int64_t def);
+const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
+                                            const char *name);
+
+/* --input files (inputs.c): load each opts->inputs entry as the message
+ * its graph input's declared type calls for.  A missing/unreadable file
+ * or a name that is no graph input of the main graph is OAC_EINVAL. */
+int oac_shapes_load_inputs(struct oac_check_state *st, oac_shapes *sh);
+
+#endif /* OAC_SHAPES_H */

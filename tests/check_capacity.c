@@ -1,0 +1,502 @@
+/* check_capacity.c: capacity-overflow and the "capacity" unchecked list
+ * (lib/capacity.c; contract 2 and 3): CacheUpdate position rules,
+ * TensorScatter linear/circular, PagedCacheUpdate page size and negative
+ * page_id, overflow of position + length, undecidable checks listed.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oac_int.h"
+#include "oac_build.h"
+#include "alias.h"
+#include "check.h"
+#include "graph.h"
+#include "shapes.h"
+
+/* ---- harness (same in every check_<shapes module>.c) ---- */
+#pragma GCC diagnostic ignored "-Wunused-function"
+
+typedef struct run {
+    oac_ctx *ctx;
+    oac_mb *mb;
+    oac_gb *g;
+    uint8_t *buf;
+    size_t len;
+    oac_model *m;
+    oac_diags *d;
+    oac_analysis *a;
+    oac_check_state st;   /* infer_run only */
+    int rc;
+} run;
+
+static void run_begin(run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->ctx = oac_ctx_new();
+    r->mb = oac_mb_new(r->ctx);
+    r->g = oac_mb_graph(r->mb);
+}
+
+static void run_load(run *r)
+{
+    ck_assert_int_eq(oac_mb_pack(r->mb, &r->buf, &r->len), OAC_OK);
+    r->d = oac_diags_new(r->ctx);
+    ck_assert_int_eq(oac_model_load_buffer(r->ctx, &r->m, r->buf, r->len, "t.onnx",
+                                           NULL, r->d), OAC_OK);
+}
+
+static int run_check(run *r, const oac_check_opts *o)
+{
+    run_load(r);
+    r->rc = oac_check(r->ctx, &r->a, r->m, o, r->d);
+    return r->rc;
+}
+
+/* Passes 1-8 by hand, keeping st.graphs for lookups. */
+static int infer_run(run *r, const oac_check_opts *o)
+{
+    static const oac_check_opts none = { 0 };
+    static const oac_pass_fn fns[] = {
+        oac_pass_graph, oac_pass_access, oac_pass_ports, oac_pass_classes,
+        oac_pass_branches, oac_pass_hazards, oac_pass_metadata, oac_pass_shapes,
+    };
+    run_load(r);
+    r->st = (oac_check_state){ .ctx = r->ctx, .model = r->m, .opts = o ? o : &none,
+                               .diags = r->d };
+    r->st.out = oac_calloc(r->ctx, 1, sizeof *r->st.out);
+    r->st.out->ctx = r->ctx;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if ((r->rc = fns[i](&r->st)) < 0)
+            return r->rc;
+    return r->rc = OAC_OK;
+}
+
+static void run_end(run *r)
+{
+    if (r->st.out) {
+        if (r->st.shapes && !r->st.out->shapes) {
+            r->st.out->shapes = r->st.shapes;
+            r->st.out->shapes_free = oac_shapes_free;
+        }
+        oac_aliases_free(r->st.aliases);
+        oac_graphs_free(r->st.graphs);
+        oac_analysis_free(r->st.out);
+    }
+    oac_analysis_free(r->a);
+    oac_model_free(r->m);
+    oac_diags_free(r->d);
+    free(r->buf);
+    oac_mb_free(r->mb);
+    oac_ctx_free(r->ctx);
+}
+
+/* The diagnostic with that code (and node/value when given), or NULL. */
+static const oac_diag *find(const run *r, oac_code code, const char *node,
+                            const char *value)
+{
+    for (size_t i = 0; i < oac_diags_count(r->d); i++) {
+        const oac_diag *x = oac_diags_get(r->d, i);
+        if (x->code == code && (!node || (x->node && !strcmp(x->node, node))) &&
+            (!value || (x->value && !strcmp(x->value, value))))
+            return x;
+    }
+    return NULL;
+}
+
+static size_t count(const run *r, oac_code code)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < oac_diags_count(r->d); i++)
+        n += oac_diags_get(r->d, i)->code == code;
+    return n;
+}
+
+static void expect(const run *r, oac_code code, const char *node, const char *value)
+{
+    const oac_diag *x = find(r, code, node, value);
+    if (!x) {
+        for (size_t i = 0; i < oac_diags_count(r->d); i++)
+            fprintf(stderr, "  have: %s %s %s: %s\n",
+                    oac_code_name(oac_diags_get(r->d, i)->code),
+                    oac_diags_get(r->d, i)->node ? oac_diags_get(r->d, i)->node : "-",
+                    oac_diags_get(r->d, i)->value ? oac_diags_get(r->d, i)->value : "-",
+                    oac_diags_get(r->d, i)->message);
+        ck_abort_msg("no %s at node %s value %s", oac_code_name(code),
+                     node ? node : "*", value ? value : "*");
+    }
+    ck_assert_int_eq(x->severity, OAC_SEV_ERROR);
+}
+
+/* Dims of a main-graph value after infer_run, as "2,S,?" (symbol names
+ * where the symbol is unbound, '?' for anonymous unknowns); "none" when
+ * the rank is unknown. */
+static const char *dims_of(run *r, const char *name, char *buf, size_t len)
+{
+    oac_value *v = oac_scope_local(r->st.graphs->scopes[0], name);
+    ck_assert_msg(v != NULL, "no value %s", name);
+    const oac_vshape *s = oac_shapes_value(r->st.shapes, v->id);
+    if (s->rank < 0)
+        return "none";
+    buf[0] = '\0';
+    size_t at = 0;
+    for (int32_t i = 0; i < s->rank; i++) {
+        int64_t d = oac_shapes_dim(r->st.shapes, s->dims[i]);
+        const char *nm = oac_shapes_dim_name(r->st.shapes, s->dims[i]);
+        at += (size_t)snprintf(buf + at, len - at, "%s", i ? "," : "");
+        if (d >= 0)
+            at += (size_t)snprintf(buf + at, len - at, "%lld", (long long)d);
+        else
+            at += (size_t)snprintf(buf + at, len - at, "%s", nm ? nm : "?");
+    }
+    return buf;
+}
+
+static int32_t elem_of(run *r, const char *name)
+{
+    oac_value *v = oac_scope_local(r->st.graphs->scopes[0], name);
+    ck_assert_ptr_nonnull(v);
+    return oac_shapes_value(r->st.shapes, v->id)->elem_type;
+}
+
+static Onnx__NodeProto *cu(oac_gb *g, const char *name, const char *in,
+                           const char *out, bool alias)
+{
+    Onnx__NodeProto *n = oac_gb_node(g, "CacheUpdate", "onnx_alias", name, in, out);
+    if (alias)
+        oac_node_alias(g, n, 0, 0, 1);
+    return n;
+}
+
+/* cache [1,2,S,4] READ_WRITE FLOAT16, values [1,2,1,4], position [] */
+static void dense_inputs(run *r, const char *cache_dims)
+{
+    oac_vi_access(r->g, oac_gb_input(r->g, "cache", OAC_T_FLOAT16, cache_dims), 1);
+    oac_gb_input(r->g, "values", OAC_T_FLOAT16, "1,2,1,4");
+    oac_gb_input(r->g, "position", OAC_T_INT64, "");
+}
+
+static size_t unchecked_count(const run *r, const char *node, const char *reason)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < oac_analysis_unchecked_count(r->a); i++) {
+        const oac_unchecked *u = oac_analysis_unchecked(r->a, i);
+        if (!strcmp(u->rule, "capacity") && (!node || (u->node && !strcmp(u->node, node))) &&
+            (!reason || strstr(u->reason, reason)))
+            n++;
+    }
+    return n;
+}
+
+/* cache [1,2,16,4], values [1,2,L,4], position = Constant(pos) (or the
+ * graph input "position" when pos_known is false). */
+static void dense_model(run *r, const char *values_dims, bool pos_known, int64_t pos)
+{
+    oac_vi_access(r->g, oac_gb_input(r->g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
+    oac_gb_input(r->g, "values", OAC_T_FLOAT16, values_dims);
+    if (pos_known)
+        oac_gb_constant_i64(r->g, "position", "", &pos, 1);
+    else
+        oac_gb_input(r->g, "position", OAC_T_INT64, "");
+    cu(r->g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r->g, oac_gb_output(r->g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+}
+
+START_TEST(test_cache_update_overflow)
+{
+    run r;
+    /* 10 + 8 > 16 */
+    run_begin(&r);
+    dense_model(&r, "1,2,8,4", true, 10);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache");
+    const oac_diag *x = find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL);
+    ck_assert_ptr_nonnull(strstr(x->message, "10"));
+    ck_assert_ptr_nonnull(strstr(x->message, "8"));
+    ck_assert_ptr_nonnull(strstr(x->message, "16"));
+    ck_assert_ptr_nonnull(strstr(x->message, "upd"));
+    ck_assert_ptr_nonnull(strstr(x->location, "/graph/node/1/input/2"));
+    ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
+    run_end(&r);
+
+    /* negative position */
+    run_begin(&r);
+    dense_model(&r, "1,2,1,4", true, -1);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache");
+    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "negative"));
+    run_end(&r);
+
+    /* position folded: Add(Constant 15, Constant 1) = 16, + 1 > 16 */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,1,4");
+    int64_t a = 15, b = 1;
+    oac_gb_constant_i64(r.g, "p0", "", &a, 1);
+    oac_gb_init_i64(r.g, "one", "", &b, 1);
+    oac_gb_node(r.g, "Add", NULL, "inc", "p0,one", "position");
+    cu(r.g, "upd2", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "upd2", "cache");
+    run_end(&r);
+
+    /* position + length overflows int64: reported, not wrapped */
+    run_begin(&r);
+    dense_model(&r, "1,2,8,4", true, INT64_MAX - 2);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache");
+    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "overflows"));
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_cache_update_fits)
+{
+    run r;
+    /* 8 + 8 == 16: fits exactly */
+    run_begin(&r);
+    dense_model(&r, "1,2,8,4", true, 8);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
+    ck_assert_uint_eq(oac_diags_count_severity(r.d, OAC_SEV_ERROR), 0);
+    run_end(&r);
+    /* 0 + 16 */
+    run_begin(&r);
+    dense_model(&r, "1,2,16,4", true, 0);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_cache_update_unchecked)
+{
+    run r;
+    /* position is a graph input: listed, not reported */
+    run_begin(&r);
+    dense_model(&r, "1,2,1,4", false, 0);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_uint_eq(unchecked_count(&r, "upd", "position is not known"), 1);
+    const oac_unchecked *u = oac_analysis_unchecked(r.a, 0);
+    ck_assert_str_eq(u->value, "cache");
+    ck_assert_str_eq(u->graph, "main");
+    run_end(&r);
+
+    /* capacity symbolic: listed; --dim decides it */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,cap,4"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,4,4");
+    int64_t p = 6;
+    oac_gb_constant_i64(r.g, "position", "", &p, 1);
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,cap,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_uint_eq(unchecked_count(&r, "upd", "capacity"), 1);
+    run_end(&r);
+
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,cap,4"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,4,4");
+    oac_gb_constant_i64(r.g, "position", "", &p, 1);
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,cap,4"), "cache");
+    oac_dim_binding d[] = { { "cap", 8 } };
+    oac_check_opts o = { .dims = d, .n_dims = 1 };
+    ck_assert_int_eq(run_check(&r, &o), OAC_OK);
+    ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache");   /* 6 + 4 > 8 */
+    run_end(&r);
+}
+END_TEST
+
+static void scatter_model(run *r, const char *mode, const int64_t *wi, size_t nwi,
+                          const char *upd_dims)
+{
+    oac_vi_access(r->g, oac_gb_input(r->g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
+    oac_gb_input(r->g, "update", OAC_T_FLOAT, upd_dims);
+    char inputs[64] = "past,update";
+    if (wi) {
+        oac_gb_init_i64(r->g, "wi", "2", wi, nwi);
+        strcat(inputs, ",wi");
+    }
+    Onnx__NodeProto *n = oac_gb_node(r->g, "TensorScatter", NULL, "ts", inputs, "present");
+    if (mode)
+        oac_node_attr_string(r->g, n, "mode", mode);
+    oac_node_alias(r->g, n, 0, 0, 1);
+    oac_vi_alias_of(r->g, oac_gb_output(r->g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
+}
+
+START_TEST(test_tensor_scatter)
+{
+    run r;
+    int64_t ok[] = { 3, 12 }, over[] = { 3, 13 }, neg[] = { 0, -2 }, big[] = { 0, 40 };
+    /* linear: 13 + 4 > 16 names row 1 */
+    run_begin(&r);
+    scatter_model(&r, NULL, over, 2, "2,4,4,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "ts", "past");
+    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "[1] = 13"));
+    run_end(&r);
+    /* linear fits: 12 + 4 == 16 */
+    run_begin(&r);
+    scatter_model(&r, "linear", ok, 2, "2,4,4,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
+    run_end(&r);
+    /* no write_indices: writes at 0, 17 > 16 */
+    run_begin(&r);
+    scatter_model(&r, NULL, NULL, 0, "2,4,17,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "ts", "past");
+    run_end(&r);
+    run_begin(&r);
+    scatter_model(&r, NULL, NULL, 0, "2,4,16,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    run_end(&r);
+    /* circular: an index past the end is fine, a negative one is not */
+    run_begin(&r);
+    scatter_model(&r, "circular", big, 2, "2,4,4,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    run_end(&r);
+    run_begin(&r);
+    scatter_model(&r, "circular", neg, 2, "2,4,4,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "ts", "past");
+    run_end(&r);
+    /* circular: update longer than the cache */
+    run_begin(&r);
+    scatter_model(&r, "circular", ok, 2, "2,4,20,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "ts", "past");
+    run_end(&r);
+    /* write_indices a graph input: unchecked */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
+    oac_gb_input(r.g, "update", OAC_T_FLOAT, "2,4,1,8");
+    oac_gb_input(r.g, "wi", OAC_T_INT64, "2");
+    Onnx__NodeProto *n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,update,wi", "present");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_uint_eq(unchecked_count(&r, "ts", "write_indices"), 1);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    run_end(&r);
+}
+END_TEST
+
+static void paged_model(run *r, int64_t page_id, int64_t pos, const char *vdims)
+{
+    int32_t allowed[] = { 0 };
+    oac_mb_quant_linear(r->mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+    oac_vi_access(r->g, oac_gb_input_paged(r->g, "pages", OAC_T_FLOAT16, "2,2,16,8",
+                                           allowed, 1), 1);
+    oac_gb_constant_i64(r->g, "page_id", "", &page_id, 1);
+    oac_gb_constant_i64(r->g, "position", "", &pos, 1);
+    oac_gb_input(r->g, "values", OAC_T_FLOAT16, vdims);
+    Onnx__NodeProto *n = oac_gb_node(r->g, "PagedCacheUpdate", "onnx_alias", "pu",
+                                     "pages,page_id,values,position", "out");
+    oac_node_alias(r->g, n, 0, 0, 1);
+    oac_vi_alias_of(r->g, oac_gb_output_paged(r->g, "out", OAC_T_FLOAT16, "2,2,16,8",
+                                              allowed, 1), "pages");
+}
+
+START_TEST(test_paged)
+{
+    run r;
+    run_begin(&r);
+    paged_model(&r, -1, 0, "2,2,1,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "pu", "pages");
+    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "page_id -1"));
+    run_end(&r);
+    /* page_size 16: 15 + 2 > 16 */
+    run_begin(&r);
+    paged_model(&r, 0, 15, "2,2,2,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "pu", "pages");
+    run_end(&r);
+    /* page_id and position graph inputs: both listed */
+    run_begin(&r);
+    {
+        int32_t allowed[] = { 0 };
+        oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+        oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8",
+                                              allowed, 1), 1);
+        oac_gb_input(r.g, "page_id", OAC_T_INT64, "");
+        oac_gb_input(r.g, "position", OAC_T_INT64, "");
+        oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,2,1,8");
+        Onnx__NodeProto *n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
+                                         "pages,page_id,values,position", "out");
+        oac_node_alias(r.g, n, 0, 0, 1);
+        oac_vi_alias_of(r.g, oac_gb_output_paged(r.g, "out", OAC_T_FLOAT16, "2,2,16,8",
+                                                  allowed, 1), "pages");
+    }
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_uint_eq(unchecked_count(&r, "pu", "page_id is not known"), 1);
+    ck_assert_uint_eq(unchecked_count(&r, "pu", "position is not known"), 1);
+    run_end(&r);
+    /* fits: 15 + 1 */
+    run_begin(&r);
+    paged_model(&r, 3, 15, "2,2,1,8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_in_function_body)
+{
+    /* A finding inside a local function is reported once per call. */
+    run r;
+    run_begin(&r);
+    oac_gb *f = oac_mb_function(r.mb, "local", "Upd", "c,v", "o");
+    int64_t p = 30;
+    oac_gb_constant_i64(f, "pp", "", &p, 1);
+    cu(f, "inner", "c,v,pp", "o", true);
+    oac_gb_value_info(f, "c", OAC_T_FLOAT, "4,16,2");
+    oac_gb_value_info(f, "v", OAC_T_FLOAT, "4,1,2");
+    oac_vi_alias_of(f, oac_gb_value_info(f, "o", OAC_T_FLOAT, "4,16,2"), "c");
+    oac_mb_opset(r.mb, "local", 1);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT, "4,16,2"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT, "4,1,2");
+    oac_gb_node(r.g, "Upd", "local", "call1", "cache,values", "out");
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT, "4,16,2"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_CAPACITY_OVERFLOW, "inner", "c");
+    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "call1"));
+    run_end(&r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("capacity");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, test_cache_update_overflow);
+    tcase_add_test(t, test_cache_update_fits);
+    tcase_add_test(t, test_cache_update_unchecked);
+    tcase_add_test(t, test_tensor_scatter);
+    tcase_add_test(t, test_paged);
+    tcase_add_test(t, test_in_function_body);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,611 @@
+/* check_plan.c: the static memory plan (lib/plan.c, contract 4): numbers
+ * computed by hand for small graphs (in place, out of place, a chain that
+ * frees temporaries, a temporary updated in place, paged workspace,
+ * unknown dims), the schedule of plan.h, and the example rows: valid rows
+ * get no error from the shapes/capacity/plan passes, and each row's
+ * expected codes of those passes appear.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oac_int.h"
+#include "oac_build.h"
+#include "alias.h"
+#include "check.h"
+#include "graph.h"
+#include "models.h"
+#include "plan.h"
+#include "shapes.h"
+
+/* ---- harness (same in every check_<shapes module>.c) ---- */
+#pragma GCC diagnostic ignored "-Wunused-function"
+
+typedef struct run {
+    oac_ctx *ctx;
+    oac_mb *mb;
+    oac_gb *g;
+    uint8_t *buf;
+    size_t len;
+    oac_model *m;
+    oac_diags *d;
+    oac_analysis *a;
+    oac_check_state st;   /* infer_run only */
+    int rc;
+} run;
+
+static void run_begin(run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->ctx = oac_ctx_new();
+    r->mb = oac_mb_new(r->ctx);
+    r->g = oac_mb_graph(r->mb);
+}
+
+static void run_load(run *r)
+{
+    ck_assert_int_eq(oac_mb_pack(r->mb, &r->buf, &r->len), OAC_OK);
+    r->d = oac_diags_new(r->ctx);
+    ck_assert_int_eq(oac_model_load_buffer(r->ctx, &r->m, r->buf, r->len, "t.onnx",
+                                           NULL, r->d), OAC_OK);
+}
+
+static int run_check(run *r, const oac_check_opts *o)
+{
+    run_load(r);
+    r->rc = oac_check(r->ctx, &r->a, r->m, o, r->d);
+    return r->rc;
+}
+
+/* Passes 1-8 by hand, keeping st.graphs for lookups. */
+static int infer_run(run *r, const oac_check_opts *o)
+{
+    static const oac_check_opts none = { 0 };
+    static const oac_pass_fn fns[] = {
+        oac_pass_graph, oac_pass_access, oac_pass_ports, oac_pass_classes,
+        oac_pass_branches, oac_pass_hazards, oac_pass_metadata, oac_pass_shapes,
+    };
+    run_load(r);
+    r->st = (oac_check_state){ .ctx = r->ctx, .model = r->m, .opts = o ? o : &none,
+                               .diags = r->d };
+    r->st.out = oac_calloc(r->ctx, 1, sizeof *r->st.out);
+    r->st.out->ctx = r->ctx;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if ((r->rc = fns[i](&r->st)) < 0)
+            return r->rc;
+    return r->rc = OAC_OK;
+}
+
+static void run_end(run *r)
+{
+    if (r->st.out) {
+        if (r->st.shapes && !r->st.out->shapes) {
+            r->st.out->shapes = r->st.shapes;
+            r->st.out->shapes_free = oac_shapes_free;
+        }
+        oac_aliases_free(r->st.aliases);
+        oac_graphs_free(r->st.graphs);
+        oac_analysis_free(r->st.out);
+    }
+    oac_analysis_free(r->a);
+    oac_model_free(r->m);
+    oac_diags_free(r->d);
+    free(r->buf);
+    oac_mb_free(r->mb);
+    oac_ctx_free(r->ctx);
+}
+
+/* The diagnostic with that code (and node/value when given), or NULL. */
+static const oac_diag *find(const run *r, oac_code code, const char *node,
+                            const char *value)
+{
+    for (size_t i = 0; i < oac_diags_count(r->d); i++) {
+        const oac_diag *x = oac_diags_get(r->d, i);
+        if (x->code == code && (!node || (x->node && !strcmp(x->node, node))) &&
+            (!value || (x->value && !strcmp(x->value, value))))
+            return x;
+    }
+    return NULL;
+}
+
+static size_t count(const run *r, oac_code code)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < oac_diags_count(r->d); i++)
+        n += oac_diags_get(r->d, i)->code == code;
+    return n;
+}
+
+static void expect(const run *r, oac_code code, const char *node, const char *value)
+{
+    const oac_diag *x = find(r, code, node, value);
+    if (!x) {
+        for (size_t i = 0; i < oac_diags_count(r->d); i++)
+            fprintf(stderr, "  have: %s %s %s: %s\n",
+                    oac_code_name(oac_diags_get(r->d, i)->code),
+                    oac_diags_get(r->d, i)->node ? oac_diags_get(r->d, i)->node : "-",
+                    oac_diags_get(r->d, i)->value ? oac_diags_get(r->d, i)->value : "-",
+                    oac_diags_get(r->d, i)->message);
+        ck_abort_msg("no %s at node %s value %s", oac_code_name(code),
+                     node ? node : "*", value ? value : "*");
+    }
+    ck_assert_int_eq(x->severity, OAC_SEV_ERROR);
+}
+
+/* Dims of a main-graph value after infer_run, as "2,S,?" (symbol names
+ * where the symbol is unbound, '?' for anonymous unknowns); "none" when
+ * the rank is unknown. */
+static const char *dims_of(run *r, const char *name, char *buf, size_t len)
+{
+    oac_value *v = oac_scope_local(r->st.graphs->scopes[0], name);
+    ck_assert_msg(v != NULL, "no value %s", name);
+    const oac_vshape *s = oac_shapes_value(r->st.shapes, v->id);
+    if (s->rank < 0)
+        return "none";
+    buf[0] = '\0';
+    size_t at = 0;
+    for (int32_t i = 0; i < s->rank; i++) {
+        int64_t d = oac_shapes_dim(r->st.shapes, s->dims[i]);
+        const char *nm = oac_shapes_dim_name(r->st.shapes, s->dims[i]);
+        at += (size_t)snprintf(buf + at, len - at, "%s", i ? "," : "");
+        if (d >= 0)
+            at += (size_t)snprintf(buf + at, len - at, "%lld", (long long)d);
+        else
+            at += (size_t)snprintf(buf + at, len - at, "%s", nm ? nm : "?");
+    }
+    return buf;
+}
+
+static int32_t elem_of(run *r, const char *name)
+{
+    oac_value *v = oac_scope_local(r->st.graphs->scopes[0], name);
+    ck_assert_ptr_nonnull(v);
+    return oac_shapes_value(r->st.shapes, v->id)->elem_type;
+}
+
+static Onnx__NodeProto *cu(oac_gb *g, const char *name, const char *in,
+                           const char *out, bool alias)
+{
+    Onnx__NodeProto *n = oac_gb_node(g, "CacheUpdate", "onnx_alias", name, in, out);
+    if (alias)
+        oac_node_alias(g, n, 0, 0, 1);
+    return n;
+}
+
+/* cache [1,2,S,4] READ_WRITE FLOAT16, values [1,2,1,4], position [] */
+static void dense_inputs(run *r, const char *cache_dims)
+{
+    oac_vi_access(r->g, oac_gb_input(r->g, "cache", OAC_T_FLOAT16, cache_dims), 1);
+    oac_gb_input(r->g, "values", OAC_T_FLOAT16, "1,2,1,4");
+    oac_gb_input(r->g, "position", OAC_T_INT64, "");
+}
+
+#define KNOWN(f, v) do { ck_assert_msg((f).known, #f " unknown"); \
+                         ck_assert_uint_eq((f).value, (v)); } while (0)
+#define UNKNOWN(f) ck_assert_msg(!(f).known, #f " known")
+
+START_TEST(test_in_place)
+{
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_memory_plan *p = oac_analysis_plan(r.a);
+    KNOWN(p->persistent_cache_bytes, 256);   /* 1*2*16*4 FLOAT16 */
+    KNOWN(p->planned_output_bytes, 0);
+    KNOWN(p->workspace_bytes, 0);
+    KNOWN(p->peak_bytes, 0);
+    KNOWN(p->second_cache_bytes, 0);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_out_of_place)
+{
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    cu(r.g, "upd", "cache,values,position", "out", false);
+    oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_memory_plan *p = oac_analysis_plan(r.a);
+    KNOWN(p->second_cache_bytes, 256);
+    KNOWN(p->planned_output_bytes, 256);
+    KNOWN(p->peak_bytes, 256);
+    KNOWN(p->persistent_cache_bytes, 0);   /* in no alias class */
+    const oac_plan_sched *s = oac_analysis_schedule(r.a);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->n_bufs, 1);
+    ck_assert_str_eq(s->bufs[0].name, "out");
+    ck_assert_int_eq(s->bufs[0].free_after, -1);   /* a graph output */
+    run_end(&r);
+
+    /* Two chained out-of-place updates: both buffers, both counted. */
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    cu(r.g, "u1", "cache,values,position", "a", false);
+    cu(r.g, "u2", "a,values,position", "b", false);
+    oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,16,4");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    p = oac_analysis_plan(r.a);
+    KNOWN(p->second_cache_bytes, 512);
+    KNOWN(p->planned_output_bytes, 512);
+    KNOWN(p->peak_bytes, 512);   /* a is read by u2 while b is written */
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_chain_frees_temporaries)
+{
+    /* x[4] FLOAT (input, not counted)
+     * n0 big = Concat(x,x,x,x) [16]  64   live 64
+     * n1 s   = Slice(big, 0..4) [4]  16   live 80  (big freed after n1)
+     * n2 t   = Neg(s)           [4]  16   live 32  (s freed)
+     * n3 u   = Concat(t,t)      [8]  32   live 48  (t freed)
+     * n4 v   = Neg(u)           [8]  32   live 64  (u freed, v kept)
+     * peak 80, planned 160; without freeing the peak would be 160. */
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(r.g, "Concat", NULL, "n0", "x,x,x,x", "big");
+    int64_t z = 0, four = 4;
+    oac_gb_init_i64(r.g, "st", "1", &z, 1);
+    oac_gb_init_i64(r.g, "en", "1", &four, 1);
+    oac_gb_node(r.g, "Slice", NULL, "n1", "big,st,en", "s");
+    oac_gb_node(r.g, "Neg", NULL, "n2", "s", "t");
+    oac_gb_node(r.g, "Concat", NULL, "n3", "t,t", "u");
+    oac_gb_node(r.g, "Neg", NULL, "n4", "u", "v");
+    oac_gb_output(r.g, "v", OAC_T_FLOAT, "8");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_memory_plan *p = oac_analysis_plan(r.a);
+    KNOWN(p->planned_output_bytes, 160);
+    KNOWN(p->peak_bytes, 80);
+    KNOWN(p->workspace_bytes, 0);
+    KNOWN(p->second_cache_bytes, 0);
+    KNOWN(p->persistent_cache_bytes, 0);
+    const oac_plan_sched *s = oac_analysis_schedule(r.a);
+    ck_assert_uint_eq(s->n_steps, 5);
+    ck_assert_uint_eq(s->n_bufs, 5);
+    static const long free_after[] = { 1, 2, 3, 4, -1 };
+    static const uint64_t live[] = { 64, 80, 32, 48, 64 };
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_int_eq(s->bufs[i].free_after, free_after[i]);
+        KNOWN(s->steps[i].live, live[i]);
+        ck_assert_uint_eq(s->steps[i].n_alloc, 1);
+    }
+    ck_assert_uint_eq(s->steps[1].n_free, 1);
+    ck_assert_uint_eq(s->frees[s->steps[1].first_free], 0);   /* big */
+    ck_assert_uint_eq(s->steps[4].n_free, 1);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_unread_output_freed_at_producer)
+{
+    /* n0 a = Neg(x) [4] (never read, not an output): freed right after
+     * n0; n1 b = Neg(x) [4] output.  peak 16, planned 32. */
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(r.g, "Neg", NULL, "n0", "x", "a");
+    oac_gb_node(r.g, "Neg", NULL, "n1", "x", "b");
+    oac_gb_output(r.g, "b", OAC_T_FLOAT, "4");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    KNOWN(oac_analysis_plan(r.a)->planned_output_bytes, 32);
+    KNOWN(oac_analysis_plan(r.a)->peak_bytes, 16);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_temporary_updated_in_place)
+{
+    /* t = Neg(cache) is a fresh buffer (256), updated in place by u; u is
+     * a graph output, so t's buffer is never freed and u adds nothing. */
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4");
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,1,4");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    oac_gb_node(r.g, "Neg", NULL, "mk", "cache", "t");
+    cu(r.g, "upd", "t,values,position", "u", true);
+    oac_gb_output(r.g, "u", OAC_T_FLOAT16, "1,2,16,4");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_memory_plan *p = oac_analysis_plan(r.a);
+    KNOWN(p->planned_output_bytes, 256);
+    KNOWN(p->peak_bytes, 256);
+    KNOWN(p->second_cache_bytes, 0);
+    KNOWN(p->persistent_cache_bytes, 0);
+    const oac_plan_sched *s = oac_analysis_schedule(r.a);
+    ck_assert_uint_eq(s->n_bufs, 1);
+    ck_assert_int_eq(s->bufs[0].free_after, -1);
+    run_end(&r);
+}
+END_TEST
+
+/* pages FLOAT16 [2,2,16,8], allowed {0, 1}; n updates chained in place,
+ * the k-th with quantized_type q[k] (-1: no attribute). */
+static void paged_chain(run *r, const int64_t *q, size_t n)
+{
+    int32_t allowed[] = { 0, 1, 2 };
+    oac_mb_quant_linear(r->mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+    oac_mb_quant_linear(r->mb, "UINT8_PAGE", OAC_T_FLOAT16, OAC_T_UINT8, 8, 0, 0.05f, 128);
+    oac_mb_quant_linear(r->mb, "INT4_PAGE", OAC_T_FLOAT16, OAC_T_INT4, 4, 1, 0.125f, 0);
+    oac_vi_access(r->g, oac_gb_input_paged(r->g, "pages", OAC_T_FLOAT16, "2,2,16,8",
+                                           allowed, 3), 1);
+    oac_gb_input(r->g, "page_id", OAC_T_INT64, "");
+    oac_gb_input(r->g, "values", OAC_T_FLOAT16, "2,2,1,8");
+    oac_gb_input(r->g, "position", OAC_T_INT64, "");
+    char in[96], out[32], name[32];
+    const char *prev = "pages";
+    static char outs[4][32];
+    for (size_t k = 0; k < n; k++) {
+        snprintf(in, sizeof in, "%s,page_id,values,position", prev);
+        snprintf(out, sizeof out, "p%zu", k);
+        snprintf(name, sizeof name, "pu%zu", k);
+        Onnx__NodeProto *nd = oac_gb_node(r->g, "PagedCacheUpdate", "onnx_alias", name, in, out);
+        if (q[k] >= 0)
+            oac_node_attr_int(r->g, nd, "quantized_type", q[k]);
+        oac_node_alias(r->g, nd, 0, 0, 1);
+        snprintf(outs[k], sizeof outs[k], "%s", out);
+        prev = outs[k];
+    }
+    oac_vi_alias_of(r->g, oac_gb_output_paged(r->g, prev, OAC_T_FLOAT16, "2,2,16,8",
+                                              allowed, 3), "pages");
+}
+
+START_TEST(test_paged_workspace)
+{
+    /* Page: 2*2*16*8 = 512 elements; INT8/UINT8 pages 512 bytes, INT4 256.
+     * The first update creates one page, live from the start (rule 5b).
+     * A format change decodes the page: workspace FLOAT16[2,2,16,8] =
+     * 1024 bytes; to another size it also holds the new page while it
+     * runs. */
+    static const struct {
+        int64_t q[3]; size_t n; uint64_t ws; long at; uint64_t pages, peak;
+    } cases[] = {
+        { { 0 }, 1, 0, -1, 512, 512 },          /* one update, its own format */
+        { { 1 }, 1, 0, -1, 512, 512 },
+        { { 2 }, 1, 0, -1, 256, 256 },
+        { { -1, -1 }, 2, 0, -1, 512, 512 },     /* no attribute: first allowed */
+        { { 0, 0 }, 2, 0, -1, 512, 512 },
+        { { 0, 1 }, 2, 1024, 1, 512, 1536 },    /* same size: in place */
+        { { -1, 1 }, 2, 1024, 1, 512, 1536 },
+        { { 1, -1, 0 }, 3, 1024, 2, 512, 1536 },
+        { { 0, 2 }, 2, 1024, 1, 512, 512 + 256 + 1024 },  /* resized */
+        { { 2, 0 }, 2, 1024, 1, 256, 256 + 512 + 1024 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        run r;
+        run_begin(&r);
+        paged_chain(&r, cases[c].q, cases[c].n);
+        ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+        const oac_memory_plan *p = oac_analysis_plan(r.a);
+        KNOWN(p->workspace_bytes, cases[c].ws);
+        KNOWN(p->peak_bytes, cases[c].peak);
+        KNOWN(p->planned_output_bytes, 0);
+        UNKNOWN(p->persistent_cache_bytes);   /* pages grow at run time */
+        const oac_plan_sched *s = oac_analysis_schedule(r.a);
+        KNOWN(s->page_bytes, cases[c].pages);
+        for (size_t k = 0; k < s->n_steps; k++)
+            KNOWN(s->steps[k].workspace, (long)k == cases[c].at ? cases[c].ws : 0);
+        run_end(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_unknown_dims_null)
+{
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "N");
+    oac_gb_node(r.g, "Neg", NULL, "n0", "x", "y");
+    oac_gb_output(r.g, "y", OAC_T_FLOAT, "N");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_memory_plan *p = oac_analysis_plan(r.a);
+    UNKNOWN(p->planned_output_bytes);
+    UNKNOWN(p->peak_bytes);
+    KNOWN(p->workspace_bytes, 0);
+    KNOWN(p->second_cache_bytes, 0);
+    run_end(&r);
+
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "N");
+    oac_gb_node(r.g, "Neg", NULL, "n0", "x", "y");
+    oac_gb_output(r.g, "y", OAC_T_FLOAT, "N");
+    oac_dim_binding d[] = { { "N", 10 } };
+    oac_check_opts o = { .dims = d, .n_dims = 1 };
+    ck_assert_int_eq(run_check(&r, &o), OAC_OK);
+    KNOWN(oac_analysis_plan(r.a)->planned_output_bytes, 40);
+    KNOWN(oac_analysis_plan(r.a)->peak_bytes, 40);
+    run_end(&r);
+
+    /* 2^40 x 2^40 floats: bytes overflow -> unknown, never wrapped. */
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "1099511627776,1099511627776");
+    oac_gb_node(r.g, "Neg", NULL, "n0", "x", "y");
+    oac_gb_output(r.g, "y", OAC_T_FLOAT, NULL);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    UNKNOWN(oac_analysis_plan(r.a)->planned_output_bytes);
+    UNKNOWN(oac_analysis_plan(r.a)->peak_bytes);
+    run_end(&r);
+}
+END_TEST
+
+/* ---- the example rows ---- */
+
+static bool mine(oac_code c)
+{
+    return c == OAC_TYPE_MISMATCH || c == OAC_RANK_MISMATCH ||
+           c == OAC_SHAPE_MISMATCH || c == OAC_CAPACITY_OVERFLOW ||
+           c == OAC_OPERAND_INVALID;
+}
+
+START_TEST(test_example_rows)
+{
+    for (size_t i = 0; i < oac_examples_count; i++) {
+        const oac_example *ex = &oac_examples[i];
+        oac_ctx *ctx = oac_ctx_new();
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        ck_assert_int_eq(oac_example_pack(ctx, ex, &buf, &len), OAC_OK);
+        oac_diags *d = oac_diags_new(ctx);
+        oac_model *m = NULL;
+        ck_assert_int_eq(oac_model_load_buffer(ctx, &m, buf, len, ex->name, NULL, d), OAC_OK);
+        oac_analysis *a = NULL;
+        ck_assert_int_eq(oac_check(ctx, &a, m, NULL, d), OAC_OK);
+        /* Every finding of these passes is one the row expects. */
+        for (size_t k = 0; k < oac_diags_count(d); k++) {
+            const oac_diag *x = oac_diags_get(d, k);
+            if (!mine(x->code))
+                continue;
+            bool expected = false;
+            for (size_t e = 0; ex->expect[e]; e++)
+                expected = expected || !strcmp(ex->expect[e], oac_code_name(x->code));
+            ck_assert_msg(expected, "%s: unexpected %s: %s", ex->name,
+                          oac_code_name(x->code), x->message);
+        }
+        /* ... and every expected code of these passes is there. */
+        for (size_t e = 0; ex->expect[e]; e++) {
+            int c = oac_code_lookup(ex->expect[e]);
+            if (c >= 0 && mine((oac_code)c))
+                ck_assert_msg(oac_diags_find(d, (oac_code)c) >= 0, "%s: %s missing",
+                              ex->name, ex->expect[e]);
+        }
+        if (!strcmp(ex->name, "toy_decoder")) {
+            const oac_memory_plan *p = oac_analysis_plan(a);
+            KNOWN(p->second_cache_bytes, 0);
+            /* Two layers, K and V: 4 caches of FLOAT[1, heads, max_len, head_size]. */
+            KNOWN(p->persistent_cache_bytes,
+                  4ull * OAC_TOY_HEADS * OAC_TOY_MAX_LEN * OAC_TOY_HEAD_SIZE * 4);
+        }
+        if (!strcmp(ex->name, "dense_cache_implied"))
+            ck_assert(!oac_analysis_plan(a)->second_cache_bytes.known ||
+                      oac_analysis_plan(a)->second_cache_bytes.value > 0);
+        oac_analysis_free(a);
+        oac_model_free(m);
+        oac_diags_free(d);
+        free(buf);
+        oac_ctx_free(ctx);
+    }
+}
+END_TEST
+
+START_TEST(test_linear_in_layers)
+{
+    /* A 256-layer decoder checks without trouble and its plan is known
+     * (benchmarks run 2048 layers; this keeps the test short). */
+    oac_ctx *ctx = oac_ctx_new();
+    oac_mb *mb = oac_mb_new(ctx);
+    oac_example_toy_decoder(mb, 256, true);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(oac_mb_pack(mb, &buf, &len), OAC_OK);
+    oac_diags *d = oac_diags_new(ctx);
+    oac_model *m = NULL;
+    ck_assert_int_eq(oac_model_load_buffer(ctx, &m, buf, len, "big", NULL, d), OAC_OK);
+    oac_analysis *a = NULL;
+    ck_assert_int_eq(oac_check(ctx, &a, m, NULL, d), OAC_OK);
+    KNOWN(oac_analysis_plan(a)->persistent_cache_bytes,
+          512ull * OAC_TOY_HEADS * OAC_TOY_MAX_LEN * OAC_TOY_HEAD_SIZE * 4);
+    oac_analysis_free(a);
+    oac_model_free(m);
+    oac_diags_free(d);
+    free(buf);
+    oac_mb_free(mb);
+    oac_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- the runtime measures what the plan says ---- */
+
+/* Check and run r's model for `steps` steps; the measured peak must equal
+ * the planned one (contract 4: peak_matches_plan). */
+static void run_matches(run *r, const oac_check_opts *o, uint64_t steps)
+{
+    ck_assert_int_eq(run_check(r, o), OAC_OK);
+    ck_assert_uint_eq(oac_diags_count_severity(r->d, OAC_SEV_ERROR), 0);
+    oac_run_opts ro = { .steps = steps, .dims = o ? o->dims : NULL,
+                        .n_dims = o ? o->n_dims : 0 };
+    oac_execution *e = NULL;
+    int rc = oac_run(r->ctx, &e, r->m, r->a, &ro, r->d);
+    ck_assert_msg(rc == OAC_OK, "run: %d %s", rc, oac_errmsg(r->ctx));
+    ck_assert_ptr_nonnull(e);
+    ck_assert_uint_eq(e->steps_completed, steps);
+    ck_assert(e->planned_peak_bytes.known);
+    ck_assert_msg(e->peak_matches_plan, "measured %llu, planned %llu",
+                  (unsigned long long)e->measured_peak_bytes,
+                  (unsigned long long)e->planned_peak_bytes.value);
+    oac_execution_free(e);
+}
+
+START_TEST(test_runtime_agrees)
+{
+    run r;
+    /* the chain that frees temporaries */
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(r.g, "Concat", NULL, "n0", "x,x,x,x", "big");
+    int64_t z = 0, four = 4;
+    oac_gb_init_i64(r.g, "st", "1", &z, 1);
+    oac_gb_init_i64(r.g, "en", "1", &four, 1);
+    oac_gb_node(r.g, "Slice", NULL, "n1", "big,st,en", "s");
+    oac_gb_node(r.g, "Neg", NULL, "n2", "s", "t");
+    oac_gb_node(r.g, "Concat", NULL, "n3", "t,t", "u");
+    oac_gb_node(r.g, "Neg", NULL, "n4", "u", "v");
+    oac_gb_output(r.g, "v", OAC_T_FLOAT, "8");
+    run_matches(&r, NULL, 2);
+    run_end(&r);
+
+    /* out of place, then in place, with --dim */
+    run_begin(&r);
+    dense_inputs(&r, "1,2,cap,4");
+    cu(r.g, "u1", "cache,values,position", "a", false);
+    cu(r.g, "u2", "a,values,position", "b", true);
+    oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,cap,4");
+    oac_dim_binding d[] = { { "cap", 8 } };
+    oac_check_opts o = { .dims = d, .n_dims = 1 };
+    run_matches(&r, &o, 2);
+    /* a is a fresh buffer (the second cache, 128 bytes) kept as b */
+    KNOWN(oac_analysis_plan(r.a)->second_cache_bytes, 128);
+    KNOWN(oac_analysis_plan(r.a)->peak_bytes, 128);
+    run_end(&r);
+
+    /* paged chain with a format change to another page size */
+    run_begin(&r);
+    int64_t q[] = { 0, 2 };
+    paged_chain(&r, q, 2);
+    run_matches(&r, NULL, 1);
+    run_end(&r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_in_place);
+    tcase_add_test(t, test_out_of_place);
+    tcase_add_test(t, test_chain_frees_temporaries);
+    tcase_add_test(t, test_unread_output_freed_at_producer);
+    tcase_add_test(t, test_temporary_updated_in_place);
+    tcase_add_test(t, test_paged_workspace);
+    tcase_add_test(t, test_unknown_dims_null);
+    tcase_add_test(t, test_example_rows);
+    tcase_add_test(t, test_linear_in_layers);
+    tcase_add_test(t, test_runtime_agrees);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,1008 @@
+/* check_shapes.c: the ShapesContext (lib/shapes.c, lib/infer.c):
+ * declared types, symbols, --dim, per-op inference, alias-class
+ * unification (type-/rank-/shape-mismatch), the type parts of
+ * operand-invalid and the alias_classes facts (contract 2, 3, 4).
+ *
+ * Models are made with the builder, loaded from memory and checked with
+ * oac_check; inference details are read from the ShapesContext by running
+ * the passes up to shapes by hand (infer_run), which keeps the graph
+ * index alive for value lookups.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oac_int.h"
+#include "oac_build.h"
+#include "alias.h"
+#include "check.h"
+#include "graph.h"
+#include "shapes.h"
+
+/* ---- harness (same in every check_<shapes module>.c) ---- */
+#pragma GCC diagnostic ignored "-Wunused-function"
+
+typedef struct run {
+    oac_ctx *ctx;
+    oac_mb *mb;
+    oac_gb *g;
+    uint8_t *buf;
+    size_t len;
+    oac_model *m;
+    oac_diags *d;
+    oac_analysis *a;
+    oac_check_state st;   /* infer_run only */
+    int rc;
+} run;
+
+static void run_begin(run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->ctx = oac_ctx_new();
+    r->mb = oac_mb_new(r->ctx);
+    r->g = oac_mb_graph(r->mb);
+}
+
+static void run_load(run *r)
+{
+    ck_assert_int_eq(oac_mb_pack(r->mb, &r->buf, &r->len), OAC_OK);
+    r->d = oac_diags_new(r->ctx);
+    ck_assert_int_eq(oac_model_load_buffer(r->ctx, &r->m, r->buf, r->len, "t.onnx",
+                                           NULL, r->d), OAC_OK);
+}
+
+static int run_check(run *r, const oac_check_opts *o)
+{
+    run_load(r);
+    r->rc = oac_check(r->ctx, &r->a, r->m, o, r->d);
+    return r->rc;
+}
+
+/* Passes 1-8 by hand, keeping st.graphs for lookups. */
+static int infer_run(run *r, const oac_check_opts *o)
+{
+    static const oac_check_opts none = { 0 };
+    static const oac_pass_fn fns[] = {
+        oac_pass_graph, oac_pass_access, oac_pass_ports, oac_pass_classes,
+        oac_pass_branches, oac_pass_hazards, oac_pass_metadata, oac_pass_shapes,
+    };
+    run_load(r);
+    r->st = (oac_check_state){ .ctx = r->ctx, .model = r->m, .opts = o ? o : &none,
+                               .diags = r->d };
+    r->st.out = oac_calloc(r->ctx, 1, sizeof *r->st.out);
+    r->st.out->ctx = r->ctx;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if ((r->rc = fns[i](&r->st)) < 0)
+            return r->rc;
+    return r->rc = OAC_OK;
+}
+
+static void run_end(run *r)
+{
+    if (r->st.out) {
+        if (r->st.shapes && !r->st.out->shapes) {
+            r->st.out->shapes = r->st.shapes;
+            r->st.out->shapes_free = oac_shapes_free;
+        }
+        oac_aliases_free(r->st.aliases);
+        oac_graphs_free(r->st.graphs);
+        oac_analysis_free(r->st.out);
+    }
+    oac_analysis_free(r->a);
+    oac_model_free(r->m);
+    oac_diags_free(r->d);
+    free(r->buf);
+    oac_mb_free(r->mb);
+    oac_ctx_free(r->ctx);
+}
+
+/* The diagnostic with that code (and node/value when given), or NULL. */
+static const oac_diag *find(const run *r, oac_code code, const char *node,
+                            const char *value)
+{
+    for (size_t i = 0; i < oac_diags_count(r->d); i++) {
+        const oac_diag *x = oac_diags_get(r->d, i);
+        if (x->code == code && (!node || (x->node && !strcmp(x->node, node))) &&
+            (!value || (x->value && !strcmp(x->value, value))))
+            return x;
+    }
+    return NULL;
+}
+
+static size_t count(const run *r, oac_code code)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < oac_diags_count(r->d); i++)
+        n += oac_diags_get(r->d, i)->code == code;
+    return n;
+}
+
+static void expect(const run *r, oac_code code, const char *node, const char *value)
+{
+    const oac_diag *x = find(r, code, node, value);
+    if (!x) {
+        for (size_t i = 0; i < oac_diags_count(r->d); i++)
+            fprintf(stderr, "  have: %s %s %s: %s\n",
+                    oac_code_name(oac_diags_get(r->d, i)->code),
+                    oac_diags_get(r->d, i)->node ? oac_diags_get(r->d, i)->node : "-",
+                    oac_diags_get(r->d, i)->value ? oac_diags_get(r->d, i)->value : "-",
+                    oac_diags_get(r->d, i)->message);
+        ck_abort_msg("no %s at node %s value %s", oac_code_name(code),
+                     node ? node : "*", value ? value : "*");
+    }
+    ck_assert_int_eq(x->severity, OAC_SEV_ERROR);
+}
+
+/* Dims of a main-graph value after infer_run, as "2,S,?" (symbol names
+ * where the symbol is unbound, '?' for anonymous unknowns); "none" when
+ * the rank is unknown. */
+static const char *dims_of(run *r, const char *name, char *buf, size_t len)
+{
+    oac_value *v = oac_scope_local(r->st.graphs->scopes[0], name);
+    ck_assert_msg(v != NULL, "no value %s", name);
+    const oac_vshape *s = oac_shapes_value(r->st.shapes, v->id);
+    if (s->rank < 0)
+        return "none";
+    buf[0] = '\0';
+    size_t at = 0;
+    for (int32_t i = 0; i < s->rank; i++) {
+        int64_t d = oac_shapes_dim(r->st.shapes, s->dims[i]);
+        const char *nm = oac_shapes_dim_name(r->st.shapes, s->dims[i]);
+        at += (size_t)snprintf(buf + at, len - at, "%s", i ? "," : "");
+        if (d >= 0)
+            at += (size_t)snprintf(buf + at, len - at, "%lld", (long long)d);
+        else
+            at += (size_t)snprintf(buf + at, len - at, "%s", nm ? nm : "?");
+    }
+    return buf;
+}
+
+static int32_t elem_of(run *r, const char *name)
+{
+    oac_value *v = oac_scope_local(r->st.graphs->scopes[0], name);
+    ck_assert_ptr_nonnull(v);
+    return oac_shapes_value(r->st.shapes, v->id)->elem_type;
+}
+
+static Onnx__NodeProto *cu(oac_gb *g, const char *name, const char *in,
+                           const char *out, bool alias)
+{
+    Onnx__NodeProto *n = oac_gb_node(g, "CacheUpdate", "onnx_alias", name, in, out);
+    if (alias)
+        oac_node_alias(g, n, 0, 0, 1);
+    return n;
+}
+
+/* cache [1,2,S,4] READ_WRITE FLOAT16, values [1,2,1,4], position [] */
+static void dense_inputs(run *r, const char *cache_dims)
+{
+    oac_vi_access(r->g, oac_gb_input(r->g, "cache", OAC_T_FLOAT16, cache_dims), 1);
+    oac_gb_input(r->g, "values", OAC_T_FLOAT16, "1,2,1,4");
+    oac_gb_input(r->g, "position", OAC_T_INT64, "");
+}
+
+/* ---- tables ---- */
+
+START_TEST(test_tables_sorted)
+{
+    ck_assert(oac_infer_table_sorted());
+    ck_assert(oac_fold_table_sorted());
+}
+END_TEST
+
+/* ---- alias-class unification ---- */
+
+START_TEST(test_class_facts_filled)
+{
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,max_len,4");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_SHAPE_MISMATCH), 0);
+    ck_assert_int_eq(count(&r, OAC_TYPE_MISMATCH), 0);
+    ck_assert_uint_eq(oac_analysis_class_count(r.a), 1);
+    const oac_alias_class *c = oac_analysis_class(r.a, 0);
+    ck_assert_str_eq(c->root, "cache");
+    ck_assert_int_eq(c->elem_type, OAC_T_FLOAT16);
+    ck_assert_int_eq(c->rank, 4);
+    /* The output's 16 binds max_len for the whole class. */
+    ck_assert_int_eq(c->dims[2], 16);
+    ck_assert_str_eq(c->dim_params[2], "max_len");
+    ck_assert_ptr_null(c->dim_params[0]);
+    ck_assert(c->bytes.known);
+    ck_assert_uint_eq(c->bytes.value, 1 * 2 * 16 * 4 * 2);
+    ck_assert_int_eq(oac_analysis_dim(r.a, "max_len"), 16);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_class_bytes_unknown_symbol)
+{
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,max_len,4");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,max_len,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_alias_class *c = oac_analysis_class(r.a, 0);
+    ck_assert_int_eq(c->dims[2], -1);
+    ck_assert_str_eq(c->dim_params[2], "max_len");
+    ck_assert(!c->bytes.known);
+    ck_assert_int_eq(oac_analysis_dim(r.a, "max_len"), -1);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_type_mismatch)
+{
+    /* 1: the output declares FLOAT for a FLOAT16 cache. */
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_TYPE_MISMATCH, "upd", "out");
+    ck_assert_ptr_nonnull(strstr(find(&r, OAC_TYPE_MISMATCH, NULL, NULL)->message, "cache"));
+    run_end(&r);
+
+    /* 2: a chain, the middle member declared INT8 in value_info. */
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    cu(r.g, "u1", "cache,values,position", "a", true);
+    cu(r.g, "u2", "a,values,position", "b", true);
+    oac_gb_value_info(r.g, "a", OAC_T_INT8, "1,2,16,4");
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_TYPE_MISMATCH, "u1", "a");
+    run_end(&r);
+
+    /* 3: a paged cache whose update output is declared a dense tensor. */
+    int32_t allowed[] = { 0 };
+    run_begin(&r);
+    oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+    oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8",
+                                          allowed, 1), 1);
+    oac_gb_input(r.g, "page_id", OAC_T_INT64, "");
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,2,1,8");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    Onnx__NodeProto *n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
+                                     "pages,page_id,values,position", "out");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "2,2,16,8"), "pages");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_TYPE_MISMATCH, "pu", "out");
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_rank_mismatch)
+{
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_RANK_MISMATCH, "upd", "out");
+    run_end(&r);
+
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    cu(r.g, "u1", "cache,values,position", "a", true);
+    cu(r.g, "u2", "a,values,position", "b", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_RANK_MISMATCH, "u2", "b");
+    ck_assert_int_eq(count(&r, OAC_RANK_MISMATCH), 1);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_shape_mismatch_static)
+{
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,32,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_SHAPE_MISMATCH, "upd", "out");
+    const oac_diag *x = find(&r, OAC_SHAPE_MISMATCH, NULL, NULL);
+    ck_assert_ptr_nonnull(strstr(x->message, "32"));
+    ck_assert_ptr_nonnull(strstr(x->message, "16"));
+    ck_assert_ptr_nonnull(strstr(x->message, "cache"));
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_shape_mismatch_symbol_twice)
+{
+    /* max_len is bound to 16 by one member and 32 by another. */
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,max_len,4");
+    cu(r.g, "u1", "cache,values,position", "a", true);
+    cu(r.g, "u2", "a,values,position", "b", true);
+    oac_gb_value_info(r.g, "a", OAC_T_FLOAT16, "1,2,16,4");
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,32,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_ge(count(&r, OAC_SHAPE_MISMATCH), 1);
+    const oac_diag *x = find(&r, OAC_SHAPE_MISMATCH, NULL, NULL);
+    ck_assert_ptr_nonnull(x->value);
+    /* Both places named. */
+    ck_assert_ptr_nonnull(strstr(x->message, "16"));
+    ck_assert_ptr_nonnull(strstr(x->message, "32"));
+    ck_assert_ptr_nonnull(strstr(x->message, "'a'"));
+    ck_assert_ptr_nonnull(strstr(x->message, "'b'"));
+    ck_assert_int_eq(x->severity, OAC_SEV_ERROR);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_unknown_dims_unify_quietly)
+{
+    /* '?' and symbols join without findings; what one member knows holds
+     * for all. */
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,?,S,4");
+    cu(r.g, "u1", "cache,values,position", "a", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "a", OAC_T_FLOAT16, "1,2,8,?"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_SHAPE_MISMATCH), 0);
+    const oac_alias_class *c = oac_analysis_class(r.a, 0);
+    ck_assert_int_eq(c->dims[1], 2);
+    ck_assert_int_eq(c->dims[2], 8);
+    ck_assert_int_eq(c->dims[3], 4);
+    ck_assert(c->bytes.known);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_bytes_overflow_unknown)
+{
+    run r;
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT, "1099511627776,1099511627776"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT, "1099511627776,1");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    Onnx__NodeProto *n = cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_node_attr_int(r.g, n, "axis", -1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT, "1099511627776,1099511627776"),
+                    "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_alias_class *c = oac_analysis_class(r.a, 0);
+    ck_assert_int_eq(c->dims[0], 1099511627776LL);
+    ck_assert(!c->bytes.known);   /* 2^80 * 4 does not fit: unknown, no wrap */
+    ck_assert(!oac_analysis_plan(r.a)->persistent_cache_bytes.known);
+    run_end(&r);
+}
+END_TEST
+
+/* ---- --dim ---- */
+
+START_TEST(test_dim_usage_errors)
+{
+    struct { oac_dim_binding b[2]; size_t n; const char *msg; } cases[] = {
+        { { { "nope", 4 } }, 1, "nope" },                  /* unknown name */
+        { { { "max_len", 0 } }, 1, "at least 1" },         /* below 1 */
+        { { { "max_len", -3 } }, 1, "at least 1" },
+        { { { "max_len", 8 }, { "max_len", 9 } }, 2, "twice" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run r;
+        run_begin(&r);
+        dense_inputs(&r, "1,2,max_len,4");
+        cu(r.g, "upd", "cache,values,position", "out", true);
+        oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,max_len,4"), "cache");
+        oac_check_opts o = { .dims = cases[i].b, .n_dims = cases[i].n };
+        ck_assert_int_eq(run_check(&r, &o), OAC_EINVAL);
+        ck_assert_ptr_nonnull(strstr(oac_errmsg(r.ctx), cases[i].msg));
+        ck_assert_ptr_null(r.a);
+        run_end(&r);
+    }
+    /* The same value twice is fine. */
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,max_len,4");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,max_len,4"), "cache");
+    oac_dim_binding same[] = { { "max_len", 8 }, { "max_len", 8 } };
+    oac_check_opts o = { .dims = same, .n_dims = 2 };
+    ck_assert_int_eq(run_check(&r, &o), OAC_OK);
+    ck_assert_int_eq(oac_analysis_dim(r.a, "max_len"), 8);
+    ck_assert_uint_eq(oac_analysis_class(r.a, 0)->bytes.value, 1 * 2 * 8 * 4 * 2);
+    ck_assert_uint_eq(oac_diags_count_severity(r.d, OAC_SEV_ERROR), 0);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_dim_contradicts_static)
+{
+    /* --dim max_len=8 but a member declares 16: shape-mismatch naming
+     * the option and the value. */
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,max_len,4");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    oac_dim_binding b[] = { { "max_len", 8 } };
+    oac_check_opts o = { .dims = b, .n_dims = 1 };
+    ck_assert_int_eq(run_check(&r, &o), OAC_OK);
+    expect(&r, OAC_SHAPE_MISMATCH, NULL, "out");
+    const oac_diag *x = find(&r, OAC_SHAPE_MISMATCH, NULL, "out");
+    ck_assert_ptr_nonnull(strstr(x->message, "--dim max_len=8"));
+    ck_assert_ptr_nonnull(strstr(x->message, "16"));
+    run_end(&r);
+
+    /* Same through inference: a Reshape makes 12 where --dim says 6. */
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "3,4");
+    int64_t shp[] = { 12 };
+    oac_gb_init_i64(r.g, "shp", "1", shp, 1);
+    oac_gb_node(r.g, "Reshape", NULL, "flat", "x,shp", "y");
+    oac_gb_output(r.g, "y", OAC_T_FLOAT, "n");
+    oac_dim_binding b2[] = { { "n", 6 } };
+    oac_check_opts o2 = { .dims = b2, .n_dims = 1 };
+    ck_assert_int_eq(run_check(&r, &o2), OAC_OK);
+    expect(&r, OAC_SHAPE_MISMATCH, "flat", "y");
+    run_end(&r);
+}
+END_TEST
+
+/* ---- inference ---- */
+
+START_TEST(test_infer_ops)
+{
+    char b[128];
+    run r;
+    run_begin(&r);
+    oac_gb *g = r.g;
+    oac_gb_input(g, "x", OAC_T_FLOAT, "B,3,4");
+    oac_gb_input(g, "w", OAC_T_FLOAT, "4,5");
+    oac_gb_node(g, "MatMul", NULL, "mm", "x,w", "xw");                   /* B,3,5 */
+    int64_t perm[] = { 0, 2, 1 };
+    Onnx__NodeProto *t = oac_gb_node(g, "Transpose", NULL, "tr", "xw", "xt"); /* B,5,3 */
+    oac_node_attr_ints(g, t, "perm", perm, 3);
+    int64_t shp[] = { 0, -1 };
+    oac_gb_init_i64(g, "shp", "2", shp, 2);
+    oac_gb_node(g, "Reshape", NULL, "rs", "xt,shp", "xr");              /* B,? (B unknown) */
+    oac_gb_node(g, "Add", NULL, "add", "xw,bias", "sum");                /* B,3,5 */
+    oac_gb_input(g, "bias", OAC_T_FLOAT, "5");
+    Onnx__NodeProto *c = oac_gb_node(g, "Concat", NULL, "cat", "xw,xw", "cc"); /* B,3,10 */
+    oac_node_attr_int(g, c, "axis", -1);
+    int64_t st[] = { 1 }, en[] = { 100 }, ax[] = { 2 };
+    oac_gb_init_i64(g, "st", "1", st, 1);
+    oac_gb_init_i64(g, "en", "1", en, 1);
+    oac_gb_init_i64(g, "ax", "1", ax, 1);
+    oac_gb_node(g, "Slice", NULL, "sl", "cc,st,en,ax", "sc");            /* B,3,9 */
+    oac_gb_node(g, "Softmax", NULL, "sm", "sc", "p");                    /* B,3,9 */
+    oac_gb_input(g, "ids", OAC_T_INT64, "7");
+    oac_gb_input(g, "emb", OAC_T_FLOAT, "16,8");
+    oac_gb_node(g, "Gather", NULL, "ga", "emb,ids", "e");                /* 7,8 */
+    oac_gb_node(g, "Shape", NULL, "sh", "x", "xs");                      /* 3 */
+    oac_gb_node(g, "Size", NULL, "sz", "x", "xn");                       /* scalar */
+    int64_t one[] = { 1 };
+    oac_gb_init_i64(g, "one", "1", one, 1);
+    oac_gb_node(g, "Unsqueeze", NULL, "us", "e,one", "eu");              /* 7,1,8 */
+    oac_gb_node(g, "Squeeze", NULL, "sq", "eu,one", "es");               /* 7,8 */
+    Onnx__NodeProto *ca = oac_gb_node(g, "Cast", NULL, "ca", "e", "e16");
+    oac_node_attr_int(g, ca, "to", OAC_T_FLOAT16);
+    oac_gb_node(g, "Neg", NULL, "ng", "e16", "en16");
+    oac_gb_node(g, "Mystery", "some.domain", "my", "e", "mys");          /* unknown op */
+    oac_gb_output(g, "p", OAC_T_FLOAT, NULL);
+    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_str_eq(dims_of(&r, "xw", b, sizeof b), "B,3,5");
+    ck_assert_str_eq(dims_of(&r, "xt", b, sizeof b), "B,5,3");
+    ck_assert_str_eq(dims_of(&r, "xr", b, sizeof b), "B,?");
+    ck_assert_str_eq(dims_of(&r, "sum", b, sizeof b), "B,3,5");
+    ck_assert_str_eq(dims_of(&r, "cc", b, sizeof b), "B,3,10");
+    ck_assert_str_eq(dims_of(&r, "sc", b, sizeof b), "B,3,9");
+    ck_assert_str_eq(dims_of(&r, "p", b, sizeof b), "B,3,9");
+    ck_assert_str_eq(dims_of(&r, "e", b, sizeof b), "7,8");
+    ck_assert_str_eq(dims_of(&r, "xs", b, sizeof b), "3");
+    ck_assert_str_eq(dims_of(&r, "xn", b, sizeof b), "");
+    ck_assert_str_eq(dims_of(&r, "eu", b, sizeof b), "7,1,8");
+    ck_assert_str_eq(dims_of(&r, "es", b, sizeof b), "7,8");
+    ck_assert_int_eq(elem_of(&r, "e16"), OAC_T_FLOAT16);
+    ck_assert_str_eq(dims_of(&r, "en16", b, sizeof b), "7,8");
+    ck_assert_int_eq(elem_of(&r, "xs"), OAC_T_INT64);
+    ck_assert_str_eq(dims_of(&r, "mys", b, sizeof b), "none");
+    ck_assert_int_eq(elem_of(&r, "mys"), 0);
+    ck_assert_uint_eq(oac_diags_count(r.d), 0);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_infer_reshape_minus_one_and_dim)
+{
+    char b[128];
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "B,3,4");
+    int64_t shp[] = { 0, -1 };
+    oac_gb_init_i64(r.g, "shp", "2", shp, 2);
+    oac_gb_node(r.g, "Reshape", NULL, "rs", "x,shp", "y");
+    int64_t shp2[] = { -1, 3, 0 };
+    oac_gb_init_i64(r.g, "shp2", "3", shp2, 3);
+    oac_gb_node(r.g, "Reshape", NULL, "rs2", "x,shp2", "z");
+    oac_dim_binding d[] = { { "B", 5 } };
+    oac_check_opts o = { .dims = d, .n_dims = 1 };
+    ck_assert_int_eq(infer_run(&r, &o), OAC_OK);
+    ck_assert_str_eq(dims_of(&r, "x", b, sizeof b), "5,3,4");
+    ck_assert_str_eq(dims_of(&r, "y", b, sizeof b), "5,12");
+    ck_assert_str_eq(dims_of(&r, "z", b, sizeof b), "5,3,4");
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_infer_broadcast_and_matmul_vectors)
+{
+    char b[128];
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "a", OAC_T_FLOAT, "2,1,4");
+    oac_gb_input(r.g, "c", OAC_T_FLOAT, "3,1");
+    oac_gb_input(r.g, "v", OAC_T_FLOAT, "4");
+    oac_gb_input(r.g, "m", OAC_T_FLOAT, "4,6");
+    oac_gb_node(r.g, "Mul", NULL, "mul", "a,c", "ac");     /* 2,3,4 */
+    oac_gb_node(r.g, "MatMul", NULL, "mv", "v,m", "vm");   /* 6 */
+    oac_gb_node(r.g, "MatMul", NULL, "am", "a,m", "amm");  /* 2,1,6 */
+    oac_gb_node(r.g, "Max", NULL, "mx", "a,c,v", "mxo");   /* 2,3,4 */
+    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_str_eq(dims_of(&r, "ac", b, sizeof b), "2,3,4");
+    ck_assert_str_eq(dims_of(&r, "vm", b, sizeof b), "6");
+    ck_assert_str_eq(dims_of(&r, "amm", b, sizeof b), "2,1,6");
+    ck_assert_str_eq(dims_of(&r, "mxo", b, sizeof b), "2,3,4");
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_infer_cache_ops_and_constant)
+{
+    char b[128];
+    run r;
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    int64_t pos[] = { 3 };
+    oac_gb_constant_i64(r.g, "p3", "", pos, 1);
+    cu(r.g, "upd", "cache,values,p3", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, NULL), "cache");
+    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_str_eq(dims_of(&r, "out", b, sizeof b), "1,2,16,4");
+    ck_assert_int_eq(elem_of(&r, "out"), OAC_T_FLOAT16);
+    ck_assert_str_eq(dims_of(&r, "p3", b, sizeof b), "");
+    ck_assert_int_eq(elem_of(&r, "p3"), OAC_T_INT64);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_infer_subgraph_and_function_scopes)
+{
+    /* Inference runs in every scope: an If branch reading an outer value
+     * and a local function body. */
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "2,3");
+    oac_gb_input(r.g, "cond", OAC_T_BOOL, "");
+    Onnx__NodeProto *n = oac_gb_node(r.g, "If", NULL, "br", "cond", "y");
+    oac_gb *t = oac_node_attr_graph(r.g, n, "then_branch", "then");
+    oac_gb_node(t, "Neg", NULL, "neg", "x", "ty");
+    oac_gb_output(t, "ty", OAC_T_FLOAT, NULL);
+    oac_gb *e = oac_node_attr_graph(r.g, n, "else_branch", "else");
+    oac_gb_node(e, "Identity", NULL, "id", "x", "ey");
+    oac_gb_output(e, "ey", OAC_T_FLOAT, NULL);
+    oac_gb_output(r.g, "y", OAC_T_FLOAT, NULL);
+    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    oac_graphs *gs = r.st.graphs;
+    ck_assert_uint_ge(gs->n_scopes, 3);
+    oac_value *ty = oac_scope_local(gs->scopes[1], "ty");
+    if (!ty)
+        ty = oac_scope_local(gs->scopes[2], "ty");
+    ck_assert_ptr_nonnull(ty);
+    const oac_vshape *s = oac_shapes_value(r.st.shapes, ty->id);
+    ck_assert_int_eq(s->rank, 2);
+    ck_assert_int_eq(oac_shapes_dim(r.st.shapes, s->dims[1]), 3);
+    run_end(&r);
+
+    /* A local function body: its inputs typed by value_info. */
+    run_begin(&r);
+    oac_gb *f = oac_mb_function(r.mb, "local", "F", "a", "b");
+    oac_gb_value_info(f, "a", OAC_T_FLOAT, "5,K");
+    Onnx__NodeProto *tn = oac_gb_node(f, "Transpose", NULL, "tr", "a", "b");
+    int64_t perm[] = { 1, 0 };
+    oac_node_attr_ints(f, tn, "perm", perm, 2);
+    oac_mb_opset(r.mb, "local", 1);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "5,K");
+    oac_gb_node(r.g, "F", "local", "call", "x", "y");
+    oac_gb_output(r.g, "y", OAC_T_FLOAT, NULL);
+    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    oac_scope *fs = r.st.graphs->functions[0];
+    ck_assert_ptr_nonnull(fs);
+    oac_value *b = oac_scope_local(fs, "b");
+    ck_assert_ptr_nonnull(b);
+    s = oac_shapes_value(r.st.shapes, b->id);
+    ck_assert_int_eq(s->rank, 2);
+    ck_assert_str_eq(oac_shapes_dim_name(r.st.shapes, s->dims[0]), "K");
+    ck_assert_int_eq(oac_shapes_dim(r.st.shapes, s->dims[1]), 5);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_hostile_inference)
+{
+    /* Overflowing products and sums, extreme slice parameters, absurd
+     * ranks and negative dims: unknown, never wrapped, never a crash. */
+    char b[256];
+    run r;
+    run_begin(&r);
+    oac_gb *g = r.g;
+    oac_gb_input(g, "x", OAC_T_FLOAT, "4611686018427387904,4");
+    int64_t shp[] = { -1 };
+    oac_gb_init_i64(g, "shp", "1", shp, 1);
+    oac_gb_node(g, "Reshape", NULL, "rs", "x,shp", "flat");          /* 2^62*4 overflows */
+    oac_gb_input(g, "y", OAC_T_FLOAT, "9223372036854775807,2");
+    Onnx__NodeProto *c = oac_gb_node(g, "Concat", NULL, "cat", "y,y", "yy");
+    oac_node_attr_int(g, c, "axis", 0);                                /* sum overflows */
+    int64_t st[] = { INT64_MAX }, en[] = { INT64_MIN }, ax[] = { 1 }, sp[] = { INT64_MIN };
+    oac_gb_init_i64(g, "st", "1", st, 1);
+    oac_gb_init_i64(g, "en", "1", en, 1);
+    oac_gb_init_i64(g, "ax", "1", ax, 1);
+    oac_gb_init_i64(g, "sp", "1", sp, 1);
+    oac_gb_node(g, "Slice", NULL, "sl", "x,st,en,ax,sp", "xs");        /* len 1 */
+    int64_t bad_axis[] = { 99 };
+    oac_gb_init_i64(g, "bax", "1", bad_axis, 1);
+    oac_gb_node(g, "Slice", NULL, "sl2", "x,st,en,bax", "xs2");        /* unknown */
+    oac_gb_node(g, "Unsqueeze", NULL, "us", "x,bax", "xu");            /* unknown */
+    int64_t perm[] = { 0, 7 };
+    Onnx__NodeProto *t = oac_gb_node(g, "Transpose", NULL, "tr", "x", "xt");
+    oac_node_attr_ints(g, t, "perm", perm, 2);                        /* unknown */
+    /* rank 70 declaration: beyond OAC_SHAPE_MAX_RANK, rank unknown */
+    char dims[256] = "";
+    for (int i = 0; i < 70; i++)
+        strcat(dims, i ? ",1" : "1");
+    oac_gb_input(g, "deep", OAC_T_FLOAT, dims);
+    oac_gb_node(g, "Neg", NULL, "ng", "deep", "deepn");
+    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_str_eq(dims_of(&r, "flat", b, sizeof b), "?");
+    ck_assert_str_eq(dims_of(&r, "yy", b, sizeof b), "?,2");
+    ck_assert_str_eq(dims_of(&r, "xs", b, sizeof b), "4611686018427387904,1");
+    ck_assert_str_eq(dims_of(&r, "xs2", b, sizeof b), "none");
+    ck_assert_str_eq(dims_of(&r, "xu", b, sizeof b), "none");
+    ck_assert_str_eq(dims_of(&r, "xt", b, sizeof b), "none");
+    ck_assert_str_eq(dims_of(&r, "deepn", b, sizeof b), "none");
+    run_end(&r);
+}
+END_TEST
+
+/* ---- operand-invalid (type parts, contract 2) ---- */
+
+START_TEST(test_operand_cache_update)
+{
+    /* values of another element type */
+    run r;
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT, "1,2,1,4");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "upd", "values");
+    run_end(&r);
+
+    /* values differ off the axis */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,3,1,4");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "upd", "values");
+    run_end(&r);
+
+    /* values of another rank */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,1,4");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "upd", "values");
+    run_end(&r);
+
+    /* position INT32, and position [2] */
+    const struct { int32_t t; const char *dims; } bad_pos[] = {
+        { OAC_T_INT32, "" }, { OAC_T_INT64, "2" }, { OAC_T_INT64, "1,1" },
+        { OAC_T_FLOAT, NULL },   /* no shape: the type alone decides */
+    };
+    for (size_t i = 0; i < sizeof bad_pos / sizeof bad_pos[0]; i++) {
+        run_begin(&r);
+        oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
+        oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,1,4");
+        oac_gb_input(r.g, "position", bad_pos[i].t, bad_pos[i].dims);
+        cu(r.g, "upd", "cache,values,position", "out", true);
+        oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+        ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+        expect(&r, OAC_OPERAND_INVALID, "upd", "position");
+        run_end(&r);
+    }
+
+    /* axis out of range */
+    run_begin(&r);
+    dense_inputs(&r, "1,2,16,4");
+    Onnx__NodeProto *n = cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_node_attr_int(r.g, n, "axis", 4);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "upd", "cache");
+    run_end(&r);
+
+    /* STRING cache is not numeric */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_STRING, "1,2,16,4"), 1);
+    oac_gb_input(r.g, "values", OAC_T_STRING, "1,2,1,4");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_STRING, "1,2,16,4"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "upd", "cache");
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_operand_valid_near_misses)
+{
+    /* position [1], axis -1 with values differing only there, symbols. */
+    run r;
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "B,2,4,16"), 1);
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "B,2,4,3");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "1");
+    Onnx__NodeProto *n = cu(r.g, "upd", "cache,values,position", "out", true);
+    oac_node_attr_int(r.g, n, "axis", -1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "B,2,4,16"), "cache");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 0);
+    ck_assert_int_eq(count(&r, OAC_SHAPE_MISMATCH), 0);
+    ck_assert_int_eq(count(&r, OAC_TYPE_MISMATCH), 0);
+    ck_assert_int_eq(count(&r, OAC_RANK_MISMATCH), 0);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_operand_tensor_scatter)
+{
+    /* write_indices INT32 */
+    run r;
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
+    oac_gb_input(r.g, "upd", OAC_T_FLOAT, "2,4,1,8");
+    oac_gb_input(r.g, "wi", OAC_T_INT32, "2");
+    Onnx__NodeProto *n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,upd,wi", "present");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "ts", "wi");
+    run_end(&r);
+
+    /* write_indices [3] for batch 2; and a bad mode */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
+    oac_gb_input(r.g, "upd", OAC_T_FLOAT, "2,4,1,8");
+    oac_gb_input(r.g, "wi", OAC_T_INT64, "3");
+    n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,upd,wi", "present");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "ts", "wi");
+    run_end(&r);
+
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
+    oac_gb_input(r.g, "upd", OAC_T_FLOAT, "2,4,1,8");
+    n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,upd", "present");
+    oac_node_attr_string(r.g, n, "mode", "sideways");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "ts", NULL);
+    run_end(&r);
+
+    /* valid: INT64 [2], circular */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
+    oac_gb_input(r.g, "upd", OAC_T_FLOAT, "2,4,1,8");
+    oac_gb_input(r.g, "wi", OAC_T_INT64, "2");
+    n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,upd,wi", "present");
+    oac_node_attr_string(r.g, n, "mode", "circular");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 0);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_operand_paged)
+{
+    int32_t allowed[] = { 0 };
+    /* pages of rank 3 */
+    run r;
+    run_begin(&r);
+    oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+    oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,16,8", allowed, 1), 1);
+    oac_gb_input(r.g, "page_id", OAC_T_INT64, "");
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,1,8");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    Onnx__NodeProto *n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
+                                     "pages,page_id,values,position", "out");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output_paged(r.g, "out", OAC_T_FLOAT16, "2,16,8", allowed, 1), "pages");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "pu", "pages");
+    run_end(&r);
+
+    /* a dense cache given to PagedCacheUpdate; page_id INT32 */
+    run_begin(&r);
+    oac_vi_access(r.g, oac_gb_input(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8"), 1);
+    oac_gb_input(r.g, "page_id", OAC_T_INT64, "");
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,2,1,8");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
+                    "pages,page_id,values,position", "out");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "2,2,16,8"), "pages");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "pu", "pages");
+    run_end(&r);
+
+    run_begin(&r);
+    oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+    oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8", allowed, 1), 1);
+    oac_gb_input(r.g, "page_id", OAC_T_INT32, "");
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,2,1,8");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
+                    "pages,page_id,values,position", "out");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output_paged(r.g, "out", OAC_T_FLOAT16, "2,2,16,8", allowed, 1), "pages");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    expect(&r, OAC_OPERAND_INVALID, "pu", "page_id");
+    ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 1);
+    run_end(&r);
+
+    /* valid paged update: no operand finding, class elem/rank filled */
+    run_begin(&r);
+    oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+    oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8", allowed, 1), 1);
+    oac_gb_input(r.g, "page_id", OAC_T_INT64, "");
+    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,2,1,8");
+    oac_gb_input(r.g, "position", OAC_T_INT64, "");
+    n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
+                    "pages,page_id,values,position", "out");
+    oac_node_alias(r.g, n, 0, 0, 1);
+    oac_vi_alias_of(r.g, oac_gb_output_paged(r.g, "out", OAC_T_FLOAT16, "2,2,16,8", allowed, 1), "pages");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 0);
+    ck_assert_int_eq(oac_analysis_class(r.a, 0)->elem_type, OAC_T_FLOAT16);
+    ck_assert_int_eq(oac_analysis_class(r.a, 0)->rank, 4);
+    ck_assert(!oac_analysis_class(r.a, 0)->bytes.known);   /* pages grow */
+    run_end(&r);
+}
+END_TEST
+
+/* ---- failure paths ---- */
+
+/* Models for the allocation-failure sweep: every file of the shapes
+ * area runs on them (inference, folding, classes, capacity, plan). */
+static void chaos_model(run *r, int which)
+{
+    oac_gb *g = r->g;
+    if (which == 0) {
+        dense_inputs(r, "1,2,max_len,4");
+        int64_t a = 3, b2 = 2;
+        oac_gb_constant_i64(g, "c", "", &a, 1);
+        oac_gb_init_i64(g, "d", "", &b2, 1);
+        oac_gb_node(g, "Add", NULL, "add", "c,d", "pos");
+        cu(g, "upd", "cache,values,pos", "out", true);
+        /* max_len = 4: 5 + 1 > 4 is capacity-overflow */
+        oac_vi_alias_of(g, oac_gb_output(g, "out", OAC_T_FLOAT16, "1,2,4,4"), "cache");
+        oac_gb_node(g, "Shape", NULL, "shp", "out", "s");
+        oac_gb_node(g, "Neg", NULL, "neg", "values", "nv");
+        oac_gb_output(g, "nv", OAC_T_FLOAT16, NULL);
+    } else {
+        int32_t allowed[] = { 0 };
+        oac_mb_quant_linear(r->mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+        oac_vi_access(g, oac_gb_input_paged(g, "pages", OAC_T_FLOAT16, "2,2,16,8",
+                                            allowed, 1), 1);
+        int64_t pid = -1, pos = 3;
+        oac_gb_constant_i64(g, "page_id", "", &pid, 1);
+        oac_gb_constant_i64(g, "position", "", &pos, 1);
+        oac_gb_input(g, "values", OAC_T_FLOAT16, "2,2,1,8");
+        Onnx__NodeProto *n = oac_gb_node(g, "PagedCacheUpdate", "onnx_alias", "pu",
+                                         "pages,page_id,values,position", "out");
+        oac_node_attr_int(g, n, "quantized_type", 0);
+        oac_node_alias(g, n, 0, 0, 1);
+        oac_vi_alias_of(g, oac_gb_output_paged(g, "out", OAC_T_FLOAT16, "2,2,16,8",
+                                               allowed, 1), "pages");
+        oac_vi_access(g, oac_gb_input(g, "past", OAC_T_FLOAT, "2,4,S,8"), 1);
+        oac_gb_input(g, "upd", OAC_T_FLOAT, "2,4,1,8");
+        n = oac_gb_node(g, "TensorScatter", NULL, "ts", "past,upd", "present");
+        oac_node_alias(g, n, 0, 0, 1);
+        oac_vi_alias_of(g, oac_gb_output(g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
+    }
+}
+
+START_TEST(test_alloc_failures)
+{
+    /* Fail each allocation of a check in turn: never a crash or leak
+     * (ASan), either success or OAC_ENOMEM, and success is reached. */
+    for (int which = 0; which < 2; which++) {
+        bool done = false;
+        for (unsigned long n = 1; n < 20000 && !done; n++) {
+            run r;
+            run_begin(&r);
+            chaos_model(&r, which);
+            run_load(&r);
+            oac_ctx_fail_alloc_after(r.ctx, n);
+            int rc = oac_check(r.ctx, &r.a, r.m, NULL, r.d);
+            oac_ctx_fail_alloc_after(r.ctx, 0);
+            ck_assert_msg(rc == OAC_OK || rc == OAC_ENOMEM, "rc %d at %lu", rc, n);
+            if (rc == OAC_ENOMEM)
+                ck_assert_ptr_null(r.a);
+            else
+                ck_assert_uint_gt(oac_diags_count(r.d), 0);
+            done = rc == OAC_OK;
+            run_end(&r);
+        }
+        ck_assert(done);
+    }
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("shapes");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, test_tables_sorted);
+    tcase_add_test(t, test_class_facts_filled);
+    tcase_add_test(t, test_class_bytes_unknown_symbol);
+    tcase_add_test(t, test_type_mismatch);
+    tcase_add_test(t, test_rank_mismatch);
+    tcase_add_test(t, test_shape_mismatch_static);
+    tcase_add_test(t, test_shape_mismatch_symbol_twice);
+    tcase_add_test(t, test_unknown_dims_unify_quietly);
+    tcase_add_test(t, test_bytes_overflow_unknown);
+    tcase_add_test(t, test_dim_usage_errors);
+    tcase_add_test(t, test_dim_contradicts_static);
+    tcase_add_test(t, test_infer_ops);
+    tcase_add_test(t, test_infer_reshape_minus_one_and_dim);
+    tcase_add_test(t, test_infer_broadcast_and_matmul_vectors);
+    tcase_add_test(t, test_infer_cache_ops_and_constant);
+    tcase_add_test(t, test_infer_subgraph_and_function_scopes);
+    tcase_add_test(t, test_hostile_inference);
+    tcase_add_test(t, test_operand_cache_update);
+    tcase_add_test(t, test_operand_valid_near_misses);
+    tcase_add_test(t, test_operand_tensor_scatter);
+    tcase_add_test(t, test_operand_paged);
+    tcase_add_test(t, test_alloc_failures);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
