@@ -129,8 +129,15 @@ typedef struct oac_payload {
     size_t len;
 } oac_payload;
 
-/* Find the tensor's data field, wherever it lives; false when none. */
+/* Find the tensor's data field, wherever it lives; false when none.
+ * bytes is NULL (len 0) when the field is present but has no contiguous
+ * wire form to point at: varint fields kept in the struct, or data split
+ * over several occurrences; oac_tensor_read/oac_tensor_int64s decode
+ * every form.  A large payload of a loaded model is left in the file
+ * mapping as an unknown field, so read t->raw_data only through this. */
 bool oac_tensor_payload(const Onnx__TensorProto *t, oac_payload *out);
+/* The same for QuantizedTensorProto.raw_data (field 2). */
+bool oac_qtensor_payload(const Onnx__QuantizedTensorProto *q, oac_payload *out);
 /* Number of elements the dims describe; false on overflow or a negative
  * dimension. */
 bool oac_tensor_numel(const Onnx__TensorProto *t, uint64_t *out);
@@ -164,5 +171,10 @@ void oac_pbfile_free(oac_pbfile *f);
 /* Validate every external-data reference of the model (extdata.c). */
 int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
                             oac_diags *diags);
+/* Read an EXTERNAL tensor's len payload bytes into dst (extdata.c), after
+ * the same checks; OAC_EPARSE when the reference is invalid or holds
+ * another size, OAC_EIO when reading fails. */
+int oac_external_read(oac_ctx *ctx, const oac_model *model,
+                      const Onnx__TensorProto *t, void *dst, size_t len);
 
 #endif /* OAC_INT_H */

@@ -1,0 +1,740 @@
+/* load.c: mapping and parsing models and standalone protobuf files.
+ *
+ * Owns oac_model_load, oac_model_load_buffer, oac_model_free, the model
+ * accessors and oac_pbfile_load/free.  Contract 1 (wire format, unknown
+ * fields survive), 3 (parse-error) and 5 (an unopenable path is
+ * unreadable); oac.h: payloads are never copied.
+ *
+ * How a file is read, and why:
+ *
+ *  1. map: open + fstat + mmap(PROT_READ, MAP_PRIVATE) + MADV_RANDOM, so
+ *     the kernel reads only the pages we touch, never ahead into weights.
+ *  2. strip (the pre-pass): walk the wire format generically, guided by
+ *     the protobuf-c descriptors, depth bounded by OAC_MAX_DEPTH, and
+ *     validate every tag, wire type, varint and length, so that a bad
+ *     file fails here with a byte offset rather than somewhere inside
+ *     protobuf-c.  The walk writes a "stripped" copy of the message in
+ *     which each payload span (large TensorProto data fields 4,5,7,9,10,
+ *     11, QuantizedTensorProto.raw_data, large unknown fields) is replaced
+ *     by a marker field: field number MARKER_FIELD, a varint index into a
+ *     table of (original field, wire type, offset, length).  Payload bytes
+ *     are skipped by their length and never read.  Nested message lengths
+ *     are rewritten (as padded 5-byte varints, so the output size is known
+ *     after a dry run and the buffer is allocated once).
+ *  3. unpack the stripped copy with protobuf-c into an arena (arena.c).
+ *  4. patch (the post-pass): walk the unpacked tree and turn each marker
+ *     unknown field back into an unknown field with the original tag whose
+ *     data points into the mapping.  protobuf-c packs unknown fields
+ *     verbatim, so save writes payloads back byte for byte; nothing ever
+ *     frees them because the arena's free is a no-op.
+ *
+ * A "span" is one or more adjacent occurrences of the same field number;
+ * its unknown field holds the bytes after the first tag up to the span's
+ * end (tensor.c decodes that form).  Memory therefore follows the graph,
+ * not the weight bytes: the stripped copy and the tree are graph-sized.
+ *
+ * Invariants:
+ *  1. No read outside [buf, buf+len): every length is compared with the
+ *     bytes left before it is used.
+ *  2. Recursion depth <= OAC_MAX_DEPTH in both walks.
+ *  3. Every marker written is patched exactly once; a marker lost (by
+ *     protobuf-c merging a repeated singular message) is a parse-error,
+ *     never a silently dropped payload.
+ *  4. Any MARKER_FIELD occurrence in the input is itself stripped, so a
+ *     marker in the stripped copy is always ours.
+ *  5. A failure appends at most one parse-error diagnostic and returns
+ *     OAC_EPARSE with the same message on ctx; out of memory is OAC_ENOMEM
+ *     with nothing half-built left behind.
+ *
+ * Limits, by design: large payloads are only validated when decoded
+ * (tensor.c), since validating them would read them; large known string
+ * and bytes fields other than payloads (doc_string, AttributeProto.s,
+ * string_data) are copied like the rest of the graph; and, as with any
+ * mapping, a model file must not be truncated while it is loaded (save.c
+ * replaces files by rename for that reason).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "oac_int.h"
+
+/* A field number no ONNX message uses and the contract's additions (from
+ * 1001 up) will not reach: the largest legal one. */
+#define MARKER_FIELD 536870911u
+/* Spans of payload fields longer than this stay in the mapping. */
+#define STRIP_THRESHOLD 64
+/* Nested lengths in the stripped copy: padded 5-byte varints. */
+#define LEN_BYTES 5
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* One parse-error diagnostic and the same message on ctx. */
+static int parse_error(oac_ctx *ctx, oac_diags *diags, const char *fmt, ...)
+    OAC_PRINTF(3, 4);
+static int parse_error(oac_ctx *ctx, oac_diags *diags, const char *fmt, ...)
+{
+    char msg[sizeof ctx->errmsg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (diags && oac_diag_add(diags, OAC_PARSE_ERROR, NULL, "%s", msg) != OAC_OK)
+        return OAC_ENOMEM;
+    return oac_err(ctx, OAC_EPARSE, "%s", msg);
+}
+
+/* ---- the pre-pass ---------------------------------------------------- */
+
+typedef struct payload_ent {
+    uint32_t field;     /* original field number */
+    uint8_t wire_type;  /* of the span's first occurrence */
+    size_t off;         /* bytes after the first tag, from the buffer start */
+    size_t len;         /* up to the span's end */
+} payload_ent;
+
+typedef struct strip {
+    oac_ctx *ctx;
+    const uint8_t *buf;
+    size_t len;
+    uint8_t *out;        /* NULL during the dry run */
+    size_t pos;          /* output bytes so far */
+    payload_ent *ents;   /* NULL during the dry run */
+    size_t n_ents;
+    /* first error: message without the file name, and its offset */
+    char err[256];
+} strip;
+
+static int fail(strip *s, const uint8_t *at, const char *fmt, ...) OAC_PRINTF(3, 4);
+static int fail(strip *s, const uint8_t *at, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(s->err, sizeof s->err, "%s at byte %zu", what, (size_t)(at - s->buf));
+    return OAC_EPARSE;
+}
+
+/* Varint within [p, end): bytes used, 0 when truncated, -1 overlong. */
+static int get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (int i = 0; i < 10; i++) {
+        if (p + i >= end)
+            return 0;
+        r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = r;
+            return i + 1;
+        }
+    }
+    return -1;
+}
+
+static void emit(strip *s, const void *p, size_t n)
+{
+    if (s->out)
+        memcpy(s->out + s->pos, p, n);
+    s->pos += n;
+}
+
+static void emit_varint(strip *s, uint64_t v)
+{
+    uint8_t b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (uint8_t)v;
+    emit(s, b, n);
+}
+
+/* One field occurrence as scanned: where its tag starts, its number and
+ * wire type, where its value starts and ends (for wire type 2 the value
+ * is the content after the length). */
+typedef struct wfield {
+    const uint8_t *tag_at;
+    const uint8_t *val;      /* value bytes (after the length for wt 2) */
+    const uint8_t *end;      /* first byte after the field */
+    uint32_t number;
+    int wt;
+    size_t tag_len;
+} wfield;
+
+/* Scan the field at p (p < end).  Validates the tag, wire type and the
+ * value's extent; does not read a length-delimited value. */
+static int scan_field(strip *s, const uint8_t *p, const uint8_t *end, wfield *f)
+{
+    uint64_t tag, v;
+    int k = get_varint(p, end, &tag);
+    if (k == 0)
+        return fail(s, p, "truncated tag");
+    if (k < 0 || k > 5 || tag > UINT32_MAX)
+        return fail(s, p, "overlong tag");
+    f->tag_at = p;
+    f->tag_len = (size_t)k;
+    f->number = (uint32_t)(tag >> 3);
+    f->wt = (int)(tag & 7);
+    if (f->number == 0)
+        return fail(s, p, "field number 0");
+    p += k;
+    switch (f->wt) {
+    case 0:
+        k = get_varint(p, end, &v);
+        if (k == 0)
+            return fail(s, p, "truncated varint");
+        if (k < 0)
+            return fail(s, p, "overlong varint");
+        f->val = p;
+        f->end = p + k;
+        return OAC_OK;
+    case 1:
+    case 5: {
+        size_t w = f->wt == 1 ? 8 : 4;
+        if ((size_t)(end - p) < w)
+            return fail(s, p, "truncated %s field", f->wt == 1 ? "64-bit" : "32-bit");
+        f->val = p;
+        f->end = p + w;
+        return OAC_OK;
+    }
+    case 2:
+        k = get_varint(p, end, &v);
+        if (k == 0)
+            return fail(s, p, "truncated length");
+        /* protobuf-c reads lengths of at most 5 bytes. */
+        if (k < 0 || k > 5)
+            return fail(s, p, "overlong length");
+        if (v > (uint64_t)(end - p - k))
+            return fail(s, p, "truncated length-delimited field (length %llu, %zu bytes left)",
+                        (unsigned long long)v, (size_t)(end - p - k));
+        f->val = p + k;
+        f->end = p + k + v;
+        return OAC_OK;
+    case 3:
+    case 4:
+        return fail(s, f->tag_at, "group wire type %d (groups are not supported)", f->wt);
+    default:
+        return fail(s, f->tag_at, "invalid wire type %d", f->wt);
+    }
+}
+
+/* The wire type a scalar/string/message field type is written with. */
+static int natural_wt(ProtobufCType t)
+{
+    switch (t) {
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_FLOAT:
+        return 5;
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return 1;
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_BYTES:
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+static bool wt_ok(const ProtobufCFieldDescriptor *fd, int wt)
+{
+    int nat = natural_wt(fd->type);
+    if (wt == nat)
+        return true;
+    /* Repeated scalars may come packed (protobuf-c accepts both forms). */
+    return wt == 2 && fd->label == PROTOBUF_C_LABEL_REPEATED && nat != 2;
+}
+
+/* Packed content of a repeated scalar kept in the struct: protobuf-c
+ * checks less than it should (a truncated last varint, bools > 1). */
+static int check_packed(strip *s, const ProtobufCFieldDescriptor *fd, const wfield *f)
+{
+    size_t n = (size_t)(f->end - f->val);
+    switch (natural_wt(fd->type)) {
+    case 5:
+        if (n % 4)
+            return fail(s, f->tag_at, "packed field %s holds %zu bytes, not a multiple of 4",
+                        fd->name, n);
+        return OAC_OK;
+    case 1:
+        if (n % 8)
+            return fail(s, f->tag_at, "packed field %s holds %zu bytes, not a multiple of 8",
+                        fd->name, n);
+        return OAC_OK;
+    default:
+        for (const uint8_t *p = f->val; p < f->end;) {
+            uint64_t v;
+            int k = get_varint(p, f->end, &v);
+            if (k <= 0)
+                return fail(s, p, "malformed packed varint in field %s", fd->name);
+            if (fd->type == PROTOBUF_C_TYPE_BOOL && v > 1)
+                return fail(s, p, "packed bool in field %s is %llu", fd->name,
+                            (unsigned long long)v);
+            p += k;
+        }
+        return OAC_OK;
+    }
+}
+
+/* Is this field number a payload of messages of this type? */
+static bool payload_field(const ProtobufCMessageDescriptor *d, uint32_t n)
+{
+    if (d == &onnx__tensor_proto__descriptor)
+        return n == 4 || n == 5 || n == 7 || n == 9 || n == 10 || n == 11;
+    if (d == &onnx__quantized_tensor_proto__descriptor)
+        return n == 2;
+    return false;
+}
+
+static int strip_msg(strip *s, const ProtobufCMessageDescriptor *d,
+                     const uint8_t *p, const uint8_t *end, int depth);
+
+/* The span of adjacent occurrences of f->number starting with f; each
+ * occurrence is validated with fd (NULL: unknown field). */
+static int scan_span(strip *s, const ProtobufCFieldDescriptor *fd,
+                     const wfield *first, const uint8_t *end,
+                     const uint8_t **span_end)
+{
+    const uint8_t *p = first->end;
+    while (p < end) {
+        wfield g;
+        int rc = scan_field(s, p, end, &g);
+        if (rc)
+            return rc;
+        if (g.number != first->number)
+            break;
+        if (fd && !wt_ok(fd, g.wt))
+            return fail(s, g.tag_at, "wrong wire type %d for field %s", g.wt, fd->name);
+        p = g.end;
+    }
+    *span_end = p;
+    return OAC_OK;
+}
+
+static void emit_marker(strip *s, const wfield *f, const uint8_t *span_end)
+{
+    if (s->ents) {
+        payload_ent *e = &s->ents[s->n_ents];
+        e->field = f->number;
+        e->wire_type = (uint8_t)f->wt;
+        const uint8_t *q = f->tag_at + f->tag_len;
+        e->off = (size_t)(q - s->buf);
+        e->len = (size_t)(span_end - q);
+    }
+    emit_varint(s, (uint64_t)MARKER_FIELD << 3);
+    emit_varint(s, s->n_ents);
+    s->n_ents++;
+}
+
+/* Sum of the bytes of each payload field in a tensor message, to decide
+ * which fields leave for the mapping (all occurrences of a field go
+ * together, so kept and mapped parts never interleave). */
+static int payload_mask(strip *s, const ProtobufCMessageDescriptor *d,
+                        const uint8_t *p, const uint8_t *end, uint32_t *mask)
+{
+    size_t total[12] = { 0 };
+    *mask = 0;
+    while (p < end) {
+        wfield f;
+        int rc = scan_field(s, p, end, &f);
+        if (rc)
+            return rc;
+        if (f.number < 12 && payload_field(d, f.number)) {
+            total[f.number] += (size_t)(f.end - f.tag_at);
+            if (total[f.number] > STRIP_THRESHOLD)
+                *mask |= 1u << f.number;
+        }
+        p = f.end;
+    }
+    return OAC_OK;
+}
+
+static int strip_msg(strip *s, const ProtobufCMessageDescriptor *d,
+                     const uint8_t *p, const uint8_t *end, int depth)
+{
+    if (depth > OAC_MAX_DEPTH)
+        return fail(s, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
+    uint32_t mask = 0;
+    int rc;
+    if ((d == &onnx__tensor_proto__descriptor ||
+         d == &onnx__quantized_tensor_proto__descriptor) &&
+        (rc = payload_mask(s, d, p, end, &mask)))
+        return rc;
+    while (p < end) {
+        wfield f;
+        if ((rc = scan_field(s, p, end, &f)))
+            return rc;
+        const ProtobufCFieldDescriptor *fd =
+            f.number == MARKER_FIELD ? NULL
+                                     : protobuf_c_message_descriptor_get_field(d, f.number);
+        if (fd && !wt_ok(fd, f.wt))
+            return fail(s, f.tag_at, "wrong wire type %d for field %s of %s", f.wt,
+                        fd->name, d->short_name);
+        bool payload = f.number < 32 && (mask & (1u << f.number));
+        if (payload || !fd) {
+            /* A payload or unknown field: find its span of adjacent
+             * occurrences, then keep it or leave it in the mapping. */
+            const uint8_t *span_end = f.end;
+            if ((rc = scan_span(s, fd, &f, end, &span_end)))
+                return rc;
+            if (payload || f.number == MARKER_FIELD ||
+                (size_t)(span_end - f.tag_at) > STRIP_THRESHOLD)
+                emit_marker(s, &f, span_end);
+            else
+                emit(s, f.tag_at, (size_t)(span_end - f.tag_at));
+            p = span_end;
+            continue;
+        }
+        if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
+            /* Same tag, padded length, stripped content. */
+            emit(s, f.tag_at, f.tag_len);
+            size_t len_at = s->pos;
+            s->pos += LEN_BYTES;
+            size_t start = s->pos;
+            if ((rc = strip_msg(s, fd->descriptor, f.val, f.end, depth + 1)))
+                return rc;
+            size_t n = s->pos - start;
+            if (n > INT32_MAX)
+                return fail(s, f.tag_at, "message %s larger than 2 GiB without its payloads",
+                            fd->name);
+            if (s->out) {
+                uint8_t *q = s->out + len_at;
+                for (int i = 0; i < LEN_BYTES - 1; i++, n >>= 7)
+                    q[i] = (uint8_t)(n | 0x80);
+                q[LEN_BYTES - 1] = (uint8_t)n;
+            }
+            p = f.end;
+            continue;
+        }
+        if (f.wt == 2 && natural_wt(fd->type) != 2 && (rc = check_packed(s, fd, &f)))
+            return rc;
+        /* protobuf-c keeps lengths in 32 bits and adds to them. */
+        if (f.wt == 2 && f.end - f.val > INT32_MAX)
+            return fail(s, f.tag_at, "field %s larger than 2 GiB", fd->name);
+        emit(s, f.tag_at, (size_t)(f.end - f.tag_at));
+        p = f.end;
+    }
+    return OAC_OK;
+}
+
+/* ---- the post-pass ---------------------------------------------------- */
+
+typedef struct patch {
+    const uint8_t *buf;
+    const payload_ent *ents;
+    size_t n_ents;
+    size_t done;
+    bool bad;
+} patch;
+
+static void patch_msg(patch *pt, ProtobufCMessage *m, int depth)
+{
+    if (!m || depth > OAC_MAX_DEPTH + 1)
+        return;
+    for (size_t i = 0; i < m->n_unknown_fields; i++) {
+        ProtobufCMessageUnknownField *u = &m->unknown_fields[i];
+        if (u->tag != MARKER_FIELD)
+            continue;
+        uint64_t idx;
+        if (u->wire_type != PROTOBUF_C_WIRE_TYPE_VARINT ||
+            get_varint(u->data, u->data + u->len, &idx) <= 0 || idx >= pt->n_ents) {
+            pt->bad = true;
+            continue;
+        }
+        const payload_ent *e = &pt->ents[idx];
+        u->tag = e->field;
+        u->wire_type = (ProtobufCWireType)e->wire_type;
+        /* Points into the read-only mapping: the arena never frees and
+         * nothing writes through unknown fields. */
+        u->data = (uint8_t *)(uintptr_t)(pt->buf + e->off);
+        u->len = e->len;
+        pt->done++;
+    }
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        char *base = (char *)m;
+        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+            uint32_t which;
+            memcpy(&which, base + fd->quantifier_offset, sizeof which);
+            if (which != fd->id)
+                continue;
+        }
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n;
+            ProtobufCMessage **arr;
+            memcpy(&n, base + fd->quantifier_offset, sizeof n);
+            memcpy(&arr, base + fd->offset, sizeof arr);
+            for (size_t j = 0; arr && j < n; j++)
+                patch_msg(pt, arr[j], depth + 1);
+        } else {
+            ProtobufCMessage *sub;
+            memcpy(&sub, base + fd->offset, sizeof sub);
+            patch_msg(pt, sub, depth + 1);
+        }
+    }
+}
+
+/* ---- parsing one buffer ----------------------------------------------- */
+
+/* Strip, unpack and patch buf as a message of type desc.  On success the
+ * tree lives in *arena_out and points into buf. */
+static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
+                      const uint8_t *buf, size_t len, const char *name,
+                      oac_diags *diags, oac_arena **arena_out,
+                      ProtobufCMessage **msg_out)
+{
+    *arena_out = NULL;
+    *msg_out = NULL;
+    if (len == 0)
+        return parse_error(ctx, diags, "%s: empty file at byte 0", name);
+    strip s = { .ctx = ctx, .buf = buf, .len = len };
+    oac_arena *arena = NULL;
+    int rc;
+    /* Dry run: validate everything and size the output and the table. */
+    if (strip_msg(&s, desc, buf, buf + len, 1) != OAC_OK)
+        return parse_error(ctx, diags, "%s: %s", name, s.err);
+    size_t out_len = s.pos, n_ents = s.n_ents;
+    s.out = oac_alloc(ctx, out_len);
+    s.ents = oac_calloc(ctx, n_ents ? n_ents : 1, sizeof *s.ents);
+    if (!s.out || !s.ents) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    s.pos = 0;
+    s.n_ents = 0;
+    if (strip_msg(&s, desc, buf, buf + len, 1) != OAC_OK ||
+        s.pos != out_len || s.n_ents != n_ents) {
+        rc = oac_err(ctx, OAC_EINTERNAL, "%s: the two strip passes disagree", name);
+        goto done;
+    }
+    arena = oac_arena_new(ctx);
+    if (!arena) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    ProtobufCAllocator al = oac_arena_allocator(arena);
+    ProtobufCMessage *m = protobuf_c_message_unpack(desc, &al, out_len, s.out);
+    if (!m) {
+        rc = oac_arena_failed(arena) ? OAC_ENOMEM
+             : parse_error(ctx, diags, "%s: not a valid %s", name, desc->name);
+        goto done;
+    }
+    patch pt = { .buf = buf, .ents = s.ents, .n_ents = n_ents };
+    if (n_ents)
+        patch_msg(&pt, m, 1);
+    if (pt.bad || pt.done != n_ents) {
+        rc = parse_error(ctx, diags,
+                         "%s: a singular message field occurs more than once and "
+                         "its payloads cannot be kept", name);
+        goto done;
+    }
+    *arena_out = arena;
+    *msg_out = m;
+    arena = NULL;
+    rc = OAC_OK;
+done:
+    oac_arena_free(arena);
+    oac_dealloc(ctx, s.out);
+    oac_dealloc(ctx, s.ents);
+    return rc;
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+static int map_file(oac_ctx *ctx, const char *path, oac_diags *diags,
+                    const uint8_t **map, size_t *len)
+{
+    *map = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return parse_error(ctx, diags, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    int rc = OAC_OK;
+    if (fstat(fd, &st) != 0) {
+        rc = parse_error(ctx, diags, "%s: cannot stat: %s", path, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = parse_error(ctx, diags, "%s: not a regular file", path);
+        goto done;
+    }
+    /* mmap of 0 bytes fails; an empty file is simply not a model. */
+    if (st.st_size == 0) {
+        rc = parse_error(ctx, diags, "%s: empty file at byte 0", path);
+        goto done;
+    }
+    if ((uint64_t)st.st_size > SIZE_MAX) {
+        rc = parse_error(ctx, diags, "%s: file too large", path);
+        goto done;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+        rc = parse_error(ctx, diags, "%s: cannot map: %s", path, strerror(errno));
+        goto done;
+    }
+    /* No readahead: pages of skipped payloads must stay untouched. */
+    (void)madvise(p, (size_t)st.st_size, MADV_RANDOM);
+    *map = p;
+    *len = (size_t)st.st_size;
+done:
+    close(fd);
+    return rc;
+}
+
+static char *dir_of(oac_ctx *ctx, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return oac_strdup(ctx, ".");
+    if (slash == path)
+        return oac_strdup(ctx, "/");
+    return oac_strndup(ctx, path, (size_t)(slash - path));
+}
+
+/* Build the model over buf (which it owns when mapped, even on failure). */
+static int model_from(oac_ctx *ctx, oac_model **out, const uint8_t *buf,
+                      size_t len, bool mapped, const char *name,
+                      const char *dir, oac_diags *diags)
+{
+    int rc = OAC_OK;
+    oac_model *m = oac_calloc(ctx, 1, sizeof *m);
+    if (!m) {
+        if (mapped)
+            munmap((void *)(uintptr_t)buf, len);
+        return OAC_ENOMEM;
+    }
+    m->ctx = ctx;
+    m->map = buf;
+    m->map_len = len;
+    m->mapped = mapped;
+    m->path = oac_strdup(ctx, name);
+    m->dir = dir ? oac_strdup(ctx, dir) : dir_of(ctx, name);
+    if (!m->path || !m->dir) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    ProtobufCMessage *msg = NULL;
+    rc = parse_into(ctx, &onnx__model_proto__descriptor, buf, len, name, diags,
+                    &m->arena, &msg);
+    if (rc != OAC_OK)
+        goto done;
+    m->proto = (Onnx__ModelProto *)msg;
+    rc = oac_external_data_check(ctx, m, diags);
+done:
+    if (rc != OAC_OK) {
+        oac_model_free(m);
+        m = NULL;
+    }
+    *out = m;
+    return rc;
+}
+
+int oac_model_load(oac_ctx *ctx, oac_model **out, const char *path,
+                   oac_diags *diags)
+{
+    *out = NULL;
+    if (!path)
+        return oac_err(ctx, OAC_EINVAL, "load: no path");
+    const uint8_t *map;
+    size_t len;
+    int rc = map_file(ctx, path, diags, &map, &len);
+    if (rc != OAC_OK)
+        return rc;
+    return model_from(ctx, out, map, len, true, path, NULL, diags);
+}
+
+int oac_model_load_buffer(oac_ctx *ctx, oac_model **out, const void *buf,
+                          size_t len, const char *name, const char *base_dir,
+                          oac_diags *diags)
+{
+    *out = NULL;
+    if (!buf && len)
+        return oac_err(ctx, OAC_EINVAL, "load: no buffer");
+    return model_from(ctx, out, buf, len, false, name ? name : "<buffer>",
+                      base_dir ? base_dir : ".", diags);
+}
+
+void oac_model_free(oac_model *m)
+{
+    if (!m)
+        return;
+    oac_arena_free(m->arena);
+    if (m->mapped && m->map)
+        munmap((void *)(uintptr_t)m->map, m->map_len);
+    oac_dealloc(m->ctx, m->path);
+    oac_dealloc(m->ctx, m->dir);
+    oac_dealloc(m->ctx, m);
+}
+
+const char *oac_model_path(const oac_model *m)
+{
+    return m ? m->path : NULL;
+}
+
+const struct Onnx__ModelProto *oac_model_proto(const oac_model *m)
+{
+    return m ? m->proto : NULL;
+}
+
+int oac_pbfile_load(oac_ctx *ctx, oac_pbfile **out, const char *path,
+                    const ProtobufCMessageDescriptor *desc, oac_diags *diags)
+{
+    *out = NULL;
+    if (!path || !desc)
+        return oac_err(ctx, OAC_EINVAL, "load: no path or no message type");
+    const uint8_t *map;
+    size_t len;
+    int rc = map_file(ctx, path, diags, &map, &len);
+    if (rc != OAC_OK)
+        return rc;
+    oac_pbfile *f = oac_calloc(ctx, 1, sizeof *f);
+    if (!f) {
+        munmap((void *)(uintptr_t)map, len);
+        return OAC_ENOMEM;
+    }
+    f->ctx = ctx;
+    f->map = map;
+    f->map_len = len;
+    f->mapped = true;
+    f->path = oac_strdup(ctx, path);
+    if (!f->path) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    rc = parse_into(ctx, desc, map, len, path, diags, &f->arena, &f->msg);
+done:
+    if (rc != OAC_OK) {
+        oac_pbfile_free(f);
+        f = NULL;
+    }
+    *out = f;
+    return rc;
+}
+
+void oac_pbfile_free(oac_pbfile *f)
+{
+    if (!f)
+        return;
+    oac_arena_free(f->arena);
+    if (f->mapped && f->map)
+        munmap((void *)(uintptr_t)f->map, f->map_len);
+    oac_dealloc(f->ctx, f->path);
+    oac_dealloc(f->ctx, f);
+}
