@@ -21,8 +21,8 @@
  *                                   type/rank/shape unification
  *   9. capacity    capacity.c       position + length <= capacity
  *  10. pages       pages.c          page-type-invalid
- *  11. report      alias_classes.c  fill analysis->classes
- *  12. plan        plan.c           analysis->plan
+ *  11. plan        plan.c           analysis->plan
+ * (analysis->classes are created by pass 4 and completed by pass 8.)
  */
 #ifndef OAC_CHECK_H
 #define OAC_CHECK_H
@@ -49,6 +49,9 @@ struct oac_analysis {
     /* Values known before running (--input files): owned by the shapes
      * pass, read by the runtime for its inputs. */
     struct oac_shapes *shapes;
+    /* How to free shapes (set by the pass that makes it; check.c calls it
+     * from oac_analysis_free). */
+    void (*shapes_free)(struct oac_shapes *shapes);
 };
 
 typedef struct oac_check_state {
@@ -65,8 +68,8 @@ typedef struct oac_check_state {
 typedef int (*oac_pass_fn)(oac_check_state *st);
 
 /* The passes, in check.c's table order.  Owners: graph.c, alias_rules.c,
- * alias_classes.c, branches.c, hazards.c (1-7, 11), shapes.c (8),
- * capacity.c (9), pages.c (10), plan.c (12). */
+ * alias_classes.c, branches.c, hazards.c (1-7), shapes.c (8),
+ * capacity.c (9), pages.c (10), plan.c (11). */
 int oac_pass_graph(oac_check_state *st);
 int oac_pass_access(oac_check_state *st);
 int oac_pass_ports(oac_check_state *st);

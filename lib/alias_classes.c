@@ -1,0 +1,859 @@
+/* alias_classes.c: alias classes, and the rules about alias_of and roots.
+ *
+ * Owns pass 4 (oac_pass_classes): the alias forest over value names (one
+ * parent per value, alias.h invariant 2), its roots, the equivalence
+ * classes with their members in topological order, and the findings
+ * alias-mismatch, alias-unknown-value, alias-unbacked, alias-cycle (for
+ * cycles of alias links and of alias_of declarations),
+ * alias-missing-boundary and alias-root-immutable.  Also creates
+ * st->out->classes (root, graph, members, read_write) that the shapes pass
+ * completes.  Contract: section 3 and "Details the rules rely on"
+ * (boundary outputs name the root, chains, If outputs take their alias
+ * from their branches, a node output may be a root), section 4
+ * (alias_classes).
+ *
+ * Invariants:
+ *  1. Parents come only from resolved ports (alias_rules.c), from Loop/
+ *     Scan carried values the node must-aliases, and from If outputs whose
+ *     branches agree; resolving an If recurses into its branches at most
+ *     IF_DEPTH deep, deeper ones alias nothing and are listed unchecked.
+ *  2. Roots are found with path compression and a per-walk stamp, so the
+ *     whole pass is linear in values plus links; a link cycle (only in a
+ *     cyclic, hostile graph) leaves its values without a root.
+ *  3. Ancestor questions use the preorder interval of one DFS over the
+ *     forest, never a walk per question.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alias.h"
+#include "graph.h"
+#include "ops.h"
+
+#define IF_DEPTH (4 * OAC_MAX_DEPTH)
+#define LOC_MAX 512
+
+/* ---- queries (alias.h) ---------------------------------------------- */
+
+const oac_aclass *oac_value_class(const oac_aliases *a, const oac_value *v)
+{
+    if (!a || !v || v->id >= a->n_values || a->class_of[v->id] < 0)
+        return NULL;
+    return &a->classes[a->class_of[v->id]];
+}
+
+int oac_node_alias_in(const oac_scope *s, long i, size_t out)
+{
+    oac_node *n = oac_scope_node(s, i);
+    if (!n || !n->alias_in || out >= n->proto->n_output)
+        return -1;
+    return n->alias_in[out];
+}
+
+oac_value *oac_value_aliased_input(const oac_value *v)
+{
+    if (!v || v->producer < 0)
+        return NULL;
+    int in = oac_node_alias_in(v->scope, v->producer, (size_t)v->port);
+    return in < 0 ? NULL : oac_node_input(v->scope, v->producer, (size_t)in);
+}
+
+oac_root_kind oac_value_root_kind(const oac_value *r)
+{
+    if (r->is_initializer || r->kind == OAC_VAL_INITIALIZER)
+        return OAC_ROOT_INITIALIZER;
+    if (r->kind == OAC_VAL_INPUT)
+        return r->vi && r->vi->has_access &&
+               r->vi->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE
+            ? OAC_ROOT_READ_WRITE_INPUT : OAC_ROOT_READ_ONLY_INPUT;
+    const oac_node *n = oac_scope_node(r->scope, r->producer);
+    if (n && oac_op_has(n->op, OAC_OPF_CONSTANT))
+        return OAC_ROOT_CONSTANT;
+    return OAC_ROOT_TEMPORARY;
+}
+
+bool oac_alias_reaches(const oac_aliases *al, const oac_value *a,
+                       const oac_value *b)
+{
+    if (!al || !a || !b)
+        return false;
+    if (a == b)
+        return true;
+    if (!al->tin || !al->root[a->id] || al->root[a->id] != al->root[b->id])
+        return false;
+    return al->tin[a->id] <= al->tin[b->id] && al->tin[b->id] < al->tout[a->id];
+}
+
+bool oac_alias_writer(const oac_aliases *al, const oac_value *v,
+                      oac_scope **scope, long *node)
+{
+    if (!al || !v || !al->parent[v->id])
+        return false;
+    if (al->edge[v->id] == OAC_EDGE_CARRIED) {
+        *scope = v->scope->parent;
+        *node = v->scope->owner_node;
+    } else {
+        *scope = v->scope;
+        *node = v->producer;
+    }
+    return *scope != NULL && *node >= 0;
+}
+
+void oac_aliases_free(oac_aliases *a)
+{
+    if (!a)
+        return;
+    oac_ctx *ctx = a->ctx;
+    for (size_t i = 0; i < a->n_classes; i++)
+        oac_dealloc(ctx, a->classes[i].members);
+    oac_dealloc(ctx, a->classes);
+    oac_dealloc(ctx, a->class_of);
+    oac_dealloc(ctx, a->parent);
+    oac_dealloc(ctx, a->edge);
+    oac_dealloc(ctx, a->root);
+    oac_dealloc(ctx, a->child_start);
+    oac_dealloc(ctx, a->children);
+    oac_dealloc(ctx, a->tin);
+    oac_dealloc(ctx, a->tout);
+    oac_dealloc(ctx, a);
+}
+
+/* ---- building the forest -------------------------------------------- */
+
+enum { IF_NONE = 0, IF_PENDING = 1, IF_RESOLVING = 2 };
+
+typedef struct build {
+    oac_check_state *st;
+    oac_aliases *al;
+    uint8_t *if_state;    /* by id */
+    uint32_t *stamp;      /* by id: walk that visits it */
+    uint32_t next_stamp;
+    uint8_t *cycle;       /* by id: on a link cycle */
+    int rc;
+} build;
+
+static bool empty(const char *s)
+{
+    return !s || !*s;
+}
+
+/* Is scope s the scope b or nested inside it? */
+static bool scope_within(const oac_scope *s, const oac_scope *b)
+{
+    for (; s; s = s->parent)
+        if (s == b)
+            return true;
+    return false;
+}
+
+/* The subgraph of node n held by attribute `name`, or NULL. */
+static oac_scope *node_subgraph(const oac_node *n, const char *name)
+{
+    for (size_t k = 0; k < n->n_subgraphs; k++)
+        if (n->subgraphs[k]->attr_name &&
+            strcmp(n->subgraphs[k]->attr_name, name) == 0)
+            return n->subgraphs[k];
+    return NULL;
+}
+
+static oac_value *find_root(build *b, oac_value *v, int depth);
+
+/* Where the alias chain of bo leaves branch scope br: bo itself when it is
+ * an outer value, the first outer value up its chain otherwise, NULL when
+ * the chain ends inside the branch.  *updated: bo is defined inside the
+ * branch and reaches an outer value (the branch updates it). */
+oac_value *oac_branch_exit(const oac_aliases *al, const oac_scope *br,
+                           oac_value *bo, bool *updated)
+{
+    *updated = false;
+    if (!bo)
+        return NULL;
+    if (!scope_within(bo->scope, br))
+        return bo;
+    /* A value without a root sits on a link cycle: no exit.  Otherwise
+     * the chain is acyclic, and bounded by the branch's size: every step
+     * but the last stays inside it. */
+    if (!al->root[bo->id])
+        return NULL;
+    for (oac_value *x = al->parent[bo->id]; x; x = al->parent[x->id]) {
+        if (!scope_within(x->scope, br)) {
+            *updated = true;
+            return x;
+        }
+    }
+    return NULL;
+}
+
+/* Give the outputs of If node (s, i) their BRANCH parents. */
+static void resolve_if(build *b, oac_scope *s, long i, int depth)
+{
+    oac_aliases *al = b->al;
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    for (size_t p = 0; p < np->n_output; p++) {
+        oac_value *v = oac_node_output(s, i, p);
+        if (v)
+            b->if_state[v->id] = IF_RESOLVING;
+    }
+    if (depth > IF_DEPTH) {
+        if (!b->rc)
+            b->rc = oac_unchecked_add(b->st->out, "branches", s->name,
+                                      n->display, NULL,
+                                      "If nested too deeply to resolve its "
+                                      "aliases");
+        goto done;
+    }
+    oac_scope *br[2] = { node_subgraph(n, "then_branch"),
+                         node_subgraph(n, "else_branch") };
+    if (!br[0] || !br[1])
+        goto done;
+    for (size_t p = 0; p < np->n_output; p++) {
+        oac_value *v = oac_node_output(s, i, p);
+        if (!v || p >= br[0]->n_outputs || p >= br[1]->n_outputs)
+            continue;
+        oac_value *exit[2], *root[2];
+        bool upd[2], any = false, ok = true;
+        for (int k = 0; k < 2; k++) {
+            oac_value *bo = br[k]->outputs[p];
+            if (bo)
+                find_root(b, bo, depth + 1);
+            exit[k] = oac_branch_exit(al, br[k], bo, &upd[k]);
+            root[k] = exit[k] ? find_root(b, exit[k], depth + 1) : NULL;
+            any |= upd[k];
+            ok &= root[k] != NULL;
+        }
+        if (any && ok && root[0] == root[1] && exit[upd[0] ? 0 : 1] != v) {
+            al->parent[v->id] = exit[upd[0] ? 0 : 1];
+            al->edge[v->id] = OAC_EDGE_BRANCH;
+        }
+    }
+done:
+    for (size_t p = 0; p < np->n_output; p++) {
+        oac_value *v = oac_node_output(s, i, p);
+        if (v)
+            b->if_state[v->id] = IF_NONE;
+    }
+}
+
+/* The root of v (memoised, path-compressed); NULL on a link cycle. */
+static oac_value *find_root(build *b, oac_value *v, int depth)
+{
+    oac_aliases *al = b->al;
+    if (al->root[v->id] || b->cycle[v->id])
+        return al->root[v->id];
+    uint32_t stamp = ++b->next_stamp;
+    oac_value *cur = v, *r = NULL;
+    bool cyc = false;
+    for (;;) {
+        if (al->root[cur->id]) {
+            r = al->root[cur->id];
+            break;
+        }
+        if (b->cycle[cur->id]) {
+            cyc = true;
+            break;
+        }
+        if (b->if_state[cur->id] == IF_PENDING)
+            resolve_if(b, cur->scope, cur->producer, depth + 1);
+        else if (b->if_state[cur->id] == IF_RESOLVING) {
+            /* Reached back into an If being resolved: a cycle. */
+            cyc = true;
+            break;
+        }
+        if (b->stamp[cur->id] == stamp) {
+            cyc = true;
+            break;
+        }
+        b->stamp[cur->id] = stamp;
+        oac_value *p = al->parent[cur->id];
+        if (!p) {
+            r = cur;
+            break;
+        }
+        cur = p;
+    }
+    /* Compress: everything walked gets r (or the cycle mark). */
+    for (oac_value *x = v; x; x = al->parent[x->id]) {
+        if (al->root[x->id] || b->cycle[x->id])
+            break;
+        if (cyc)
+            b->cycle[x->id] = 1;
+        else
+            al->root[x->id] = r;
+        if (x == r)
+            break;
+    }
+    return cyc ? NULL : r;
+}
+
+static int link_edges(build *b)
+{
+    oac_graphs *g = b->st->graphs;
+    oac_aliases *al = b->al;
+    for (size_t si = 0; si < g->n_scopes; si++) {
+        oac_scope *s = g->scopes[si];
+        for (size_t i = 0; i < s->n_nodes; i++) {
+            oac_node *n = &s->nodes[i];
+            const Onnx__NodeProto *np = n->proto;
+            bool is_if = n->op && n->op->alias == OAC_AL_BRANCH;
+            for (size_t p = 0; p < np->n_output; p++) {
+                oac_value *v = oac_node_output(s, (long)i, p);
+                if (!v)
+                    continue;
+                int in = n->alias_in ? n->alias_in[p] : -1;
+                oac_value *u = in >= 0 ? oac_node_input(s, (long)i, (size_t)in)
+                                       : NULL;
+                if (u && u != v) {
+                    al->parent[v->id] = u;
+                    al->edge[v->id] = OAC_EDGE_PORT;
+                } else if (is_if && in < 0) {
+                    b->if_state[v->id] = IF_PENDING;
+                }
+                /* Carried values: body input pairs with the node input. */
+                if (!u || !n->op || in < 0 ||
+                    (n->op->alias != OAC_AL_LOOP && n->op->alias != OAC_AL_SCAN))
+                    continue;
+                oac_scope *body = node_subgraph(n, "body");
+                if (!body)
+                    continue;
+                long num_scan = 0;
+                if (n->op->alias == OAC_AL_SCAN) {
+                    num_scan = -1;
+                    for (size_t a = 0; a < np->n_attribute; a++)
+                        if (np->attribute[a] && np->attribute[a]->name &&
+                            strcmp(np->attribute[a]->name, "num_scan_inputs") == 0)
+                            num_scan = (long)np->attribute[a]->i;
+                }
+                if (oac_op_alias_input(n->op, p, np->n_input, num_scan) != in)
+                    continue;
+                oac_value *bi = (size_t)in < body->n_inputs ? body->inputs[in]
+                                                            : NULL;
+                if (bi && bi != u && !al->parent[bi->id]) {
+                    al->parent[bi->id] = u;
+                    al->edge[bi->id] = OAC_EDGE_CARRIED;
+                }
+            }
+        }
+    }
+    return OAC_OK;
+}
+
+/* Children of one value in execution order: by the node of the
+ * parent's scope that writes them (a write inside a subgraph belongs to
+ * its enclosing node), values inside a subgraph before the enclosing
+ * node's own outputs (a branch's update happens before the If returns),
+ * then by id.  This makes the preorder of make_classes a topological
+ * order of the members. */
+typedef struct child_key {
+    long node;
+    int outer;
+    size_t id;
+    oac_value *v;
+} child_key;
+
+static int cmp_child(const void *x, const void *y)
+{
+    const child_key *a = x, *b = y;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    if (a->outer != b->outer)
+        return a->outer - b->outer;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int order_children(build *b)
+{
+    oac_aliases *al = b->al;
+    size_t nv = al->n_values, total = al->child_start[nv];
+    child_key *keys = NULL;
+    for (size_t id = 0; id < nv; id++) {
+        size_t lo = al->child_start[id], hi = al->child_start[id + 1];
+        if (hi - lo < 2)
+            continue;
+        if (!keys && !(keys = oac_calloc(b->st->ctx, total, sizeof *keys)))
+            return OAC_ENOMEM;
+        const oac_scope *ps = b->st->graphs->value_by_id[id]->scope;
+        for (size_t c = lo; c < hi; c++) {
+            oac_value *v = al->children[c];
+            oac_scope *ws = NULL;
+            long wn = -1;
+            oac_alias_writer(al, v, &ws, &wn);
+            while (ws && ws != ps) {
+                wn = ws->owner_node;
+                ws = ws->parent;
+            }
+            keys[c - lo] = (child_key){ ws ? wn : LONG_MAX,
+                                        v->scope == ps && al->edge[v->id] !=
+                                            OAC_EDGE_CARRIED,
+                                        v->id, v };
+        }
+        qsort(keys, hi - lo, sizeof *keys, cmp_child);
+        for (size_t c = lo; c < hi; c++)
+            al->children[c] = keys[c - lo].v;
+    }
+    oac_dealloc(b->st->ctx, keys);
+    return OAC_OK;
+}
+
+/* Children lists, preorder intervals and classes. */
+static int make_classes(build *b)
+{
+    oac_check_state *st = b->st;
+    oac_ctx *ctx = st->ctx;
+    oac_graphs *g = st->graphs;
+    oac_aliases *al = b->al;
+    size_t nv = al->n_values;
+    int rc = OAC_OK;
+    size_t *stack = NULL, *pos = NULL;
+
+    al->child_start = oac_calloc(ctx, nv + 1, sizeof *al->child_start);
+    al->children = oac_calloc(ctx, nv ? nv : 1, sizeof *al->children);
+    al->tin = oac_calloc(ctx, nv ? nv : 1, sizeof *al->tin);
+    al->tout = oac_calloc(ctx, nv ? nv : 1, sizeof *al->tout);
+    stack = oac_calloc(ctx, nv ? nv : 1, sizeof *stack);
+    pos = oac_calloc(ctx, nv ? nv : 1, sizeof *pos);
+    if (!al->child_start || !al->children || !al->tin || !al->tout ||
+        !stack || !pos) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    /* Counting sort by parent id keeps children in id order. */
+    for (size_t id = 0; id < nv; id++) {
+        oac_value *p = al->parent[id];
+        if (p && al->root[id])
+            al->child_start[p->id + 1]++;
+    }
+    for (size_t id = 0; id < nv; id++)
+        al->child_start[id + 1] += al->child_start[id];
+    for (size_t id = 0; id < nv; id++)
+        pos[id] = al->child_start[id];
+    for (size_t id = 0; id < nv; id++) {
+        oac_value *p = al->parent[id];
+        if (p && al->root[id])
+            al->children[pos[p->id]++] = g->value_by_id[id];
+    }
+    if ((rc = order_children(b)))
+        goto done;
+
+    /* Roots with children, in id order, make the classes. */
+    size_t ncls = 0;
+    for (size_t id = 0; id < nv; id++)
+        if (!al->parent[id] && al->child_start[id + 1] > al->child_start[id])
+            ncls++;
+    al->classes = oac_calloc(ctx, ncls ? ncls : 1, sizeof *al->classes);
+    st->out->classes = oac_calloc(ctx, ncls ? ncls : 1,
+                                  sizeof *st->out->classes);
+    if (!al->classes || !st->out->classes) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    size_t clock = 0;
+    for (size_t id = 0; id < nv; id++) {
+        if (al->parent[id] || al->child_start[id + 1] == al->child_start[id])
+            continue;
+        oac_value *root = g->value_by_id[id];
+        oac_aclass *c = &al->classes[al->n_classes];
+        c->index = al->n_classes;
+        c->root = root;
+        c->scope = root->scope;
+        c->read_write = oac_value_root_kind(root) == OAC_ROOT_READ_WRITE_INPUT &&
+                        root->scope->kind == OAC_SCOPE_MAIN;
+        al->n_classes++;
+        /* Iterative preorder DFS: members in topological order. */
+        size_t sp = 0, nmem = 0, start = clock;
+        stack[sp++] = id;
+        pos[id] = al->child_start[id];
+        al->tin[id] = clock++;
+        al->class_of[id] = (long)c->index;
+        while (sp) {
+            size_t top = stack[sp - 1];
+            if (pos[top] < al->child_start[top + 1]) {
+                oac_value *ch = al->children[pos[top]++];
+                pos[ch->id] = al->child_start[ch->id];
+                al->tin[ch->id] = clock++;
+                al->class_of[ch->id] = (long)c->index;
+                stack[sp++] = ch->id;
+            } else {
+                al->tout[top] = clock;
+                sp--;
+            }
+        }
+        nmem = clock - start;
+        c->members = oac_calloc(ctx, nmem, sizeof *c->members);
+        if (!c->members) {
+            rc = OAC_ENOMEM;
+            goto done;
+        }
+        c->n_members = nmem;
+    }
+    /* Members by preorder number. */
+    for (size_t id = 0; id < nv; id++) {
+        long k = al->class_of[id];
+        if (k < 0)
+            continue;
+        oac_aclass *c = &al->classes[k];
+        size_t off = al->tin[id] - al->tin[c->root->id];
+        c->members[off] = g->value_by_id[id];
+    }
+    /* The public classes (shapes completes types and sizes). */
+    for (size_t k = 0; k < al->n_classes; k++) {
+        oac_aclass *c = &al->classes[k];
+        oac_alias_class *o = &st->out->classes[k];
+        o->rank = -1;
+        o->read_write = c->read_write;
+        o->root = oac_strdup(ctx, c->root->name);
+        o->graph = oac_strdup(ctx, c->scope->name);
+        o->members = oac_calloc(ctx, c->n_members, sizeof *o->members);
+        st->out->n_classes = k + 1;
+        if (!o->root || !o->graph || !o->members) {
+            rc = OAC_ENOMEM;
+            goto done;
+        }
+        for (size_t m = 0; m < c->n_members; m++) {
+            if (!(o->members[m] = oac_strdup(ctx, c->members[m]->name))) {
+                rc = OAC_ENOMEM;
+                goto done;
+            }
+            o->n_members = m + 1;
+        }
+    }
+done:
+    oac_dealloc(ctx, stack);
+    oac_dealloc(ctx, pos);
+    return rc;
+}
+
+/* ---- findings ------------------------------------------------------- */
+
+/* A where for value v: its producer node when it has one (location of
+ * the declaration vinfo loc when given), else the declaration. */
+static oac_where where_value(const oac_scope *s, const oac_value *v,
+                             const char *name, const char *loc)
+{
+    oac_where w = { .graph = s->name, .value = name, .location = loc };
+    const oac_node *n = v ? oac_scope_node(v->scope, v->producer) : NULL;
+    if (n && v->scope == s) {
+        w.node = n->display;
+        w.op_type = n->proto->op_type;
+    }
+    return w;
+}
+
+static const char *node_desc(const oac_value *v, char *buf, size_t len)
+{
+    const oac_node *n = v ? oac_scope_node(v->scope, v->producer) : NULL;
+    if (n)
+        snprintf(buf, len, "node '%s' (%s)", n->display,
+                 n->proto->op_type ? n->proto->op_type : "");
+    else
+        snprintf(buf, len, "graph '%s'", v ? v->scope->name : "");
+    return buf;
+}
+
+static bool is_boundary_output(const oac_value *v)
+{
+    return v && v->output_index >= 0 &&
+           (v->scope->kind == OAC_SCOPE_MAIN ||
+            v->scope->kind == OAC_SCOPE_FUNCTION);
+}
+
+/* For an If output v without a parent: 1 when some branch updates a
+ * value in place (so the branches disagree: branch-mismatch, reported by
+ * branches.c), 2 when no branch updates anything but every branch
+ * returns a value of the class of `a` (alias_of naming it is then
+ * satisfied: contract, "valid when every branch returns a value of that
+ * root"), else 0. */
+static int if_branch_state(build *b, const oac_value *v, const oac_value *a)
+{
+    const oac_node *n = oac_scope_node(v->scope, v->producer);
+    if (!n || !n->op || n->op->alias != OAC_AL_BRANCH)
+        return 0;
+    oac_scope *br[2] = { node_subgraph(n, "then_branch"),
+                         node_subgraph(n, "else_branch") };
+    bool any = false, same = a != NULL;
+    for (int k = 0; k < 2; k++) {
+        bool upd = false;
+        oac_value *exit = NULL;
+        if (br[k] && (size_t)v->port < br[k]->n_outputs)
+            exit = oac_branch_exit(b->al, br[k], br[k]->outputs[v->port], &upd);
+        any |= upd;
+        same &= exit && oac_alias_reaches(b->al, a, exit);
+    }
+    return any ? 1 : same ? 2 : 0;
+}
+
+static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
+                          uint8_t *has_alias_of, oac_value **alias_target)
+{
+    oac_check_state *st = b->st;
+    oac_aliases *al = b->al;
+    const Onnx__ValueInfoProto *vi = e->vi;
+    oac_value *v = e->value;
+    const char *an = vi->alias_of;
+    char d[LOC_MAX];
+    if (!v)
+        return OAC_OK;          /* declares a name nothing defines */
+    has_alias_of[v->id] = 1;
+    oac_where w = where_value(s, v, v->name, e->loc);
+    oac_value *a = oac_scope_lookup(s, an, NULL);
+    if (!a)
+        return oac_scope_diag(st, s, OAC_ALIAS_UNKNOWN_VALUE, &w,
+            "'%s' of graph '%s' has alias_of '%s', which names no value in "
+            "scope", v->name, s->name, an);
+    if (!alias_target[v->id])
+        alias_target[v->id] = a;
+    if (a == v)
+        return oac_scope_diag(st, s, OAC_ALIAS_CYCLE, &w,
+            "'%s' of graph '%s' has alias_of naming itself", v->name,
+            s->name);
+    if (v->kind != OAC_VAL_NODE_OUTPUT)
+        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, &w,
+            "'%s' is %s of graph '%s' but has alias_of '%s': only an output "
+            "of a node that declares output_alias can alias another value",
+            v->name, v->kind == OAC_VAL_INPUT ? "an input" : "an initializer",
+            s->name, an);
+    if (b->cycle[v->id])
+        return OAC_OK;          /* reported as a link cycle */
+    oac_value *p = al->parent[v->id];
+    if (!p) {
+        if (if_branch_state(b, v, a))
+            return OAC_OK;      /* branch-mismatch (branches.c), or a
+                                   passthrough of a's class */
+        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, &w,
+            "%s of graph '%s': '%s' has alias_of '%s' but its producer "
+            "declares no output_alias for that output, so it owns its "
+            "storage", node_desc(v, d, sizeof d), s->name, v->name, an);
+    }
+    oac_value *r = al->root[v->id];
+    if (is_boundary_output(v)) {
+        if (a != r)
+            return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+                "%s: output '%s' of %s '%s' has alias_of '%s', but at the "
+                "boundary it must name the alias root '%s' (the value the "
+                "caller binds)", node_desc(v, d, sizeof d), v->name,
+                s->kind == OAC_SCOPE_FUNCTION ? "function" : "graph",
+                s->name, an, r ? r->name : "?");
+        return OAC_OK;
+    }
+    if (!oac_alias_reaches(al, a, p))
+        return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+            "%s: '%s' alias_of names '%s' but %s resolves to '%s'",
+            node_desc(v, d, sizeof d), v->name, an,
+            al->edge[v->id] == OAC_EDGE_BRANCH ? "its branches"
+                                               : "output_alias",
+            p->name);
+    return OAC_OK;
+}
+
+/* Cycles of alias_of declarations (each value's first target): a
+ * functional graph, walked once with three colours. */
+static int alias_of_cycles(build *b, oac_value **target)
+{
+    oac_check_state *st = b->st;
+    oac_graphs *g = st->graphs;
+    size_t nv = b->al->n_values;
+    uint8_t *col = oac_calloc(st->ctx, nv ? nv : 1, 1);
+    int rc = OAC_OK;
+    if (!col)
+        return OAC_ENOMEM;
+    for (size_t id = 0; id < nv && !rc; id++) {
+        if (col[id])
+            continue;
+        oac_value *x = g->value_by_id[id];
+        while (x && !col[x->id]) {
+            col[x->id] = 1;
+            x = target[x->id];
+        }
+        if (x && col[x->id] == 1 && target[x->id] != x) {
+            /* x is on a new cycle: report it once, at x. */
+            oac_scope *s = x->scope;
+            const char *loc = x->vi_loc ? x->vi_loc : s->loc;
+            for (size_t k = 0; k < s->n_vinfos; k++)
+                if (s->vinfos[k].value == x && !empty(s->vinfos[k].vi->alias_of)) {
+                    loc = s->vinfos[k].loc;
+                    break;
+                }
+            oac_where w = where_value(s, x, x->name, loc);
+            rc = oac_scope_diag(st, s, OAC_ALIAS_CYCLE, &w,
+                "alias_of links of graph '%s' form a cycle through '%s' "
+                "(alias_of '%s')", s->name, x->name, target[x->id]->name);
+        }
+        for (oac_value *y = g->value_by_id[id]; y && col[y->id] == 1;
+             y = target[y->id])
+            col[y->id] = 2;
+    }
+    oac_dealloc(st->ctx, col);
+    return rc;
+}
+
+static int check_roots(build *b)
+{
+    oac_check_state *st = b->st;
+    oac_aliases *al = b->al;
+    int rc = OAC_OK;
+    char loc[LOC_MAX];
+    for (size_t k = 0; k < al->n_classes && !rc; k++) {
+        oac_aclass *c = &al->classes[k];
+        oac_value *r = c->root;
+        oac_root_kind rk = oac_value_root_kind(r);
+        /* Inputs of subgraphs and functions are bound by their enclosing
+         * node or caller, whose own aliases are checked where they are. */
+        if (rk == OAC_ROOT_TEMPORARY || rk == OAC_ROOT_READ_WRITE_INPUT)
+            continue;
+        if (rk == OAC_ROOT_READ_ONLY_INPUT && r->scope->kind != OAC_SCOPE_MAIN)
+            continue;
+        oac_value *first = c->n_members > 1 ? c->members[1] : NULL;
+        oac_scope *ws = NULL;
+        long wn = -1;
+        oac_alias_writer(al, first, &ws, &wn);
+        oac_node *wnode = ws ? oac_scope_node(ws, wn) : NULL;
+        oac_scope *s = r->scope;
+        oac_where w = { .graph = s->name, .value = r->name };
+        if (wnode) {
+            w.node = wnode->display;
+            w.op_type = wnode->proto->op_type;
+        }
+        if (rk == OAC_ROOT_CONSTANT) {
+            oac_node *cn = oac_scope_node(s, r->producer);
+            w.location = cn->loc;
+        } else if (r->is_initializer && r->kind == OAC_VAL_INITIALIZER) {
+            snprintf(loc, sizeof loc, "%s/initializer/%ld", s->loc,
+                     r->init_index);
+            w.location = loc;
+        } else {
+            w.location = r->vi_loc ? r->vi_loc : s->loc;
+        }
+        static const char *const what[] = {
+            "a READ_WRITE graph input", "a READ_ONLY graph input",
+            "an initializer", "a constant", "a temporary" };
+        const char *extra = rk == OAC_ROOT_INITIALIZER && r->kind == OAC_VAL_INPUT
+            ? " (a graph input with an initializer default)" : "";
+        rc = oac_scope_diag(st, s, OAC_ALIAS_ROOT_IMMUTABLE, &w,
+            "'%s' of graph '%s' roots an alias class updated in place by "
+            "node '%s' (%s), but it is %s%s", r->name, s->name,
+            wnode ? wnode->display : "?",
+            wnode && wnode->proto->op_type ? wnode->proto->op_type : "",
+            what[rk], extra);
+    }
+    return rc;
+}
+
+static int check_boundaries(build *b, const uint8_t *has_alias_of)
+{
+    oac_check_state *st = b->st;
+    oac_graphs *g = st->graphs;
+    oac_aliases *al = b->al;
+    int rc = OAC_OK;
+    char loc[LOC_MAX];
+    for (size_t si = 0; si < g->n_scopes && !rc; si++) {
+        oac_scope *s = g->scopes[si];
+        if (s->kind == OAC_SCOPE_SUBGRAPH)
+            continue;
+        for (size_t k = 0; k < s->n_outputs && !rc; k++) {
+            oac_value *v = s->outputs[k];
+            if (!v || !al->parent[v->id] || has_alias_of[v->id])
+                continue;
+            oac_value *r = al->root[v->id];
+            if (!r || r->scope != s || r->kind != OAC_VAL_INPUT)
+                continue;
+            const char *l = s->output_vi_locs[k];
+            if (!l) {
+                snprintf(loc, sizeof loc, "%s/output/%zu", s->loc, k);
+                l = loc;
+            }
+            oac_where w = where_value(s, v, v->name, l);
+            char d[LOC_MAX];
+            rc = oac_scope_diag(st, s, OAC_ALIAS_MISSING_BOUNDARY, &w,
+                "%s: output '%s' of %s '%s' must-aliases input '%s' but "
+                "declares no alias_of (set alias_of = '%s'%s)",
+                node_desc(v, d, sizeof d), v->name,
+                s->kind == OAC_SCOPE_FUNCTION ? "function" : "graph",
+                s->name, r->name, r->name,
+                s->kind == OAC_SCOPE_FUNCTION ? " in FunctionProto.value_info"
+                                              : "");
+        }
+    }
+    return rc;
+}
+
+int oac_pass_classes(oac_check_state *st)
+{
+    oac_ctx *ctx = st->ctx;
+    oac_graphs *g = st->graphs;
+    size_t nv = g->n_values;
+    int rc = OAC_OK;
+    uint8_t *has_alias_of = NULL;
+    oac_value **target = NULL;
+    build b = { .st = st };
+
+    oac_aliases *al = oac_calloc(ctx, 1, sizeof *al);
+    if (!al)
+        return OAC_ENOMEM;
+    st->aliases = al;
+    al->ctx = ctx;
+    al->n_values = nv;
+    size_t n1 = nv ? nv : 1;
+    al->class_of = oac_alloc(ctx, n1 * sizeof *al->class_of);
+    al->parent = oac_calloc(ctx, n1, sizeof *al->parent);
+    al->edge = oac_calloc(ctx, n1, 1);
+    al->root = oac_calloc(ctx, n1, sizeof *al->root);
+    b.al = al;
+    b.if_state = oac_calloc(ctx, n1, 1);
+    b.stamp = oac_calloc(ctx, n1, sizeof *b.stamp);
+    b.cycle = oac_calloc(ctx, n1, 1);
+    has_alias_of = oac_calloc(ctx, n1, 1);
+    target = oac_calloc(ctx, n1, sizeof *target);
+    if (!al->class_of || !al->parent || !al->edge || !al->root ||
+        !b.if_state || !b.stamp || !b.cycle || !has_alias_of || !target) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    for (size_t id = 0; id < nv; id++)
+        al->class_of[id] = -1;
+
+    if ((rc = link_edges(&b)))
+        goto done;
+    for (size_t id = 0; id < nv; id++)
+        find_root(&b, g->value_by_id[id], 0);
+    if ((rc = b.rc))
+        goto done;
+    if ((rc = make_classes(&b)))
+        goto done;
+
+    /* Link cycles (cyclic graphs only): report each value once where its
+     * producer declares the link. */
+    for (size_t id = 0; id < nv && !rc; id++) {
+        if (!b.cycle[id] || !al->parent[id])
+            continue;
+        oac_value *v = g->value_by_id[id];
+        char loc[LOC_MAX];
+        oac_where w = oac_where_node(v->scope, v->producer, v->name, NULL,
+                                     loc, sizeof loc);
+        rc = oac_scope_diag(st, v->scope, OAC_ALIAS_CYCLE, &w,
+            "'%s' of graph '%s' must-aliases '%s', whose alias chain leads "
+            "back to '%s': the links form a cycle", v->name, v->scope->name,
+            al->parent[id]->name, v->name);
+    }
+    for (size_t si = 0; si < g->n_scopes && !rc; si++) {
+        oac_scope *s = g->scopes[si];
+        for (size_t k = 0; k < s->n_vinfos && !rc; k++)
+            if (s->vinfos[k].vi && !empty(s->vinfos[k].vi->alias_of))
+                rc = check_alias_of(&b, s, &s->vinfos[k], has_alias_of,
+                                    target);
+    }
+    if (!rc)
+        rc = alias_of_cycles(&b, target);
+    if (!rc)
+        rc = check_boundaries(&b, has_alias_of);
+    if (!rc)
+        rc = check_roots(&b);
+done:
+    oac_dealloc(ctx, b.if_state);
+    oac_dealloc(ctx, b.stamp);
+    oac_dealloc(ctx, b.cycle);
+    oac_dealloc(ctx, has_alias_of);
+    oac_dealloc(ctx, target);
+    return rc;
+}

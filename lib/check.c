@@ -1,0 +1,181 @@
+/* check.c: oac_check, the pass table, and the analysis object.
+ *
+ * Owns: the order of the checker's passes (check.h), the lifetime of the
+ * shared oac_check_state, and the public oac_analysis accessors.
+ * Contract: section 3 (every static rule runs on every check) and
+ * section 4 (alias_classes, memory_plan, unchecked rules as data).
+ *
+ * Invariants:
+ *  1. Passes run in table order; a pass returns a negative status only for
+ *     an operational failure, which stops the run and frees everything
+ *     (no partial analysis is returned then).
+ *  2. Findings never stop the run: every pass runs on a model with
+ *     errors, so one check reports every problem.
+ *  3. The graph index and alias classes live only during oac_check; what
+ *     outlives it is in oac_analysis, owned by the caller.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "alias.h"
+#include "check.h"
+#include "graph.h"
+
+static const struct {
+    const char *name;
+    oac_pass_fn fn;
+} passes[] = {
+    { "graph", oac_pass_graph },
+    { "access", oac_pass_access },
+    { "ports", oac_pass_ports },
+    { "classes", oac_pass_classes },
+    { "branches", oac_pass_branches },
+    { "hazards", oac_pass_hazards },
+    { "metadata", oac_pass_metadata },
+    { "shapes", oac_pass_shapes },
+    { "capacity", oac_pass_capacity },
+    { "pages", oac_pass_pages },
+    { "plan", oac_pass_plan },
+};
+
+int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
+              const oac_check_opts *opts, oac_diags *diags)
+{
+    static const oac_check_opts no_opts = { 0 };
+    if (!out)
+        return oac_err(ctx, OAC_EINVAL, "oac_check: no output");
+    *out = NULL;
+    if (!model || !model->proto || !diags)
+        return oac_err(ctx, OAC_EINVAL, "oac_check: no model or diagnostics");
+    oac_check_state st = {
+        .ctx = ctx, .model = model, .opts = opts ? opts : &no_opts,
+        .diags = diags,
+    };
+    int rc = OAC_OK;
+    st.out = oac_calloc(ctx, 1, sizeof *st.out);
+    if (!st.out)
+        return OAC_ENOMEM;
+    st.out->ctx = ctx;
+    for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++)
+        if ((rc = passes[i].fn(&st)) < 0)
+            goto done;
+    rc = OAC_OK;
+
+done:
+    /* A shapes pass that kept its state in st hands it to the analysis. */
+    if (st.shapes && !st.out->shapes)
+        st.out->shapes = st.shapes;
+    oac_aliases_free(st.aliases);
+    oac_graphs_free(st.graphs);
+    if (rc < 0) {
+        oac_analysis_free(st.out);
+        return rc;
+    }
+    *out = st.out;
+    return OAC_OK;
+}
+
+static void class_fini(oac_ctx *ctx, oac_alias_class *c)
+{
+    oac_dealloc(ctx, c->root);
+    oac_dealloc(ctx, c->graph);
+    for (size_t m = 0; c->members && m < c->n_members; m++)
+        oac_dealloc(ctx, c->members[m]);
+    oac_dealloc(ctx, c->members);
+    for (int d = 0; c->dim_params && d < c->rank; d++)
+        oac_dealloc(ctx, c->dim_params[d]);
+    oac_dealloc(ctx, c->dim_params);
+    oac_dealloc(ctx, c->dims);
+}
+
+void oac_analysis_free(oac_analysis *a)
+{
+    if (!a)
+        return;
+    oac_ctx *ctx = a->ctx;
+    for (size_t i = 0; i < a->n_classes; i++)
+        class_fini(ctx, &a->classes[i]);
+    oac_dealloc(ctx, a->classes);
+    for (size_t i = 0; i < a->n_unchecked; i++) {
+        oac_unchecked *u = &a->unchecked[i];
+        oac_dealloc(ctx, u->rule);
+        oac_dealloc(ctx, u->graph);
+        oac_dealloc(ctx, u->node);
+        oac_dealloc(ctx, u->value);
+        oac_dealloc(ctx, u->reason);
+    }
+    oac_dealloc(ctx, a->unchecked);
+    for (size_t i = 0; i < a->n_dims; i++)
+        oac_dealloc(ctx, a->dim_names[i]);
+    oac_dealloc(ctx, a->dim_names);
+    oac_dealloc(ctx, a->dim_values);
+    if (a->shapes && a->shapes_free)
+        a->shapes_free(a->shapes);
+    oac_dealloc(ctx, a);
+}
+
+size_t oac_analysis_class_count(const oac_analysis *a)
+{
+    return a ? a->n_classes : 0;
+}
+
+const oac_alias_class *oac_analysis_class(const oac_analysis *a, size_t i)
+{
+    return a && i < a->n_classes ? &a->classes[i] : NULL;
+}
+
+size_t oac_analysis_unchecked_count(const oac_analysis *a)
+{
+    return a ? a->n_unchecked : 0;
+}
+
+const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i)
+{
+    return a && i < a->n_unchecked ? &a->unchecked[i] : NULL;
+}
+
+const oac_memory_plan *oac_analysis_plan(const oac_analysis *a)
+{
+    return a ? &a->plan : NULL;
+}
+
+int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param)
+{
+    if (!a || !dim_param)
+        return -1;
+    for (size_t i = 0; i < a->n_dims; i++)
+        if (a->dim_names[i] && strcmp(a->dim_names[i], dim_param) == 0)
+            return a->dim_values[i];
+    return -1;
+}
+
+int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
+                      const char *node, const char *value,
+                      const char *fmt, ...)
+{
+    oac_ctx *ctx = a->ctx;
+    oac_unchecked u = { 0 };
+    va_list ap;
+    va_start(ap, fmt);
+    u.reason = oac_vasprintf(ctx, fmt, ap);
+    va_end(ap);
+    u.rule = oac_strdup(ctx, rule);
+    u.graph = oac_strdup(ctx, graph);
+    u.node = oac_strdup(ctx, node);
+    u.value = oac_strdup(ctx, value);
+    void *arr = a->unchecked;
+    if (!u.reason || (rule && !u.rule) || (graph && !u.graph) ||
+        (node && !u.node) || (value && !u.value) ||
+        !(arr = oac_reallocarray(ctx, a->unchecked, a->n_unchecked + 1,
+                                 sizeof *a->unchecked))) {
+        oac_dealloc(ctx, u.reason);
+        oac_dealloc(ctx, u.rule);
+        oac_dealloc(ctx, u.graph);
+        oac_dealloc(ctx, u.node);
+        oac_dealloc(ctx, u.value);
+        return oac_err(ctx, OAC_ENOMEM, "out of memory");
+    }
+    a->unchecked = arr;
+    a->unchecked[a->n_unchecked++] = u;
+    return OAC_OK;
+}

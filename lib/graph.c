@@ -1,0 +1,765 @@
+/* graph.c: builds the graph index of graph.h (pass 1, oac_pass_graph).
+ *
+ * Owns: scopes, values, producers, consumers, outer-name resolution, call
+ * sites of local functions, locations and display names, and the helper
+ * that reports a finding once per call site of a function.  Contract:
+ * section 3, "Details the rules rely on" (subgraph scopes, outer names
+ * belong to the enclosing node, findings inside a function are reported
+ * once per call site), section 4 (locations are RFC 6901 pointers).
+ *
+ * Invariants (beyond graph.h):
+ *  1. One pass over each scope defines its values, a second records uses
+ *     and descends into subgraphs, so a subgraph sees every value of its
+ *     enclosing scopes whatever the node order; recursion depth is
+ *     bounded by OAC_MAX_DEPTH.
+ *  2. While the subgraphs of node i of scope P are indexed, the only
+ *     implicit uses appended to values of P are those of node i, so
+ *     "the last use is (i, -1)" suffices to keep each implicit use once.
+ *  3. Strings the index makes (locations, "#3") live in a block pool
+ *     freed with the index: two allocations per 64 KiB, not per node.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "ops.h"
+
+/* ---- string pool ---------------------------------------------------- */
+
+struct pool_block {
+    struct pool_block *next;
+    size_t used, cap;
+    char data[];
+};
+
+struct oac_graphs_priv {
+    oac_graphs pub;
+    struct pool_block *pool;
+};
+
+static char *pool_vprintf(oac_graphs *g, const char *fmt, va_list ap)
+{
+    struct oac_graphs_priv *p = (struct oac_graphs_priv *)g;
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return NULL;
+    size_t need = (size_t)n + 1;
+    struct pool_block *b = p->pool;
+    if (!b || b->cap - b->used < need) {
+        size_t cap = need > 65536 ? need : 65536;
+        b = oac_alloc(g->ctx, sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->used = 0;
+        b->cap = cap;
+        b->next = p->pool;
+        p->pool = b;
+    }
+    char *s = b->data + b->used;
+    vsnprintf(s, need, fmt, ap);
+    b->used += need;
+    return s;
+}
+
+static char *pool_printf(oac_graphs *g, const char *fmt, ...) OAC_PRINTF(2, 3);
+static char *pool_printf(oac_graphs *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = pool_vprintf(g, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* ---- small helpers -------------------------------------------------- */
+
+bool oac_domain_is_onnx(const char *domain)
+{
+    return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
+}
+
+static const char *norm_domain(const char *d)
+{
+    return oac_domain_is_onnx(d) ? "" : d;
+}
+
+static bool empty(const char *s)
+{
+    return !s || !*s;
+}
+
+oac_value *oac_scope_local(const oac_scope *s, const char *name)
+{
+    if (!s || empty(name))
+        return NULL;
+    return oac_strmap_get(&s->by_name, name);
+}
+
+oac_value *oac_scope_lookup(const oac_scope *s, const char *name, bool *outer)
+{
+    if (outer)
+        *outer = false;
+    for (const oac_scope *c = s; c; c = c->parent) {
+        oac_value *v = oac_scope_local(c, name);
+        if (v) {
+            if (outer)
+                *outer = c != s;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+oac_value *oac_node_input(const oac_scope *s, long i, size_t port)
+{
+    oac_node *n = oac_scope_node(s, i);
+    if (!n || port >= n->proto->n_input)
+        return NULL;
+    return oac_scope_lookup(s, n->proto->input[port], NULL);
+}
+
+oac_value *oac_node_output(const oac_scope *s, long i, size_t port)
+{
+    oac_node *n = oac_scope_node(s, i);
+    if (!n || port >= n->proto->n_output)
+        return NULL;
+    oac_value *v = oac_scope_local(s, n->proto->output[port]);
+    /* A name defined twice belongs to its first definition (graph.h,
+     * invariant 2); the later port defines nothing. */
+    if (!v || v->producer != i || v->port != (int)port)
+        return NULL;
+    return v;
+}
+
+oac_scope *oac_graphs_function(const oac_graphs *g, const char *domain,
+                               const char *name)
+{
+    if (!g || empty(name) || g->func_by_key.count == 0)
+        return NULL;
+    char stack[256];
+    const char *d = norm_domain(domain);
+    size_t need = strlen(d) + strlen(name) + 2;
+    char *key = need <= sizeof stack ? stack : oac_alloc(g->ctx, need);
+    if (!key)
+        return NULL;
+    snprintf(key, need, "%s\x1f%s", d, name);
+    oac_scope *f = oac_strmap_get(&g->func_by_key, key);
+    if (key != stack)
+        oac_dealloc(g->ctx, key);
+    return f;
+}
+
+/* ---- building ------------------------------------------------------- */
+
+static int add_use(oac_ctx *ctx, oac_value *v, long node, int port,
+                   bool meta_only)
+{
+    if (port < 0 && v->n_uses && v->uses[v->n_uses - 1].node == node &&
+        v->uses[v->n_uses - 1].port < 0) {
+        v->uses[v->n_uses - 1].meta_only &= meta_only;
+        return OAC_OK;              /* invariant 2 */
+    }
+    if (oac_grow(ctx, (void **)&v->uses, &v->cap_uses, v->n_uses + 1,
+                 sizeof *v->uses))
+        return OAC_ENOMEM;
+    v->uses[v->n_uses++] = (oac_use){ node, port, port < 0 && meta_only };
+    return OAC_OK;
+}
+
+static int push_scope(oac_graphs *g, size_t *cap, oac_scope *s)
+{
+    if (oac_grow(g->ctx, (void **)&g->scopes, cap, g->n_scopes + 1,
+                 sizeof *g->scopes))
+        return OAC_ENOMEM;
+    s->index = g->n_scopes;
+    s->listed = true;
+    g->scopes[g->n_scopes++] = s;
+    return OAC_OK;
+}
+
+/* The scope's value storage: one block sized by an upper bound, so value
+ * pointers never move. */
+typedef struct scope_build {
+    oac_value *block;
+    size_t used, cap;
+} scope_build;
+
+static oac_value *new_value(oac_graphs *g, oac_scope *s, scope_build *b,
+                            const char *name, oac_value_kind kind, int *rc)
+{
+    *rc = OAC_OK;
+    if (empty(name))
+        return NULL;
+    oac_value *old = oac_strmap_get(&s->by_name, name);
+    if (old)
+        return old;
+    if (b->used >= b->cap) {
+        *rc = oac_err(g->ctx, OAC_EINTERNAL, "value block overflow");
+        return NULL;
+    }
+    oac_value *v = &b->block[b->used++];
+    memset(v, 0, sizeof *v);
+    v->name = name;
+    v->scope = s;
+    v->kind = kind;
+    v->input_index = v->init_index = v->output_index = -1;
+    v->producer = -1;
+    v->port = -1;
+    v->id = g->n_values++;
+    s->values[s->n_values++] = v;
+    if ((*rc = oac_strmap_put(&s->by_name, name, v)))
+        return NULL;
+    return v;
+}
+
+/* An outer value ov read inside subgraph s (by a node, or returned as an
+ * output): walk to the defining scope, recording the read on every
+ * enclosing node on the way and, in ov's own scope, as an implicit use
+ * (port -1) by the node holding the subgraph. */
+static int record_outer(oac_graphs *g, const oac_scope *s, oac_value *ov,
+                        bool meta_only)
+{
+    int rc;
+    if (!ov || ov->scope == s)
+        return OAC_OK;
+    for (const oac_scope *c = s; c && c != ov->scope && c->parent; c = c->parent) {
+        oac_node *owner = &c->parent->nodes[c->owner_node];
+        if (oac_grow(g->ctx, (void **)&owner->outer_reads,
+                     &owner->cap_outer_reads, owner->n_outer_reads + 1,
+                     sizeof *owner->outer_reads))
+            return OAC_ENOMEM;
+        owner->outer_reads[owner->n_outer_reads++] = ov;
+        if (c->parent == ov->scope &&
+            (rc = add_use(g->ctx, ov, c->owner_node, -1, meta_only)))
+            return rc;
+    }
+    return OAC_OK;
+}
+
+static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s);
+
+/* Record the reads of node i of s, and index its subgraphs. */
+static int index_node(oac_graphs *g, size_t *scap, oac_scope *s, size_t i)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    int rc;
+    for (size_t p = 0; p < np->n_input; p++) {
+        oac_value *v = oac_scope_local(s, np->input[p]);
+        if (v && (rc = add_use(g->ctx, v, (long)i, (int)p, false)))
+            return rc;
+        if (!v && s->parent &&
+            (rc = record_outer(g, s, oac_scope_lookup(s, np->input[p], NULL),
+                               oac_op_has(n->op, OAC_OPF_NO_STORAGE_READ))))
+            return rc;
+    }
+    size_t nsub = 0;
+    for (size_t a = 0; a < np->n_attribute; a++) {
+        const Onnx__AttributeProto *at = np->attribute[a];
+        if (!at)
+            continue;
+        nsub += (at->g ? 1 : 0) + at->n_graphs;
+    }
+    if (!nsub)
+        return OAC_OK;
+    if (s->depth + 1 >= OAC_MAX_DEPTH) {
+        s->truncated = true;
+        return OAC_OK;
+    }
+    n->subgraphs = oac_calloc(g->ctx, nsub, sizeof *n->subgraphs);
+    if (!n->subgraphs)
+        return OAC_ENOMEM;
+    for (size_t a = 0; a < np->n_attribute; a++) {
+        const Onnx__AttributeProto *at = np->attribute[a];
+        if (!at)
+            continue;
+        for (size_t k = 0; k < (at->g ? 1 : 0) + at->n_graphs; k++) {
+            const Onnx__GraphProto *gp = at->g && k == 0 ? at->g
+                : at->graphs[k - (at->g ? 1 : 0)];
+            if (!gp)
+                continue;
+            oac_scope *c = oac_calloc(g->ctx, 1, sizeof *c);
+            if (!c)
+                return OAC_ENOMEM;
+            oac_strmap_init(&c->by_name, g->ctx);
+            c->kind = OAC_SCOPE_SUBGRAPH;
+            c->parent = s;
+            c->owner_node = (long)i;
+            c->owner_attr = (long)a;
+            c->attr_name = at->name;
+            c->depth = s->depth + 1;
+            c->graph = gp;
+            c->imports_alias = s->imports_alias;
+            c->name = empty(gp->name) ? (at->name ? at->name : "") : gp->name;
+            if (at->g && k == 0)
+                c->loc = pool_printf(g, "%s/attribute/%zu/g", n->loc, a);
+            else
+                c->loc = pool_printf(g, "%s/attribute/%zu/graphs/%zu", n->loc,
+                                     a, k - (at->g ? 1 : 0));
+            if (!c->loc || (rc = push_scope(g, scap, c))) {
+                oac_strmap_fini(&c->by_name);
+                oac_dealloc(g->ctx, c);
+                return OAC_ENOMEM;
+            }
+            n->subgraphs[n->n_subgraphs++] = c;
+            if ((rc = build_scope(g, scap, c)))
+                return rc;
+        }
+    }
+    return OAC_OK;
+}
+
+static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
+                     const Onnx__ValueInfoProto *vi, oac_vi_field f,
+                     size_t idx)
+{
+    static const char *const fname[] = { "input", "output", "value_info" };
+    oac_vinfo *e = &s->vinfos[(*k)++];
+    e->vi = vi;
+    e->field = f;
+    e->index = idx;
+    e->loc = pool_printf(g, "%s/%s/%zu", s->loc, fname[f], idx);
+    if (!e->loc)
+        return OAC_ENOMEM;
+    e->value = vi ? oac_scope_local(s, vi->name) : NULL;
+    if (e->value && !e->value->vi) {
+        /* input > output > value_info: vinfos come in that order. */
+        e->value->vi = vi;
+        e->value->vi_loc = e->loc;
+        e->value->type = vi->type;
+    }
+    return OAC_OK;
+}
+
+static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
+{
+    oac_ctx *ctx = g->ctx;
+    int rc = OAC_OK;
+    const Onnx__GraphProto *gp = s->graph;
+    const Onnx__FunctionProto *fp = s->func;
+    size_t n_in = gp ? gp->n_input : fp->n_input;
+    size_t n_out = gp ? gp->n_output : fp->n_output;
+    size_t n_init = gp ? gp->n_initializer : 0;
+    s->node_protos = gp ? gp->node : fp->node;
+    s->n_nodes = gp ? gp->n_node : fp->n_node;
+
+    /* Upper bound of the values the scope defines. */
+    uint64_t bound = (uint64_t)n_in + n_init;
+    for (size_t i = 0; i < s->n_nodes; i++)
+        if (s->node_protos[i])
+            bound += s->node_protos[i]->n_output;
+    if (bound > SIZE_MAX / sizeof(oac_value))
+        return oac_err(ctx, OAC_ENOMEM, "graph too large");
+
+    scope_build b = { 0 };
+    b.cap = (size_t)bound;
+    b.block = oac_calloc(ctx, b.cap ? b.cap : 1, sizeof *b.block);
+    s->values = oac_calloc(ctx, b.cap ? b.cap : 1, sizeof *s->values);
+    s->nodes = oac_calloc(ctx, s->n_nodes ? s->n_nodes : 1, sizeof *s->nodes);
+    s->input_names = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->input_names);
+    s->inputs = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->inputs);
+    s->output_names = oac_calloc(ctx, n_out ? n_out : 1, sizeof *s->output_names);
+    s->outputs = oac_calloc(ctx, n_out ? n_out : 1, sizeof *s->outputs);
+    s->output_vis = oac_calloc(ctx, n_out ? n_out : 1, sizeof *s->output_vis);
+    s->output_vi_locs = oac_calloc(ctx, n_out ? n_out : 1,
+                                   sizeof *s->output_vi_locs);
+    /* The block belongs to the scope from here on (freed with it). */
+    s->values_block = b.block;
+    if (!b.block || !s->values || !s->nodes || !s->input_names ||
+        !s->inputs || !s->output_names || !s->outputs || !s->output_vis ||
+        !s->output_vi_locs)
+        return OAC_ENOMEM;
+    s->n_inputs = n_in;
+    s->n_outputs = n_out;
+
+    /* 1. Definitions: inputs, initializers, node outputs (invariant 1). */
+    for (size_t i = 0; i < n_in; i++) {
+        const char *name = gp ? (gp->input[i] ? gp->input[i]->name : NULL)
+                              : fp->input[i];
+        s->input_names[i] = name;
+        oac_value *v = new_value(g, s, &b, name, OAC_VAL_INPUT, &rc);
+        if (rc)
+            return rc;
+        if (v && v->input_index < 0)
+            v->input_index = (long)i;
+        s->inputs[i] = v;
+    }
+    for (size_t i = 0; i < n_init; i++) {
+        const Onnx__TensorProto *t = gp->initializer[i];
+        if (!t)
+            continue;
+        oac_value *v = new_value(g, s, &b, t->name, OAC_VAL_INITIALIZER, &rc);
+        if (rc)
+            return rc;
+        if (v && !v->is_initializer &&
+            (v->kind == OAC_VAL_INPUT || v->kind == OAC_VAL_INITIALIZER)) {
+            v->is_initializer = true;
+            v->init_index = (long)i;
+            v->init = t;
+        }
+    }
+    for (size_t i = 0; i < s->n_nodes; i++) {
+        oac_node *n = &s->nodes[i];
+        const Onnx__NodeProto *np = s->node_protos[i];
+        static const Onnx__NodeProto empty_node = ONNX__NODE_PROTO__INIT;
+        n->proto = np ? np : &empty_node;
+        n->index = i;
+        n->display = empty(n->proto->name) ? pool_printf(g, "#%zu", i)
+                                           : n->proto->name;
+        n->loc = pool_printf(g, "%s/node/%zu", s->loc, i);
+        if (!n->display || !n->loc)
+            return OAC_ENOMEM;
+        n->op = oac_op_find(n->proto->domain, n->proto->op_type);
+        for (size_t p = 0; p < n->proto->n_output; p++) {
+            const char *name = n->proto->output[p];
+            if (empty(name) || oac_strmap_has(&s->by_name, name))
+                continue;           /* omitted, or defined before */
+            oac_value *v = new_value(g, s, &b, name, OAC_VAL_NODE_OUTPUT, &rc);
+            if (rc)
+                return rc;
+            v->producer = (long)i;
+            v->port = (int)p;
+        }
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        const char *name = gp ? (gp->output[i] ? gp->output[i]->name : NULL)
+                              : fp->output[i];
+        s->output_names[i] = name;
+        /* A subgraph may return an outer value as it is. */
+        oac_value *v = oac_scope_lookup(s, name, NULL);
+        s->outputs[i] = v;
+        if (v && v->scope == s && v->output_index < 0)
+            v->output_index = (long)i;
+        if (v && v->scope != s && (rc = record_outer(g, s, v, false)))
+            return rc;
+    }
+
+    /* 2. Declarations. */
+    size_t nvi = gp ? gp->n_input + gp->n_output + gp->n_value_info
+                    : fp->n_value_info;
+    s->vinfos = oac_calloc(ctx, nvi ? nvi : 1, sizeof *s->vinfos);
+    if (!s->vinfos)
+        return OAC_ENOMEM;
+    size_t k = 0;
+    if (gp) {
+        for (size_t i = 0; i < gp->n_input; i++)
+            if ((rc = add_vinfo(g, s, &k, gp->input[i], OAC_VI_INPUT, i)))
+                return rc;
+        for (size_t i = 0; i < gp->n_output; i++) {
+            if ((rc = add_vinfo(g, s, &k, gp->output[i], OAC_VI_OUTPUT, i)))
+                return rc;
+            s->output_vis[i] = gp->output[i];
+            s->output_vi_locs[i] = s->vinfos[k - 1].loc;
+        }
+        for (size_t i = 0; i < gp->n_value_info; i++)
+            if ((rc = add_vinfo(g, s, &k, gp->value_info[i],
+                                OAC_VI_VALUE_INFO, i)))
+                return rc;
+    } else {
+        for (size_t i = 0; i < fp->n_value_info; i++) {
+            if ((rc = add_vinfo(g, s, &k, fp->value_info[i],
+                                OAC_VI_VALUE_INFO, i)))
+                return rc;
+            /* The output it declares, through the value (a hash lookup,
+             * not a scan of the outputs). */
+            oac_value *v = s->vinfos[k - 1].value;
+            if (v && v->output_index >= 0 && !s->output_vis[v->output_index]) {
+                s->output_vis[v->output_index] = fp->value_info[i];
+                s->output_vi_locs[v->output_index] = s->vinfos[k - 1].loc;
+            }
+        }
+    }
+    s->n_vinfos = k;
+
+    /* 3. Uses and subgraphs, node by node (invariant 2). */
+    for (size_t i = 0; i < s->n_nodes; i++)
+        if ((rc = index_node(g, scap, s, i)))
+            return rc;
+    return OAC_OK;
+}
+
+static bool imports_alias(Onnx__OperatorSetIdProto *const *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ops[i] && ops[i]->domain && strcmp(ops[i]->domain, "onnx_alias") == 0)
+            return true;
+    return false;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    const oac_value *x = *(oac_value *const *)a, *y = *(oac_value *const *)b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* outer_reads collects one entry per read; keep each value once. */
+static void dedupe_outer(oac_scope *s)
+{
+    for (size_t i = 0; i < s->n_nodes; i++) {
+        oac_node *n = &s->nodes[i];
+        if (n->n_outer_reads < 2)
+            continue;
+        qsort(n->outer_reads, n->n_outer_reads, sizeof *n->outer_reads,
+              cmp_ptr);
+        size_t k = 1;
+        for (size_t j = 1; j < n->n_outer_reads; j++)
+            if (n->outer_reads[j] != n->outer_reads[k - 1])
+                n->outer_reads[k++] = n->outer_reads[j];
+        n->n_outer_reads = k;
+    }
+}
+
+int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
+                     const Onnx__ModelProto *model)
+{
+    *out = NULL;
+    struct oac_graphs_priv *p = oac_calloc(ctx, 1, sizeof *p);
+    if (!p)
+        return OAC_ENOMEM;
+    oac_graphs *g = &p->pub;
+    g->ctx = ctx;
+    g->model = model;
+    oac_strmap_init(&g->func_by_key, ctx);
+    int rc = OAC_OK;
+    size_t scap = 0;
+    g->model_imports_alias = imports_alias(model->opset_import,
+                                           model->n_opset_import);
+
+    if (model->graph) {
+        oac_scope *s = oac_calloc(ctx, 1, sizeof *s);
+        if (!s) {
+            rc = OAC_ENOMEM;
+            goto done;
+        }
+        oac_strmap_init(&s->by_name, ctx);
+        s->kind = OAC_SCOPE_MAIN;
+        s->owner_node = s->owner_attr = -1;
+        s->graph = model->graph;
+        s->name = model->graph->name ? model->graph->name : "";
+        s->loc = "/graph";
+        s->imports_alias = g->model_imports_alias;
+        if ((rc = push_scope(g, &scap, s))) {
+            oac_strmap_fini(&s->by_name);
+            oac_dealloc(ctx, s);
+            goto done;
+        }
+    }
+
+    /* Register functions before any body is indexed, so call sites in
+     * the main graph and in other functions resolve. */
+    g->n_functions = model->n_functions;
+    g->functions = oac_calloc(ctx, g->n_functions ? g->n_functions : 1,
+                              sizeof *g->functions);
+    g->keys = oac_calloc(ctx, g->n_functions ? g->n_functions : 1,
+                         sizeof *g->keys);
+    if (!g->functions || !g->keys) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    for (size_t f = 0; f < model->n_functions; f++) {
+        const Onnx__FunctionProto *fp = model->functions[f];
+        if (!fp || empty(fp->name))
+            continue;
+        g->keys[f] = oac_asprintf(ctx, "%s\x1f%s", norm_domain(fp->domain),
+                                  fp->name);
+        if (!g->keys[f]) {
+            rc = OAC_ENOMEM;
+            goto done;
+        }
+        if (oac_strmap_has(&g->func_by_key, g->keys[f]))
+            continue;               /* a duplicate: the first one is called */
+        oac_scope *s = oac_calloc(ctx, 1, sizeof *s);
+        if (!s) {
+            rc = OAC_ENOMEM;
+            goto done;
+        }
+        oac_strmap_init(&s->by_name, ctx);
+        s->kind = OAC_SCOPE_FUNCTION;
+        s->owner_node = s->owner_attr = -1;
+        s->func = fp;
+        s->name = fp->name;
+        s->loc = pool_printf(g, "/functions/%zu", f);
+        /* A function without its own imports uses the model's. */
+        s->imports_alias = fp->n_opset_import
+            ? imports_alias(fp->opset_import, fp->n_opset_import)
+            : g->model_imports_alias;
+        g->functions[f] = s;
+        if (!s->loc || (rc = oac_strmap_put(&g->func_by_key, g->keys[f], s))) {
+            g->functions[f] = NULL;
+            oac_strmap_fini(&s->by_name);
+            oac_dealloc(ctx, s);
+            rc = OAC_ENOMEM;
+            goto done;
+        }
+    }
+
+    if (model->graph && (rc = build_scope(g, &scap, g->scopes[0])))
+        goto done;
+    for (size_t f = 0; f < g->n_functions; f++) {
+        oac_scope *s = g->functions[f];
+        if (!s)
+            continue;
+        /* Unlisted function scopes are freed by oac_graphs_free. */
+        if ((rc = push_scope(g, &scap, s)))
+            goto done;
+        if ((rc = build_scope(g, &scap, s)))
+            goto done;
+    }
+
+    /* Call sites, dense ids, dedupe of outer reads. */
+    g->value_by_id = oac_calloc(ctx, g->n_values ? g->n_values : 1,
+                                sizeof *g->value_by_id);
+    if (!g->value_by_id) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    for (size_t si = 0; si < g->n_scopes; si++) {
+        oac_scope *s = g->scopes[si];
+        dedupe_outer(s);
+        for (size_t v = 0; v < s->n_values; v++)
+            g->value_by_id[s->values[v]->id] = s->values[v];
+        for (size_t i = 0; i < s->n_nodes; i++) {
+            oac_node *n = &s->nodes[i];
+            if (oac_domain_is_onnx(n->proto->domain) && n->op)
+                continue;           /* ONNX operators are not local functions */
+            oac_scope *f = oac_graphs_function(g, n->proto->domain,
+                                               n->proto->op_type);
+            if (!f)
+                continue;
+            n->callee = f;
+            if (oac_grow(ctx, (void **)&f->calls, &f->cap_calls,
+                         f->n_calls + 1, sizeof *f->calls)) {
+                rc = OAC_ENOMEM;
+                goto done;
+            }
+            f->calls[f->n_calls++] = (oac_callsite){ s, (long)i };
+        }
+    }
+
+done:
+    if (rc) {
+        oac_graphs_free(g);
+        return rc == OAC_ENOMEM ? oac_err(ctx, OAC_ENOMEM, "out of memory")
+                                : rc;
+    }
+    *out = g;
+    return OAC_OK;
+}
+
+static void scope_free(oac_ctx *ctx, oac_scope *s)
+{
+    if (!s)
+        return;
+    for (size_t v = 0; v < s->n_values; v++)
+        oac_dealloc(ctx, s->values[v]->uses);
+    if (s->nodes)
+        for (size_t i = 0; i < s->n_nodes; i++) {
+            oac_dealloc(ctx, s->nodes[i].subgraphs);
+            oac_dealloc(ctx, s->nodes[i].alias_in);
+            oac_dealloc(ctx, s->nodes[i].outer_reads);
+        }
+    oac_dealloc(ctx, s->nodes);
+    oac_dealloc(ctx, s->values);
+    oac_dealloc(ctx, s->values_block);
+    oac_dealloc(ctx, s->input_names);
+    oac_dealloc(ctx, s->inputs);
+    oac_dealloc(ctx, s->output_names);
+    oac_dealloc(ctx, s->outputs);
+    oac_dealloc(ctx, s->output_vis);
+    oac_dealloc(ctx, s->output_vi_locs);
+    oac_dealloc(ctx, s->vinfos);
+    oac_dealloc(ctx, s->calls);
+    oac_strmap_fini(&s->by_name);
+    oac_dealloc(ctx, s);
+}
+
+void oac_graphs_free(oac_graphs *g)
+{
+    if (!g)
+        return;
+    oac_ctx *ctx = g->ctx;
+    struct oac_graphs_priv *p = (struct oac_graphs_priv *)g;
+    /* Functions never listed (a failure half-way) are freed here, before
+     * the listed scopes (whose flags this reads) go. */
+    for (size_t f = 0; g->functions && f < g->n_functions; f++)
+        if (g->functions[f] && !g->functions[f]->listed)
+            scope_free(ctx, g->functions[f]);
+    for (size_t i = 0; i < g->n_scopes; i++)
+        scope_free(ctx, g->scopes[i]);
+    oac_dealloc(ctx, g->scopes);
+    oac_dealloc(ctx, g->functions);
+    for (size_t f = 0; g->keys && f < g->n_functions; f++)
+        oac_dealloc(ctx, g->keys[f]);
+    oac_dealloc(ctx, g->keys);
+    oac_dealloc(ctx, g->value_by_id);
+    oac_strmap_fini(&g->func_by_key);
+    while (p->pool) {
+        struct pool_block *b = p->pool;
+        p->pool = b->next;
+        oac_dealloc(ctx, b);
+    }
+    oac_dealloc(ctx, p);
+}
+
+int oac_pass_graph(oac_check_state *st)
+{
+    if (!st->model || !st->model->proto)
+        return oac_err(st->ctx, OAC_EINVAL, "no model to check");
+    return oac_graphs_build(st->ctx, &st->graphs, st->model->proto);
+}
+
+/* ---- reporting ------------------------------------------------------ */
+
+oac_where oac_where_node(const oac_scope *s, long i, const char *value,
+                         const char *suffix, char *buf, size_t buflen)
+{
+    oac_where w = { .graph = s->name, .value = value };
+    oac_node *n = oac_scope_node(s, i);
+    if (n) {
+        w.node = n->display;
+        w.op_type = n->proto->op_type;
+        snprintf(buf, buflen, "%s%s", n->loc, suffix ? suffix : "");
+        w.location = buf;
+    } else {
+        snprintf(buf, buflen, "%s%s", s->loc, suffix ? suffix : "");
+        w.location = buf;
+    }
+    return w;
+}
+
+int oac_scope_diag(oac_check_state *st, const oac_scope *s, oac_code code,
+                   const oac_where *where, const char *fmt, ...)
+{
+    oac_where w = where ? *where : (oac_where){ 0 };
+    if (!w.graph)
+        w.graph = s->name;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = oac_vasprintf(st->ctx, fmt, ap);
+    va_end(ap);
+    if (!msg)
+        return OAC_ENOMEM;
+    int rc = OAC_OK;
+    /* The function body a finding sits in (a subgraph of a function
+     * reports through its function). */
+    const oac_scope *f = s;
+    while (f->parent)
+        f = f->parent;
+    if (f->kind != OAC_SCOPE_FUNCTION || f->n_calls == 0) {
+        rc = oac_diag_add(st->diags, code, &w, "%s", msg);
+    } else {
+        for (size_t c = 0; c < f->n_calls && !rc; c++) {
+            const oac_callsite *cs = &f->calls[c];
+            const oac_node *n = &cs->scope->nodes[cs->node];
+            rc = oac_diag_add(st->diags, code, &w,
+                              "%s (in function '%s' called by node '%s' of graph '%s')",
+                              msg, f->name, n->display, cs->scope->name);
+        }
+    }
+    oac_dealloc(st->ctx, msg);
+    return rc;
+}

@@ -1,0 +1,243 @@
+/* graph.h: the graph index every pass of the checker walks.
+ *
+ * Owns: scopes (the main graph, every subgraph held by a graph-valued
+ * attribute of any node, every local function body), their nodes in file
+ * order, the values each scope defines, producers, consumers, outer-scope
+ * resolution and the locations and display names diagnostics use.
+ * Contract: section 3 ("Details the rules rely on": scopes of If/Loop/Scan
+ * bodies, outer names, local functions).  Built by oac_pass_graph
+ * (graph.c), read-only afterwards.
+ *
+ * Invariants:
+ *  1. Scopes are stored parents first: scopes[0] is the main graph (when
+ *     the model has one), a subgraph comes after the scope holding its
+ *     owner node, function bodies come after every graph scope (in
+ *     ModelProto.functions order, each followed by its own subgraphs).
+ *  2. A value is defined once per scope (first definition wins: input,
+ *     then initializer, then node outputs in file order); names are
+ *     borrowed from the parsed model, never copied.
+ *  3. value->id is dense over all scopes (0 .. graphs->n_values-1), so a
+ *     pass keeps per-value facts in a plain array.
+ *  4. Uses live in the value's own scope.  A read of an outer name inside
+ *     a subgraph is an implicit use (port -1) by the node of the value's
+ *     scope that holds the subgraph, because for ordering and hazards it
+ *     belongs to that enclosing node; every enclosing node on the way
+ *     lists the value in outer_reads.  A subgraph output naming an outer
+ *     value counts as such a read.
+ *  5. Nesting is bounded by OAC_MAX_DEPTH; a deeper subgraph is not indexed
+ *     and the scope that holds it is marked truncated.
+ *  6. Everything is linear in the size of the model: lookups go through
+ *     strmap, no pass scans a scope per value.
+ */
+#ifndef OAC_GRAPH_H
+#define OAC_GRAPH_H
+
+#include "check.h"
+
+struct oac_op;        /* ops.h */
+struct oac_scope;
+
+typedef enum oac_scope_kind {
+    OAC_SCOPE_MAIN = 0,      /* ModelProto.graph */
+    OAC_SCOPE_SUBGRAPH = 1,  /* a graph-valued attribute (g or graphs[i]) */
+    OAC_SCOPE_FUNCTION = 2   /* a FunctionProto body */
+} oac_scope_kind;
+
+typedef enum oac_value_kind {
+    OAC_VAL_INPUT = 0,       /* graph input / function input */
+    OAC_VAL_INITIALIZER = 1, /* initializer that is not also an input */
+    OAC_VAL_NODE_OUTPUT = 2  /* output of a node of the scope */
+} oac_value_kind;
+
+/* One read of a value.  port >= 0: NodeProto.input[port] of node `node`
+ * of the scope the use is listed in.  port == -1: an implicit read, a
+ * subgraph of node `node` reads the name as an outer value. */
+typedef struct oac_use {
+    long node;
+    int port;
+    /* port -1 only: every read inside the subgraphs is by an operator
+     * that reads no storage (Shape, Size). */
+    bool meta_only;
+} oac_use;
+
+typedef struct oac_value {
+    const char *name;
+    struct oac_scope *scope;       /* scope that defines it */
+    size_t id;                     /* dense over all scopes (invariant 3) */
+    oac_value_kind kind;
+    bool is_initializer;           /* in GraphProto.initializer (also when an input) */
+    long input_index;              /* port in graph/function input, or -1 */
+    long init_index;               /* index in GraphProto.initializer, or -1 */
+    long output_index;             /* first index in graph/function output, or -1 */
+    long producer;                 /* node index in scope, or -1 */
+    int port;                      /* producer's output port, or -1 */
+    /* Declaration: graph input, output, or value_info, in that order of
+     * preference (FunctionProto.value_info for functions).  NULL when not
+     * declared.  vi_loc is its location ("/graph/input/0"). */
+    const Onnx__ValueInfoProto *vi;
+    const char *vi_loc;
+    const Onnx__TypeProto *type;   /* vi->type, or NULL */
+    const Onnx__TensorProto *init; /* initializer, or NULL */
+    /* Reads in the defining scope, file order of nodes (invariant 4). */
+    oac_use *uses;
+    size_t n_uses;
+    size_t cap_uses;
+} oac_value;
+
+typedef struct oac_node {
+    const Onnx__NodeProto *proto;
+    size_t index;                  /* in its scope, file order */
+    const char *display;           /* node name, or "#<index>" */
+    const char *loc;               /* "/graph/node/3" */
+    const struct oac_op *op;       /* operator table row, or NULL */
+    struct oac_scope *callee;      /* called local function, or NULL */
+    /* Subgraphs held by its attributes (scopes owned by graphs). */
+    struct oac_scope **subgraphs;
+    size_t n_subgraphs;
+    /* Resolved must-alias per output port: the input port, or -1.  Filled
+     * by the ports pass (alias_rules.c); NULL before it. */
+    int *alias_in;
+    /* Outer values (of any enclosing scope) read by its subgraphs,
+     * transitively, each once. */
+    oac_value **outer_reads;
+    size_t n_outer_reads;
+    size_t cap_outer_reads;
+} oac_node;
+
+typedef struct oac_scope {
+    oac_scope_kind kind;
+    size_t index;                  /* in graphs->scopes */
+    const char *name;              /* graph name, or function name */
+    const char *loc;               /* "/graph", "/graph/node/3/attribute/0/g",
+                                      "/graph/node/1/attribute/0/graphs/2",
+                                      "/functions/1" */
+    struct oac_scope *parent;      /* enclosing scope of a subgraph, else NULL */
+    long owner_node;               /* node in parent holding it, or -1 */
+    long owner_attr;               /* AttributeProto index in that node, or -1 */
+    const char *attr_name;         /* "then_branch", "body", ... or NULL */
+    int depth;                     /* 0 for main graph and function bodies */
+    bool truncated;                /* a nested graph beyond OAC_MAX_DEPTH */
+    bool listed;                   /* in graphs->scopes (owned through it) */
+    const Onnx__GraphProto *graph; /* NULL for a function */
+    const Onnx__FunctionProto *func;/* NULL for a graph */
+    /* Imports in force: the model's, or the function's own list. */
+    bool imports_alias;            /* domain onnx_alias imported */
+
+    Onnx__NodeProto *const *node_protos;
+    size_t n_nodes;
+    oac_node *nodes;               /* n_nodes entries */
+
+    /* Interface, in port order.  A name may be NULL/"" (omitted) and the
+     * value may be NULL (an output nothing defines).  A subgraph output
+     * may be an outer value (returned as it is). */
+    const char **input_names;
+    oac_value **inputs;
+    size_t n_inputs;
+    const char **output_names;
+    oac_value **outputs;
+    size_t n_outputs;
+
+    /* Every ValueInfoProto of the scope (input, output, value_info), in
+     * that order, with its location; value is the one it names in this
+     * scope (NULL when none). */
+    struct oac_vinfo *vinfos;
+    size_t n_vinfos;
+    /* For each output port, its declaration: the GraphProto.output entry,
+     * or for a function the value_info entry of that name (else NULL). */
+    const Onnx__ValueInfoProto **output_vis;
+    const char **output_vi_locs;
+
+    oac_value **values;            /* defined here, in definition order */
+    size_t n_values;
+    oac_strmap by_name;            /* name -> oac_value* defined here */
+    oac_value *values_block;       /* storage of values[] (owned) */
+
+    /* Call sites of a function body: (scope, node) pairs, file order of
+     * scopes.  Empty for graphs. */
+    struct oac_callsite *calls;
+    size_t n_calls;
+    size_t cap_calls;
+} oac_scope;
+
+typedef enum oac_vi_field {
+    OAC_VI_INPUT = 0, OAC_VI_OUTPUT = 1, OAC_VI_VALUE_INFO = 2
+} oac_vi_field;
+
+typedef struct oac_vinfo {
+    const Onnx__ValueInfoProto *vi;
+    oac_vi_field field;
+    size_t index;                  /* in that repeated field */
+    const char *loc;               /* "/graph/output/0", "/functions/1/value_info/2" */
+    oac_value *value;              /* named value defined in the scope, or NULL */
+} oac_vinfo;
+
+typedef struct oac_callsite {
+    oac_scope *scope;
+    long node;
+} oac_callsite;
+
+typedef struct oac_graphs {
+    oac_ctx *ctx;
+    const Onnx__ModelProto *model;
+    oac_scope **scopes;            /* invariant 1 */
+    size_t n_scopes;
+    size_t n_values;               /* ids are 0 .. n_values-1 */
+    oac_value **value_by_id;
+    oac_scope **functions;         /* ModelProto.functions order; NULL entry
+                                      for a duplicate (domain, name) */
+    size_t n_functions;
+    oac_strmap func_by_key;        /* "domain\x1fname" -> oac_scope* */
+    char **keys;                   /* owned strings of func_by_key */
+    bool model_imports_alias;
+} oac_graphs;
+
+/* Build and free the index (graph.c; oac_pass_graph stores it in
+ * st->graphs). */
+int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
+                     const Onnx__ModelProto *model);
+void oac_graphs_free(oac_graphs *g);
+
+/* The value `name` visible in scope s: defined in s or, for subgraphs, in
+ * an enclosing scope (innermost first).  NULL when none; "" is never a
+ * value.  *outer (may be NULL) is set when it comes from an enclosing
+ * scope. */
+oac_value *oac_scope_lookup(const oac_scope *s, const char *name,
+                            bool *outer);
+/* Only the values defined in s itself. */
+oac_value *oac_scope_local(const oac_scope *s, const char *name);
+
+/* Node i of s; NULL when out of range. */
+static inline oac_node *oac_scope_node(const oac_scope *s, long i)
+{
+    return (i >= 0 && (size_t)i < s->n_nodes) ? &s->nodes[i] : NULL;
+}
+
+/* The value read at input port `port` of node i (NULL for an omitted
+ * optional input or an unknown name). */
+oac_value *oac_node_input(const oac_scope *s, long i, size_t port);
+/* The value defined by output port `port` of node i (NULL when omitted). */
+oac_value *oac_node_output(const oac_scope *s, long i, size_t port);
+
+/* Is the node's domain the ONNX domain ("" or "ai.onnx")? */
+bool oac_domain_is_onnx(const char *domain);
+
+/* The local function a node calls, by (domain, op_type); NULL if none. */
+oac_scope *oac_graphs_function(const oac_graphs *g, const char *domain,
+                               const char *name);
+
+/* Report a finding in scope s.  In a function body the finding is
+ * repeated once per call site (contract 3: "findings inside a function
+ * are reported once per call site"), its message followed by
+ * " (in function 'F' called by node 'N' of graph 'G')"; an uncalled
+ * function reports it once.  where->graph defaults to s->name. */
+int oac_scope_diag(oac_check_state *st, const oac_scope *s, oac_code code,
+                   const oac_where *where, const char *fmt, ...)
+    OAC_PRINTF(5, 6);
+
+/* Convenience: a where for node i of s (graph, node, op_type, location =
+ * node loc + suffix, e.g. "/output_alias/0"; suffix may be NULL) and a
+ * value name.  The location string is written into buf. */
+oac_where oac_where_node(const oac_scope *s, long i, const char *value,
+                         const char *suffix, char *buf, size_t buflen);
+
+#endif /* OAC_GRAPH_H */
