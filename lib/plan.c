@@ -5,7 +5,7 @@
  *
  * The rule, exactly (the runtime measures the same and must find
  * equality at the same dims):
- *  1. Walk the nodes of the main graph in file order.  Dims are those
+ *  1. Walk the nodes of the main graph in file order (rule 8: bodies).  Dims are those
  *     known after checking (declared, --dim, --input, unified).
  *  2. A buffer is a node output that does not must-alias an input (no
  *     resolved output_alias to it: oac_value_aliased_input is NULL).  A
@@ -49,10 +49,49 @@
  *  7. A total that depends on an unknown size (a dimension not known, a
  *     sequence of pages) is unknown (null in the report); sums are
  *     overflow-checked and an overflowing sum is unknown as well.
+ *  8. Bodies.  The subgraph of an If branch or Loop body, and the body of
+ *     a called local function, are walked with rules 1-4 themselves
+ *     (their inputs and outer values are not their buffers; their output
+ *     buffers are never freed inside them), giving the body's peak P and
+ *     the bytes E it still holds when it returns.  "Must-alias" in rule 2
+ *     is any resolved edge of alias.h: a port's output_alias, a call
+ *     inheriting its function's alias_of, an If output every branch
+ *     returns an in-place update of (OAC_EDGE_BRANCH); such outputs are
+ *     never buffers, at any depth.  A value whose size inference cannot
+ *     tell (an If output) is sized by its declared type.
+ *  9. transient(i) is what node i's body holds above live(i); peak_bytes
+ *     is max_i live(i) + workspace(i) + transient(i).  The runtime runs
+ *     bodies the same way (kernel_control.c):
+ *     - Loop: its outputs are its own buffers (allocated before the first
+ *       iteration, carried values copied back after each), so
+ *       transient = P(body); an aliased carried value is the caller's
+ *       storage and no buffer at all.
+ *     - If, call: a body output that is a buffer of the body is handed
+ *       over as the node's output (no copy); any other (an outer value,
+ *       an input) is copied into a new buffer while the body's buffers
+ *       are live, so the body's figure is P' = max(P, E + copies), and
+ *       transient = P' - (the node's output buffers, counted in live(i)).
+ *       For If, the maximum over both branches: the plan does not know
+ *       the condition, so a run taking a smaller branch measures less
+ *       (the examples' branches are symmetric).
+ *     - Bodies nested in bodies follow the same rule recursively; a
+ *       function body is walked once (memoized); a recursive function or
+ *       nesting past OAC_MAX_DEPTH is unknown (the runtime refuses it).
+ * 10. Loop iterations are not multiplied: each iteration's body returns
+ *     everything it allocated before the next starts, so P is the same
+ *     for one iteration or many.
+ * 10b. A Loop known not to iterate (trip count known to be 0, condition
+ *     known false) has transient 0.  When the trip count or condition is
+ *     a main-graph input the check does not know, the step records its
+ *     name (plan.h): `run`, which knows its inputs (zero-filled when not
+ *     given), plans no body for it when it starts at 0/false; that is the
+ *     execution's planned_peak_bytes, while memory_plan keeps this
+ *     static figure.
  *
- * Invariants: linear in the main graph (one pass over nodes, one over
- * uses); nothing allocated outside the schedule; the schedule is owned by
- * the shapes object the analysis keeps.
+ * Invariants: linear in the size of the model (one pass over the nodes
+ * and uses of each scope, function bodies once); nothing allocated outside
+ * the schedule; the schedule is owned by the shapes object the analysis
+ * keeps; recursion bounded by OAC_MAX_DEPTH.
  */
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +108,9 @@ void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; i < s->n_bodies; i++)
+        oac_plan_sched_free(ctx, s->bodies[i].sched);
+    oac_dealloc(ctx, s->bodies);
     oac_dealloc(ctx, s->bufs);
     oac_dealloc(ctx, s->frees);
     oac_dealloc(ctx, s->steps);
@@ -78,6 +120,15 @@ void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
 const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a)
 {
     return a && a->shapes ? a->shapes->sched : NULL;
+}
+
+const oac_plan_sched *oac_plan_body_schedule(const oac_plan_sched *main,
+                                             const void *proto)
+{
+    for (size_t i = 0; main && proto && i < main->n_bodies; i++)
+        if (main->bodies[i].proto == proto)
+            return main->bodies[i].sched;
+    return NULL;
 }
 
 /* Sum with unknown and overflow propagation (rule 7). */
@@ -103,6 +154,40 @@ static void opt_max(oac_opt_u64 *acc, oac_opt_u64 v)
     }
 }
 
+/* Bytes of a value's declared dense type, its dim_params bound as the
+ * shapes pass binds them; unknown otherwise.  For outputs inference
+ * cannot tell (an If's, whose type comes from its branches). */
+static oac_opt_u64 declared_bytes(const oac_shapes *sh, const oac_value *v)
+{
+    oac_opt_u64 r = { false, 0 };
+    const Onnx__TypeProto *t = v->type;
+    if (!t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !t->tensor_type ||
+        !t->tensor_type->shape)
+        return r;
+    const Onnx__TensorShapeProto *sp = t->tensor_type->shape;
+    uint64_t n = 1;
+    for (size_t i = 0; i < sp->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = sp->dim[i];
+        int64_t x = -1;
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+            x = d->dim_value;
+        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                 d->dim_param) {
+            void *id = oac_strmap_get(&sh->sym_by_name, d->dim_param);
+            if (id)
+                x = oac_shapes_dim(sh, OAC_DIM_SYM((size_t)((uintptr_t)id - 1)));
+        }
+        if (x < 0 || oac_mul_overflow_u64(n, (uint64_t)x, &n))
+            return r;
+    }
+    uint64_t b;
+    if (!oac_elem_bytes(t->tensor_type->elem_type, n, &b))
+        return r;
+    r.known = true;
+    r.value = b;
+    return r;
+}
+
 static oac_opt_u64 value_bytes(const oac_shapes *sh, const oac_value *v)
 {
     oac_opt_u64 r = { false, 0 };
@@ -110,6 +195,8 @@ static oac_opt_u64 value_bytes(const oac_shapes *sh, const oac_value *v)
     if (v && oac_shapes_bytes(sh, oac_shapes_value(sh, v->id), &b)) {
         r.known = true;
         r.value = b;
+    } else if (v) {
+        r = declared_bytes(sh, v);
     }
     return r;
 }
@@ -219,18 +306,191 @@ static page_fx paged_effects(const oac_check_state *st, const oac_scope *s,
     return fx;
 }
 
-static int build(oac_check_state *st, oac_plan_sched **out)
+/* State shared by the walks of every scope (rules 8-10). */
+typedef struct walker {
+    oac_check_state *st;
+    long *buf_of;              /* value id -> buffer index in its scope's walk */
+    uint8_t *memo;             /* scope index -> 0 new, 1 walking, 2 done */
+    oac_opt_u64 *memo_peak;    /* scope index -> peak of its walk */
+    oac_opt_u64 *memo_end;     /* scope index -> live bytes when it returns */
+    oac_plan_body *bodies;     /* schedules of the bodies walked, for the runtime */
+    size_t n_bodies, cap_bodies;
+} walker;
+
+static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out);
+
+/* The value whose storage v reuses (any resolved must-alias edge: port,
+ * If branch, Loop carried), or NULL: v is a buffer if a node makes it. */
+static oac_value *storage_parent(const oac_check_state *st, const oac_value *v)
 {
+    if (st->aliases && st->aliases->parent && v->id < st->aliases->n_values)
+        return st->aliases->parent[v->id];
+    return oac_value_aliased_input(v);
+}
+
+/* Is v a buffer allocated inside scope s (not an input, an outer value or
+ * an alias of one)? */
+static bool scope_buffer(const walker *w, const oac_scope *s, const oac_value *v)
+{
+    return v && v->scope == s && w->buf_of[v->id] >= 0;
+}
+
+/* Rule 8: the peak a body reaches while it runs, and what it still holds
+ * when it returns (its output buffers), memoized per scope: a function
+ * body is walked once however often it is called.  Unknown when the body
+ * is truncated, too deep, or (a recursive function) walking already. */
+static int body_peak(walker *w, oac_scope *b, int depth, oac_opt_u64 *peak,
+                     oac_opt_u64 *end)
+{
+    *peak = *end = (oac_opt_u64){ false, 0 };
+    if (!b || b->truncated || depth > OAC_MAX_DEPTH || w->memo[b->index] == 1)
+        return OAC_OK;
+    if (w->memo[b->index] == 2) {
+        *peak = w->memo_peak[b->index];
+        *end = w->memo_end[b->index];
+        return OAC_OK;
+    }
+    w->memo[b->index] = 1;
+    oac_plan_sched *p = NULL;
+    int rc = build(w, b, depth, &p);
+    if (rc)
+        return rc;
+    w->memo[b->index] = 2;
+    w->memo_peak[b->index] = *peak = p->totals.peak_bytes;
+    w->memo_end[b->index] = *end = p->end_live;
+    /* Kept for the runtime's frames (one schedule for both). */
+    if (oac_grow(w->st->ctx, (void **)&w->bodies, &w->cap_bodies, w->n_bodies + 1,
+                 sizeof *w->bodies)) {
+        oac_plan_sched_free(w->st->ctx, p);
+        return oac_err(w->st->ctx, OAC_ENOMEM, "out of memory");
+    }
+    w->bodies[w->n_bodies++] = (oac_plan_body){
+        b->graph ? (const void *)b->graph : (const void *)b->func, p };
+    return OAC_OK;
+}
+
+/* Rule 10b: a Loop input (trip count, port 0; condition, port 1) that
+ * stops it before the first iteration: *zero when known to be 0 (false);
+ * *input names it when it is a main-graph input the check does not know. */
+static void loop_stopper(const walker *w, const oac_scope *s, long i, size_t port,
+                         bool *zero, const char **input)
+{
+    oac_value *v = oac_node_input(s, i, port);
+    if (!v)
+        return;
+    const oac_known *k = oac_shapes_known(w->st->shapes, v->id);
+    if (k && k->n == 1) {
+        if (k->v[0] <= 0)
+            *zero = true;
+        return;
+    }
+    if (v->kind == OAC_VAL_INPUT && v->scope == w->st->graphs->scopes[0])
+        *input = v->name;
+}
+
+/* Rules 9-10: the transient of a node that runs a body (If, Loop, a call
+ * of a local function); 0 for any other node. */
+static int control_transient(walker *w, oac_scope *s, long i, int depth,
+                             oac_opt_u64 *out, oac_plan_step *stp)
+{
+    oac_check_state *st = w->st;
+    const oac_node *nd = &s->nodes[i];
+    *out = (oac_opt_u64){ true, 0 };
+    bool is_if = nd->op && nd->op->id == OAC_OP_IF;
+    bool is_loop = nd->op && nd->op->id == OAC_OP_LOOP;
+    if (!is_if && !is_loop && !nd->callee)
+        return OAC_OK;
+    if (is_loop) {
+        bool zero = false;
+        const char *trip = NULL, *cond = NULL;
+        loop_stopper(w, s, i, 0, &zero, &trip);
+        loop_stopper(w, s, i, 1, &zero, &cond);
+        if (zero)
+            return OAC_OK;        /* no iteration: the body never runs */
+        stp->loop_trip_input = trip;
+        stp->loop_cond_input = cond;
+    }
+    /* The node's own output buffers, counted in live(i) already. */
+    oac_opt_u64 outs = { true, 0 };
+    for (size_t k = 0; k < nd->proto->n_output; k++) {
+        oac_value *v = oac_node_output(s, i, k);
+        if (scope_buffer(w, s, v))
+            opt_add(&outs, value_bytes(st->shapes, v));
+    }
+    oac_scope *bodies[2] = { NULL, NULL };
+    size_t nb = 0;
+    if (is_loop || is_if) {
+        for (size_t k = 0; k < nd->n_subgraphs; k++) {
+            const char *an = nd->subgraphs[k]->attr_name;
+            if (!an)
+                continue;
+            if (is_loop ? !strcmp(an, "body")
+                        : (!strcmp(an, "then_branch") || !strcmp(an, "else_branch"))) {
+                if (nb < 2)
+                    bodies[nb++] = nd->subgraphs[k];
+            }
+        }
+        if (nb != (is_if ? 2u : 1u)) {
+            *out = (oac_opt_u64){ false, 0 };
+            return OAC_OK;
+        }
+    } else {
+        bodies[nb++] = nd->callee;
+    }
+    oac_opt_u64 best = { true, 0 };
+    for (size_t b = 0; b < nb; b++) {
+        oac_opt_u64 pk, end;
+        int rc = body_peak(w, bodies[b], depth + 1, &pk, &end);
+        if (rc)
+            return rc;
+        if (is_loop) {
+            /* Carried values are the Loop's own buffers, copied back after
+             * each iteration: nothing more at the end. */
+            opt_max(&best, pk);
+            continue;
+        }
+        /* An output the body returns without owning it (an outer value,
+         * an input, an initializer) is copied into a new buffer while the
+         * body's buffers are still live. */
+        oac_opt_u64 copy = end;
+        for (size_t k = 0; k < nd->proto->n_output; k++) {
+            oac_value *v = oac_node_output(s, i, k);
+            if (!scope_buffer(w, s, v))
+                continue;
+            oac_value *bo = k < bodies[b]->n_outputs ? bodies[b]->outputs[k] : NULL;
+            if (!scope_buffer(w, bodies[b], bo))
+                opt_add(&copy, value_bytes(st->shapes, v));
+        }
+        opt_max(&pk, copy);
+        opt_max(&best, pk);
+    }
+    /* If and calls hand their body's buffers over as outputs, which are
+     * in live(i) already: the transient is what the body holds on top of
+     * them.  A Loop's outputs are its own buffers, allocated before the
+     * body runs (rule 9). */
+    if (is_loop)
+        ;
+    else if (best.known && outs.known)
+        best.value = best.value > outs.value ? best.value - outs.value : 0;
+    else
+        best = (oac_opt_u64){ false, 0 };
+    *out = best;
+    return OAC_OK;
+}
+
+static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
+{
+    oac_check_state *st = w->st;
     oac_ctx *ctx = st->ctx;
     const oac_shapes *sh = st->shapes;
-    oac_scope *s = st->graphs->scopes[0];
-    size_t nv = st->graphs->n_values;
+    bool main_graph = s == st->graphs->scopes[0];
     int rc = OAC_ENOMEM;
-    long *buf_of = NULL;       /* value id -> buffer index, or -1 */
+    long *buf_of = w->buf_of;  /* value id -> buffer index, or -1 */
     long *last = NULL;         /* buffer -> last reader node, -1 none */
     bool *kept = NULL;         /* buffer backs a graph output */
     size_t *nfree = NULL;      /* node -> buffers freed after it */
     int64_t *fmt = NULL;       /* alias class -> page format (rule 5) */
+    oac_opt_u64 *trans = NULL; /* node -> control transient (rule 9) */
     size_t ncls = st->aliases ? st->aliases->n_classes : 0;
     oac_plan_sched *p = oac_calloc(ctx, 1, sizeof *p);
     if (!p)
@@ -242,19 +502,19 @@ static int build(oac_check_state *st, oac_plan_sched **out)
     p->steps = oac_calloc(ctx, nn ? nn : 1, sizeof *p->steps);
     p->bufs = oac_calloc(ctx, nout ? nout : 1, sizeof *p->bufs);
     p->frees = oac_calloc(ctx, nout ? nout : 1, sizeof *p->frees);
-    buf_of = oac_calloc(ctx, nv ? nv : 1, sizeof *buf_of);
     last = oac_calloc(ctx, nout ? nout : 1, sizeof *last);
+    trans = oac_calloc(ctx, nn ? nn : 1, sizeof *trans);
     kept = oac_calloc(ctx, nout ? nout : 1, sizeof *kept);
     nfree = oac_calloc(ctx, nn + 1, sizeof *nfree);
     fmt = oac_calloc(ctx, ncls ? ncls : 1, sizeof *fmt);
-    if (!p->steps || !p->bufs || !p->frees || !buf_of || !last || !kept ||
-        !nfree || !fmt)
+    if (!p->steps || !p->bufs || !p->frees || !last || !kept || !nfree || !fmt ||
+        !trans)
         goto done;
     for (size_t k = 0; k < ncls; k++)
         fmt[k] = INT64_MIN;
     p->n_steps = nn;
-    for (size_t k = 0; k < nv; k++)
-        buf_of[k] = -1;
+    for (size_t k = 0; k < s->n_values; k++)
+        buf_of[s->values[k]->id] = -1;
 
     /* Rule 2: buffers in allocation order. */
     for (size_t i = 0; i < nn; i++) {
@@ -264,9 +524,10 @@ static int build(oac_check_state *st, oac_plan_sched **out)
             oac_value *v = oac_node_output(s, (long)i, k);
             if (!v)
                 continue;
-            oac_value *in = oac_value_aliased_input(v);
+            oac_value *in = storage_parent(st, v);
             if (in) {
-                buf_of[v->id] = buf_of[in->id];   /* -1 for inputs */
+                /* -1 for inputs and for values of enclosing scopes */
+                buf_of[v->id] = in->scope == s ? buf_of[in->id] : -1;
                 continue;
             }
             size_t b = p->n_bufs++;
@@ -289,7 +550,7 @@ static int build(oac_check_state *st, oac_plan_sched **out)
                 last[b] = v->uses[u].node;
     }
     for (size_t k = 0; k < s->n_outputs; k++)
-        if (s->outputs[k] && buf_of[s->outputs[k]->id] >= 0)
+        if (scope_buffer(w, s, s->outputs[k]))
             kept[buf_of[s->outputs[k]->id]] = true;
     for (size_t b = 0; b < p->n_bufs; b++) {
         p->bufs[b].free_after = kept[b] ? -1 : last[b];
@@ -324,8 +585,17 @@ static int build(oac_check_state *st, oac_plan_sched **out)
     if (!fx)
         goto done;
     for (size_t i = 0; i < nn; i++) {
-        fx[i] = paged_effects(st, s, (long)i, fmt);
+        /* Pages are planned for the main graph only (rule 5b). */
+        if (main_graph)
+            fx[i] = paged_effects(st, s, (long)i, fmt);
+        else
+            fx[i] = (page_fx){ { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
         opt_add(&live, fx[i].created);
+        if ((rc = control_transient(w, s, (long)i, depth, &trans[i], &p->steps[i]))) {
+            oac_dealloc(ctx, fx);
+            goto done;
+        }
+        rc = OAC_ENOMEM;
     }
     p->page_bytes = live;
     for (size_t i = 0; i < nn; i++) {
@@ -337,8 +607,10 @@ static int build(oac_check_state *st, oac_plan_sched **out)
         opt_add(&live, fx[i].during);
         stp->live = live;
         stp->workspace = fx[i].workspace;
+        stp->transient = trans[i];
         oac_opt_u64 here = live;
         opt_add(&here, stp->workspace);
+        opt_add(&here, stp->transient);
         opt_max(&t->peak_bytes, here);
         opt_max(&t->workspace_bytes, stp->workspace);
         /* Frees: subtract what is known; an unknown live stays unknown
@@ -359,7 +631,8 @@ static int build(oac_check_state *st, oac_plan_sched **out)
                 opt_add(&t->second_cache_bytes, value_bytes(sh, o));
         }
     }
-    const oac_analysis *a = st->out;
+    p->end_live = live;
+    const oac_analysis *a = main_graph ? st->out : NULL;
     for (size_t c = 0; a && c < a->n_classes; c++)
         if (a->classes[c].read_write)
             opt_add(&t->persistent_cache_bytes, a->classes[c].bytes);
@@ -371,7 +644,7 @@ done:
     if (rc == OAC_ENOMEM)
         oac_err(ctx, OAC_ENOMEM, "out of memory");
     oac_plan_sched_free(ctx, p);
-    oac_dealloc(ctx, buf_of);
+    oac_dealloc(ctx, trans);
     oac_dealloc(ctx, last);
     oac_dealloc(ctx, kept);
     oac_dealloc(ctx, nfree);
@@ -388,10 +661,29 @@ int oac_pass_plan(oac_check_state *st)
     if (!st->graphs || !st->shapes || !st->graphs->n_scopes ||
         st->graphs->scopes[0]->kind != OAC_SCOPE_MAIN)
         return OAC_OK;
-    oac_plan_sched *p;
-    int rc = build(st, &p);
-    if (rc)
+    oac_plan_sched *p = NULL;
+    size_t nv = st->graphs->n_values, ns = st->graphs->n_scopes;
+    walker w = { .st = st };
+    w.buf_of = oac_calloc(st->ctx, nv ? nv : 1, sizeof *w.buf_of);
+    w.memo = oac_calloc(st->ctx, ns, sizeof *w.memo);
+    w.memo_peak = oac_calloc(st->ctx, ns, sizeof *w.memo_peak);
+    w.memo_end = oac_calloc(st->ctx, ns, sizeof *w.memo_end);
+    int rc = w.buf_of && w.memo && w.memo_peak && w.memo_end
+             ? build(&w, st->graphs->scopes[0], 0, &p)
+             : oac_err(st->ctx, OAC_ENOMEM, "out of memory");
+    oac_dealloc(st->ctx, w.buf_of);
+    oac_dealloc(st->ctx, w.memo);
+    oac_dealloc(st->ctx, w.memo_peak);
+    oac_dealloc(st->ctx, w.memo_end);
+    if (!rc) {
+        p->bodies = w.bodies;
+        p->n_bodies = w.n_bodies;
+    } else {
+        for (size_t i = 0; i < w.n_bodies; i++)
+            oac_plan_sched_free(st->ctx, w.bodies[i].sched);
+        oac_dealloc(st->ctx, w.bodies);
         return rc;
+    }
     oac_plan_sched_free(st->ctx, st->shapes->sched);
     st->shapes->sched = p;
     if (st->out)

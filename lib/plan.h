@@ -13,7 +13,9 @@
  *    graph output; graph inputs and initializers are not buffers;
  *  - live at node i = buffers allocated at or before i and not freed
  *    before i (node i's inputs and its own outputs included);
- *    peak = max over nodes of live + that node's workspace;
+ *    peak = max over nodes of live + that node's workspace + the
+ *    transient of the body it runs (If: the larger branch; Loop; a call
+ *    of a local function), each body walked by the same rule;
  *  - pages: the first PagedCacheUpdate of each alias class creates one
  *    page, counted live from the start (cache storage that outlives the
  *    step); a format change to another page size holds both copies
@@ -40,8 +42,26 @@ typedef struct oac_plan_step {
     size_t first_free;      /* frees[first_free .. first_free+n_free): */
     size_t n_free;          /*   buf indices freed after this node */
     oac_opt_u64 workspace;  /* kernel workspace of this node */
+    oac_opt_u64 transient;  /* what its body (If, Loop, function) holds
+                               above live: plan.c rules 8-10 */
+    /* A Loop whose trip count (or condition) is a main-graph input the
+     * check does not know: the input's name.  The run, which knows its
+     * inputs, plans no body when it holds 0 (false) (plan.c rule 10b). */
+    const char *loop_trip_input;
+    const char *loop_cond_input;
     oac_opt_u64 live;       /* live buffer bytes while it runs */
 } oac_plan_step;
+
+struct oac_plan_sched;
+
+/* The schedule of one body (If branch, Loop body, local function) the
+ * plan walked, by the proto the runtime runs (a GraphProto or a
+ * FunctionProto of the checked model), so frames free where the plan
+ * frees. */
+typedef struct oac_plan_body {
+    const void *proto;
+    struct oac_plan_sched *sched;
+} oac_plan_body;
 
 typedef struct oac_plan_sched {
     oac_plan_buf *bufs;     /* in allocation order */
@@ -54,6 +74,10 @@ typedef struct oac_plan_sched {
      * 5b): live from the start, included in every step's live. */
     oac_opt_u64 page_bytes;
     oac_memory_plan totals;
+    oac_opt_u64 end_live;   /* live after the last node (kept buffers) */
+    /* Main graph only: the bodies walked (plan.c rule 8), each once. */
+    oac_plan_body *bodies;
+    size_t n_bodies;
 } oac_plan_sched;
 
 /* The schedule the check computed (NULL when the model had no main
@@ -61,5 +85,9 @@ typedef struct oac_plan_sched {
 const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a);
 
 void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s);
+
+/* The schedule of the body whose proto is `proto`, or NULL (not walked). */
+const oac_plan_sched *oac_plan_body_schedule(const oac_plan_sched *main,
+                                             const void *proto);
 
 #endif /* OAC_PLAN_H */

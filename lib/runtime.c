@@ -5,7 +5,11 @@
  * for every value name of the main graph, nodes in file order with their
  * kernels, which output aliases which input, when each buffer is freed),
  * binding READ_WRITE inputs once, running --steps steps in one or more
- * sessions, advancing position inputs, and filling oac_execution.
+ * sessions, advancing position inputs, and filling oac_execution.  If,
+ * Loop and calls of local functions are kernels (kernels.def) that run
+ * their bodies in frames (kernel_control.c) under the same memory rule;
+ * an If output aliased through its branches is the outer value itself
+ * (alias_slot), checked for pointer identity like a port alias.
  *
  * The memory rule is plan.c's (plan.h): a buffer is a node output that
  * does not must-alias an input; it is allocated by its producer's kernel
@@ -25,10 +29,15 @@
  *     storage every step updates.  Nothing ever copies a whole cache,
  *     except an update without output_alias, which runs out of place as
  *     the contract says and is counted in second_cache_bytes.
- *  3. Refusals (binding-*, unsupported-operator) happen before the first
+ *  3. Refusals (binding-*, unsupported-operator, also for nodes inside
+ *     bodies and for nesting past OAC_MAX_DEPTH) happen before the first
  *     node runs; run-time findings (capacity-overflow, alias-broken,
  *     operand-invalid) stop the run at the node, with steps_completed
- *     counting whole steps only.
+ *     counting whole steps only.  A failure that stops the run without a
+ *     finding (unsupported rank, out of memory, a broken invariant) is
+ *     reported as unsupported-operator at the node it stopped at, so the
+ *     report's status says error; only usage errors and unreadable
+ *     --input/--dump files stay operational failures alone.
  *  4. Sessions share only the model, the analysis, the run's read-only
  *     tables and the bindings; each has its own context, diagnostics,
  *     allocator and values, so K sessions on K threads race only for the
@@ -36,12 +45,18 @@
  *     and run nothing; the winner's figures fill oac_execution.
  *
  * Figures, where the contract leaves a choice (documented for the man
- * page): steps are numbered from 1; per_step lists completed steps only,
- * and the totals count the same steps; measured_peak_bytes is the
+ * page): steps are numbered from 1; per_step lists completed steps only;
+ * the identity totals count every check made, the stopped step's too
+ * (alias-broken is checked, not held); measured_peak_bytes is the
  * largest, over steps, of what a step allocates above what earlier steps
  * left live (pages of a paged cache carried over are cache state, like a
  * bound cache), which for dense models is the allocator's absolute
- * high-water mark; second_cache_bytes is the largest step's bytes of
+ * high-water mark; planned_peak_bytes is the plan at the run's dims and
+ * inputs (plan.c rule 10b: a Loop whose trip count input starts at 0
+ * plans no body); peak_matches_plan is their equality, also after a
+ * refusal (nothing measured matches a plan of 0); identity counts one
+ * check per aliased output per node execution, bodies' nodes included
+ * (a Loop body's update once per iteration); second_cache_bytes is the largest step's bytes of
  * out-of-place update outputs, like the plan's per-step figure.  An
  * update without output_alias is not fed back: its output is a new
  * buffer each step and the bound cache is left as it was.
@@ -88,7 +103,9 @@ typedef struct rt_node {
     oac_kernel_fn fn;
     long *in;                      /* slot per input port, -1 omitted */
     long *out;                     /* slot per output port, -1 omitted */
-    int *alias;                    /* per output: input port, or -1 */
+    int *alias;                    /* per output: input port, -1, or
+                                      OAC_ALIAS_OUTER (If through branches) */
+    long *alias_slot;              /* OAC_ALIAS_OUTER: the outer value's slot */
     long *frees;                   /* owner slots freed after this node */
     size_t n_frees;
     bool cache_update;             /* counts toward second_cache_bytes */
@@ -143,12 +160,14 @@ struct oac_session {
     const void **before;           /* per output: storage before the kernel */
     oac_step_stats *steps;
     size_t n_steps, cap_steps;
+    oac_step_stats *cur_step;      /* the running step's figures */
     uint64_t checked, held;
     uint64_t second_cache;         /* largest step's out-of-place bytes */
     uint64_t step_second;          /* this step's */
     uint64_t steps_completed;
     bool winner;
     unsigned number;               /* 1-based when several run; else 0 */
+    long stop_node;                /* main-graph node the run stopped at, or -1 */
     int rc;
     pthread_t thread;
 };
@@ -181,9 +200,15 @@ static const rt_node *call_node(const oac_kernel_call *k)
 
 int oac_kernel_fail(oac_kernel_call *k, oac_code code, const char *fmt, ...)
 {
-    const rt_node *n = call_node(k);
-    oac_where w = { .graph = graph_name(k->session->run), .node = n->name,
-                    .op_type = n->proto->op_type, .location = n->location };
+    /* Inside a body the call names its own place; in the main graph the
+     * node's. */
+    oac_where w = { .graph = k->graph_name, .node = k->node_name,
+                    .op_type = k->node->op_type, .location = k->location };
+    if (!k->frame) {
+        const rt_node *n = call_node(k);
+        w = (oac_where){ .graph = graph_name(k->session->run), .node = n->name,
+                         .op_type = n->proto->op_type, .location = n->location };
+    }
     va_list ap;
     va_start(ap, fmt);
     int rc = oac_diag_vadd(k->diags, code, &w, fmt, ap);
@@ -651,7 +676,140 @@ static oac_kernel_fn override_fn(const rt_run *r, const Onnx__NodeProto *n,
     return NULL;
 }
 
+/* Cache updates inside If/Loop bodies that read a main-graph input as
+ * their position (or page_id) directly: that input advances after each
+ * step as for the main graph's updates.  A body defining the same name
+ * itself is not told apart (the input is then advanced by its own
+ * updates only, as nothing records a length for it). */
+static void mark_position(rt_run *r, const char *pos_name, const char *page_name)
+{
+    long ps = pos_name && *pos_name ? slot_of(r, pos_name) : -1;
+    if (ps < 0 || !r->slots[ps].graph_input)
+        return;
+    r->slots[ps].pos = POS_POSITION;
+    long gs = page_name && *page_name ? slot_of(r, page_name) : -1;
+    if (gs >= 0 && r->slots[gs].graph_input) {
+        r->slots[gs].pos = POS_PAGE;
+        r->slots[ps].page_slot = gs;
+    }
+}
+
+/* The caller's name for a function body's input `name`, or NULL. */
+static const char *call_arg(const Onnx__FunctionProto *f, const Onnx__NodeProto *call,
+                            const char *name)
+{
+    for (size_t k = 0; name && k < f->n_input && k < call->n_input; k++)
+        if (f->input[k] && !strcmp(f->input[k], name))
+            return call->input[k];
+    return NULL;
+}
+
+static void mark_nested_positions(rt_run *r, const Onnx__NodeProto *np, int depth)
+{
+    if (depth >= OAC_MAX_DEPTH)
+        return;          /* refused by the precheck */
+    /* A main-graph call of a local function: its updates' positions are
+     * the call's arguments (one level; deeper calls are not followed). */
+    const Onnx__FunctionProto *f = depth == 0 && !oac_kernel_lookup(np->domain, np->op_type)
+                                   ? oac_rt_function(r->model->proto, np) : NULL;
+    for (size_t i = 0; f && i < f->n_node; i++) {
+        const Onnx__NodeProto *m = f->node[i];
+        int pos, values, page;
+        bool paged;
+        update_ports(m, &pos, &values, &page, &paged);
+        if (pos >= 0 && (size_t)pos < m->n_input)
+            mark_position(r, call_arg(f, np, m->input[pos]),
+                          page >= 0 && (size_t)page < m->n_input
+                          ? call_arg(f, np, m->input[page]) : NULL);
+    }
+    for (size_t a = 0; a < np->n_attribute; a++) {
+        const Onnx__AttributeProto *at = np->attribute[a];
+        size_t ng = at->g ? 1 : at->n_graphs;
+        for (size_t k = 0; k < ng; k++) {
+            const Onnx__GraphProto *g = at->g ? at->g : at->graphs[k];
+            for (size_t i = 0; i < g->n_node; i++) {
+                const Onnx__NodeProto *m = g->node[i];
+                int pos, values, page;
+                bool paged;
+                update_ports(m, &pos, &values, &page, &paged);
+                if (pos >= 0 && (size_t)pos < m->n_input)
+                    mark_position(r, m->input[pos],
+                                  page >= 0 && (size_t)page < m->n_input
+                                  ? m->input[page] : NULL);
+                mark_nested_positions(r, m, depth + 1);
+            }
+        }
+    }
+}
+
+int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
+                         oac_value *const *in, const oac_where *w)
+{
+    int pos, values, page;
+    bool paged;
+    update_ports(np, &pos, &values, &page, &paged);
+    if (pos < 0 || (size_t)pos >= np->n_input || !in[pos])
+        return OAC_OK;
+    rt_run *r = s->run;
+    long sl = -1;
+    for (size_t i = 0; i < r->n_slots && sl < 0; i++)
+        if (r->slots[i].pos == POS_POSITION && s->vals[i] == in[pos])
+            sl = (long)i;
+    if (sl < 0)
+        return OAC_OK;
+    int64_t len = -1;
+    const oac_value *v = values >= 0 && (size_t)values < np->n_input ? in[values] : NULL;
+    if (v && v->kind == OAC_VAL_TENSOR && v->t.rank >= 1) {
+        int64_t axis = paged ? -2 : oac_attr_int(np, "axis", -2);
+        if (axis < 0)
+            axis += v->t.rank;
+        if (axis >= 0 && axis < v->t.rank)
+            len = v->t.dims[axis];
+    }
+    int64_t *rec = &s->pos_len[sl];
+    if (len >= 0 && *rec >= 0 && *rec != len) {
+        int rc = oac_diag_add(s->diags, OAC_OPERAND_INVALID, w,
+                              "position input '%s' feeds updates of different lengths "
+                              "(%" PRId64 " and %" PRId64 ")", r->slots[sl].name, *rec, len);
+        return rc ? rc : OAC_ERUNTIME;
+    }
+    if (len >= 0)
+        *rec = len;
+    if (paged && in[0] && in[0]->kind == OAC_VAL_PAGED)
+        s->page_size[sl] = in[0]->p.page_dims[2];
+    return OAC_OK;
+}
+
+static bool rt_has_kernel(void *arg, const Onnx__NodeProto *np)
+{
+    bool found;
+    oac_kernel_fn fn = override_fn(arg, np, &found);
+    return found ? fn != NULL : oac_kernel_lookup(np->domain, np->op_type) != NULL;
+}
+
+static bool holds_body(const rt_run *r, const Onnx__NodeProto *np)
+{
+    for (size_t a = 0; a < np->n_attribute; a++)
+        if (np->attribute[a]->g || np->attribute[a]->n_graphs)
+            return true;
+    return oac_rt_function(r->model->proto, np) != NULL;
+}
+
+static int build_nodes_memo(rt_run *r, oac_diags *diags, int *fmemo);
+
 static int build_nodes(rt_run *r, oac_diags *diags)
+{
+    int rc;
+    size_t nf = r->model->proto->n_functions;
+    int *fmemo = oac_calloc(r->ctx, nf ? nf : 1, sizeof *fmemo);
+    if (!fmemo)
+        return OAC_ENOMEM;
+    rc = build_nodes_memo(r, diags, fmemo);
+    oac_dealloc(r->ctx, fmemo);
+    return rc;
+}
+
+static int build_nodes_memo(rt_run *r, oac_diags *diags, int *fmemo)
 {
     const Onnx__GraphProto *g = r->g;
     int rc = OAC_OK;
@@ -685,7 +843,8 @@ static int build_nodes(rt_run *r, oac_diags *diags)
         n->in = oac_calloc(r->ctx, np->n_input + 1, sizeof *n->in);
         n->out = oac_calloc(r->ctx, np->n_output + 1, sizeof *n->out);
         n->alias = oac_calloc(r->ctx, np->n_output + 1, sizeof *n->alias);
-        if (!n->name || !n->location || !n->in || !n->out || !n->alias)
+        n->alias_slot = oac_calloc(r->ctx, np->n_output + 1, sizeof *n->alias_slot);
+        if (!n->name || !n->location || !n->in || !n->out || !n->alias || !n->alias_slot)
             return OAC_ENOMEM;
         if (np->n_input > r->max_ports)
             r->max_ports = np->n_input;
@@ -730,8 +889,35 @@ static int build_nodes(rt_run *r, oac_diags *diags)
                 return oac_err(r->ctx, OAC_EUNSUPPORTED, "node %s: output_alias ports out of range "
                                "(the check reports alias-index-out-of-range)", n->name);
             n->alias[va->output_index] = va->input_index;
+            n->alias_slot[va->output_index] = n->in[va->input_index];
             long os = n->out[va->output_index];
             r->slots[os].root = r->slots[n->in[va->input_index]].root;
+        }
+        /* Aliases the node states elsewhere: a local function's alias_of,
+         * an If's branches (kernel_control.c decides, for frames too). */
+        for (size_t j = 0; j < np->n_output; j++) {
+            if (n->alias[j] >= 0 || n->out[j] < 0)
+                continue;
+            int port;
+            const char *outer;
+            rc = oac_rt_output_source(r->ctx, r->model, np, j, 0, &port, &outer);
+            if (rc == OAC_EUNSUPPORTED) {
+                rc = OAC_OK;       /* too deep: the precheck below refuses it */
+                break;
+            }
+            if (rc)
+                return rc;
+            long src = port >= 0 ? n->in[port] : outer ? slot_of(r, outer) : -1;
+            if (port < 0 && !outer)
+                continue;
+            if (src < 0)
+                return oac_err(r->ctx, OAC_EUNSUPPORTED,
+                               "node %s: output '%s' aliases '%s', which the main graph "
+                               "does not define before it", n->name, np->output[j],
+                               outer ? outer : np->input[port]);
+            n->alias[j] = port >= 0 ? port : OAC_ALIAS_OUTER;
+            n->alias_slot[j] = src;
+            r->slots[n->out[j]].root = r->slots[src].root;
         }
         int pos, values, page;
         update_ports(np, &pos, &values, &page, &n->paged);
@@ -751,6 +937,20 @@ static int build_nodes(rt_run *r, oac_diags *diags)
         n->fn = override_fn(r, np, &found);
         if (!found)
             n->fn = oac_kernel_lookup(np->domain, np->op_type);
+        if (!found && !n->fn && oac_rt_function(r->model->proto, np))
+            n->fn = oac_kernel_call_function;
+        mark_nested_positions(r, np, 0);
+        if (n->fn && holds_body(r, np)) {
+            /* Bodies are refused as a whole before anything runs. */
+            oac_where w = { .graph = graph_name(r), .node = n->name,
+                            .op_type = np->op_type, .location = n->location };
+            int prc = oac_rt_precheck(r->ctx, r->model, np, &w, diags, rt_has_kernel, r,
+                                      fmemo);
+            if (prc == OAC_ERUNTIME)
+                unsupported = true;
+            else if (prc)
+                return prc;
+        }
         if (!n->fn) {
             oac_where w = { .graph = graph_name(r), .node = n->name,
                             .op_type = np->op_type, .location = n->location };
@@ -771,6 +971,26 @@ static int build_nodes(rt_run *r, oac_diags *diags)
         r->slots[s].graph_output = true;
     }
     return unsupported ? OAC_ERUNTIME : rc;
+}
+
+/* A read by node `node`'s subgraphs of a main-graph name: it keeps the
+ * name's buffer alive until that node (plan rule 3). */
+typedef struct outer_read {
+    rt_run *r;
+    long *last;
+    long node;
+} outer_read;
+
+static int note_outer_read(void *arg, const char *name)
+{
+    outer_read *o = arg;
+    long s = slot_of(o->r, name);
+    if (s >= 0) {
+        long root = o->r->slots[s].root;
+        if (o->node > o->last[root])
+            o->last[root] = o->node;
+    }
+    return OAC_OK;
 }
 
 /* Free points: plan.h's rule, from the analysis's schedule when it has
@@ -796,6 +1016,12 @@ static int build_frees(rt_run *r)
             }
         /* A must-alias output extends its root's life to its own reads;
          * its producer is a reader of the root already. */
+        outer_read o = { r, last, (long)i };
+        rc = oac_rt_outer_reads(r->ctx, n->proto, 0, note_outer_read, &o);
+        if (rc == OAC_EUNSUPPORTED)
+            rc = OAC_OK;   /* refused already (build_nodes) */
+        if (rc)
+            goto done;
     }
     for (size_t s = 0; s < r->n_slots; s++)
         if (r->slots[s].graph_output)
@@ -849,7 +1075,7 @@ static int check_roots(rt_run *r, oac_diags *diags)
     for (size_t i = 0; i < r->n_nodes; i++) {
         const rt_node *n = &r->nodes[i];
         for (size_t j = 0; j < n->proto->n_output; j++) {
-            if (n->alias[j] < 0)
+            if (n->alias[j] == -1)
                 continue;
             const rt_slot *root = &r->slots[r->slots[n->out[j]].root];
             const char *why = NULL;
@@ -903,6 +1129,7 @@ static void run_fini(rt_run *r)
         oac_dealloc(r->ctx, n->in);
         oac_dealloc(r->ctx, n->out);
         oac_dealloc(r->ctx, n->alias);
+        oac_dealloc(r->ctx, n->alias_slot);
         oac_dealloc(r->ctx, n->frees);
     }
     oac_dealloc(r->ctx, r->nodes);
@@ -1092,6 +1319,57 @@ static void saved_ptr(const oac_value *v, const void **p)
     *p = v->kind == OAC_VAL_TENSOR ? v->t.data : (const void *)v;
 }
 
+/* ---- what frames use (runtime.h, kernel_control.c) ----------------- */
+
+oac_value *oac_rt_main_value(oac_session *s, const char *name, int *rc)
+{
+    *rc = OAC_OK;
+    long sl = slot_of(s->run, name);
+    if (sl < 0)
+        return NULL;
+    if ((*rc = ensure_loaded(s, sl)))
+        return NULL;
+    return s->vals[sl];
+}
+
+oac_kernel_fn oac_rt_kernel(oac_session *s, const Onnx__NodeProto *np)
+{
+    bool found;
+    oac_kernel_fn fn = override_fn(s->run, np, &found);
+    if (!found)
+        fn = oac_kernel_lookup(np->domain, np->op_type);
+    if (!found && !fn && oac_rt_function(s->run->model->proto, np))
+        fn = oac_kernel_call_function;
+    return fn;
+}
+
+const oac_plan_sched *oac_rt_schedule(oac_session *s)
+{
+    return s->run->analysis ? oac_analysis_schedule(s->run->analysis) : NULL;
+}
+
+void oac_rt_identity(oac_session *s, bool held)
+{
+    s->checked++;
+    s->held += held;
+    if (s->cur_step) {
+        s->cur_step->identity_checked++;
+        s->cur_step->identity_held += held;
+    }
+}
+
+void oac_rt_release(oac_session *s, oac_value *v)
+{
+    release_value(s, v);
+}
+
+void oac_rt_end_node(oac_session *s)
+{
+    for (size_t w = 0; w < s->n_ws; w++)
+        oac_ralloc_put(&s->alloc, s->ws[w], s->ws_bytes[w]);
+    s->n_ws = 0;
+}
+
 static int run_node(oac_session *s, size_t i, oac_step_stats *st)
 {
     rt_run *r = s->run;
@@ -1117,12 +1395,21 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
         long os = n->out[j];
         if (os < 0)
             continue;
-        if (n->alias[j] >= 0) {
-            oac_value *src = s->in_buf[n->alias[j]];
+        if (n->alias[j] != -1) {
+            /* The storage it reuses: an input port, or (If) an outer
+             * value; either way that value's object. */
+            long src_slot = n->alias_slot[j];
+            oac_value *src = n->alias[j] >= 0 ? s->in_buf[n->alias[j]] : s->vals[src_slot];
+            if (n->alias[j] == OAC_ALIAS_OUTER && (rc = ensure_loaded(s, src_slot)))
+                return rc;
+            if (src->kind == OAC_VAL_NONE)
+                return node_fail(s, n, OAC_OPERAND_INVALID,
+                                 "node %s: output '%s' aliases '%s', which has no value",
+                                 n->name, r->slots[os].name, r->slots[src_slot].name);
             if (!src->writable)
                 return node_fail(s, n, OAC_BINDING_READONLY,
                                  "node %s updates '%s' in place, but its storage is "
-                                 "read-only", n->name, r->slots[n->in[n->alias[j]]].name);
+                                 "read-only", n->name, r->slots[src_slot].name);
             s->vals[os] = src;
             saved_ptr(src, &before[j]);
         } else {
@@ -1149,15 +1436,14 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
         .node_index = i, .in = s->in_buf, .n_in = np->n_input,
         .out = s->out_buf, .n_out = np->n_output, .out_alias = n->alias,
         .alloc = &s->alloc, .diags = s->diags, .session = s,
+        .graph_name = graph_name(r), .location = n->location,
     };
     rc = n->fn(&k);
     /* Workspace lives exactly as long as the node. */
-    for (size_t w = 0; w < s->n_ws; w++)
-        oac_ralloc_put(&s->alloc, s->ws[w], s->ws_bytes[w]);
-    s->n_ws = 0;
+    oac_rt_end_node(s);
     /* A kernel that refused wrote nothing; its step is not counted. */
     for (size_t j = 0; !rc && j < np->n_output; j++) {
-        if (n->alias[j] < 0 || n->out[j] < 0)
+        if (n->alias[j] == -1 || n->out[j] < 0)
             continue;
         /* Pointer identity: the output is the input's object, and its
          * storage did not move. */
@@ -1179,7 +1465,7 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
         rc = node_fail(s, n, OAC_ALIAS_BROKEN,
                        "node %s: output '%s' must alias input '%s' but came "
                        "back at another address", n->name,
-                       r->slots[n->out[j]].name, r->slots[n->in[n->alias[j]]].name);
+                       r->slots[n->out[j]].name, r->slots[n->alias_slot[j]].name);
     }
     if (rc)
         return rc;
@@ -1281,11 +1567,13 @@ static int session_steps(oac_session *s)
         release_outputs(s);
         oac_ralloc_step_begin(&s->alloc);
         oac_step_stats st = { .step = step + 1 };
+        s->cur_step = &st;
         s->step_second = 0;
         for (size_t i = 0; i < r->n_slots; i++)
             s->pos_len[i] = -1;
         for (size_t i = 0; i < r->n_nodes && !rc; i++)
-            rc = run_node(s, i, &st);
+            if ((rc = run_node(s, i, &st)))
+                s->stop_node = (long)i;
         /* second_cache_bytes is a per-step figure, like the plan's: keep
          * the largest step. */
         if (s->step_second > s->second_cache)
@@ -1332,6 +1620,59 @@ static int merge_diags(oac_diags *to, const oac_diags *from)
 /* oac_run                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Does graph input `name` start the run as one 0 (or false)?  Inputs not
+ * given are zero-filled (their template has no data yet). */
+static bool input_starts_zero(const rt_run *r, const char *name)
+{
+    long sl = name ? slot_of(r, name) : -1;
+    if (sl < 0 || !r->slots[sl].graph_input || r->slots[sl].binding >= 0 ||
+        r->slots[sl].paged)
+        return false;
+    const oac_tensor *t = &r->slots[sl].tmpl;
+    uint64_t n;
+    if (!oac_tensor_numel_rt(t, &n) || n != 1)
+        return false;
+    if (!t->data)
+        return true;
+    int64_t v = 1;
+    if (t->elem_type == OAC_T_INT64 && t->bytes == 8)
+        memcpy(&v, t->data, 8);
+    else if (t->elem_type == OAC_T_INT32 && t->bytes == 4) {
+        int32_t x;
+        memcpy(&x, t->data, 4);
+        v = x;
+    } else if (t->elem_type == OAC_T_BOOL && t->bytes == 1)
+        v = ((const uint8_t *)t->data)[0];
+    return v <= 0;
+}
+
+/* The static plan at the run's inputs (plan.c rule 10b): the same walk,
+ * except that a main-graph Loop whose trip count or condition input the
+ * run starts at 0 (false) runs no body, so plans no transient.  Equal
+ * to the analysis's peak_bytes when no such Loop exists. */
+static oac_opt_u64 planned_at_inputs(const rt_run *r, oac_opt_u64 planned)
+{
+    const oac_plan_sched *p = r->analysis ? oac_analysis_schedule(r->analysis) : NULL;
+    if (!p || !planned.known)
+        return planned;
+    bool skipped = false;
+    uint64_t peak = 0;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const oac_plan_step *st = &p->steps[i];
+        bool skip = input_starts_zero(r, st->loop_trip_input) ||
+                    input_starts_zero(r, st->loop_cond_input);
+        skipped = skipped || skip;
+        uint64_t here;
+        if (!st->live.known || !st->workspace.known || (!skip && !st->transient.known) ||
+            oac_add_overflow_u64(st->live.value, st->workspace.value, &here) ||
+            (!skip && oac_add_overflow_u64(here, st->transient.value, &here)))
+            return planned;
+        if (here > peak)
+            peak = here;
+    }
+    return skipped ? (oac_opt_u64){ true, peak } : planned;
+}
+
 static void fill_exec(oac_execution *e, const oac_session *s)
 {
     e->steps_completed = s->steps_completed;
@@ -1357,6 +1698,8 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         opts = &no_opts;
     if (!model || !model->proto || !model->proto->graph)
         return oac_err(ctx, OAC_EUNSUPPORTED, "the model has no main graph to run");
+    size_t errors_before = oac_diags_count_severity(diags, OAC_SEV_ERROR);
+    long stop_node = -1;
     rt_run r = { .ctx = ctx, .model = model, .analysis = analysis, .opts = opts,
                  .hooks = hooks, .g = model->proto->graph,
                  .steps = opts->steps ? opts->steps : 1 };
@@ -1384,6 +1727,7 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         goto done;
     if ((rc = setup_inputs(&r, diags)) || (rc = build_frees(&r)))
         goto done;
+    e->planned_peak_bytes = planned_at_inputs(&r, e->planned_peak_bytes);
     /* Refusals before anything runs: each binding, overlaps, roots. */
     int refuse = OAC_OK;
     for (size_t b = 0; b < r.n_bind; b++) {
@@ -1422,6 +1766,7 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     }
     for (unsigned i = 0; i < n_sess; i++) {
         sess[i].run = &r;
+        sess[i].stop_node = -1;
         if (n_sess == 1) {
             sess[i].ctx = ctx;
             sess[i].diags = diags;
@@ -1464,6 +1809,8 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
                 goto done;
             }
         }
+        if (s->rc != OAC_OK && stop_node < 0)
+            stop_node = s->stop_node;
         if (s->rc != OAC_OK && s->rc != OAC_ERUNTIME && !rc) {
             rc = s->rc;
             if (s->own_ctx)
@@ -1487,6 +1834,29 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     if (!rc)
         rc = winner_rc;
 done:
+    /* A run that stopped must say so in the report, not only on ctx: a
+     * failure no diagnostic explains becomes unsupported-operator at the
+     * node it stopped at, so the report's status and the exit agree.
+     * Usage errors (EINVAL) and unreadable --input/--dump files
+     * (EPARSE, EIO) stay operational failures. */
+    if (rc < 0 && rc != OAC_EINVAL && rc != OAC_EPARSE && rc != OAC_EIO &&
+        oac_diags_count_severity(diags, OAC_SEV_ERROR) == errors_before) {
+        const rt_node *n = stop_node >= 0 && (size_t)stop_node < r.n_nodes
+                           ? &r.nodes[stop_node] : NULL;
+        oac_where w = { .graph = graph_name(&r), .node = n ? n->name : NULL,
+                        .op_type = n ? n->proto->op_type : NULL,
+                        .location = n ? n->location : NULL };
+        /* Best effort: out of memory may make this fail too. */
+        (void)oac_diag_add(diags, OAC_UNSUPPORTED_OPERATOR, &w,
+                           "the reference runtime stopped%s%s: %s",
+                           n ? " at node " : "", n ? n->name : "",
+                           *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure");
+    }
+    /* Equality at the run's dims, also after a refusal (nothing measured
+     * then, which matches a plan of 0). */
+    if (e)
+        e->peak_matches_plan = e->planned_peak_bytes.known &&
+                               e->planned_peak_bytes.value == e->measured_peak_bytes;
     for (unsigned i = 0; sess && i < n_sess; i++) {
         if (!sess[i].run)
             continue;

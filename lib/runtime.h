@@ -17,7 +17,10 @@
  *  2. A MUST_ALIAS output is never allocated: before its kernel runs, the
  *     runtime sets it to a writable view of the aliased input's storage,
  *     and after the kernel it checks that the output still points there
- *     (alias-broken otherwise).
+ *     (alias-broken otherwise).  The same holds for an If output that
+ *     aliases an outer value through its branches (OAC_ALIAS_OUTER), a
+ *     call's output through its function's alias_of, and for every node
+ *     inside a body (kernel_control.c).
  *  3. Kernels never copy a whole cache to update it, never fall back
  *     silently and never reallocate on overflow; a failure is a
  *     diagnostic (oac_kernel_fail) plus a negative status.
@@ -209,10 +212,20 @@ typedef struct oac_kernel_call {
     size_t n_in;
     oac_value *const *out;
     size_t n_out;
-    const int *out_alias;           /* per output: aliased input or -1 */
+    const int *out_alias;           /* per output: aliased input, -1, or
+                                       OAC_ALIAS_OUTER (If through branches) */
     oac_ralloc *alloc;
     oac_diags *diags;
     struct oac_session *session;    /* runtime private (workspace list) */
+    /* Where the node sits, for diagnostics: its graph (or function) name
+     * and RFC 6901 location.  Inside a subgraph or function body these
+     * name the inner node (kernel_control.c). */
+    const char *graph_name;
+    const char *location;
+    /* The scope the node runs in (struct rt_frame, kernel_control.c):
+     * NULL for the main graph.  Control kernels resolve outer names
+     * through it. */
+    struct rt_frame *frame;
 } oac_kernel_call;
 
 /* 0 on success; a negative oac_status on failure, after a diagnostic
@@ -227,6 +240,8 @@ oac_kernel_fn oac_kernel_lookup(const char *domain, const char *op_type);
 #define OAC_KERNEL(domain, op, fn) int fn(oac_kernel_call *k);
 #include "kernels.def"
 #undef OAC_KERNEL
+/* A call of a local function (kernel_control.c; not a table row). */
+int oac_kernel_call_function(oac_kernel_call *k);
 
 /* Helpers kernels use (runtime.c). */
 
@@ -263,6 +278,75 @@ int oac_paged_reserve(oac_ctx *ctx, oac_paged *p, size_t n_pages);
 /* Free one page's data the way it was allocated (counted or bound) and
  * clear it; the page-table slot stays. */
 void oac_page_release(oac_ralloc *a, oac_page *pg);
+
+/* ------------------------------------------------------------------ */
+/* Control flow and local functions (kernel_control.c)                  */
+/* ------------------------------------------------------------------ */
+
+/* Static facts about nodes that hold subgraphs or call local functions,
+ * shared by the main graph's tables (runtime.c) and the frames that run
+ * bodies (kernel_control.c), so both take the same decisions. */
+
+/* The local function (FunctionProto) a node calls, or NULL. */
+const Onnx__FunctionProto *oac_rt_function(const Onnx__ModelProto *m,
+                                           const Onnx__NodeProto *np);
+
+/* Call cb for every name node np's subgraphs read from outside
+ * themselves (their free names, transitively), possibly more than once.
+ * A function body sees no outer scope, so a call reads only its inputs.
+ * OAC_EUNSUPPORTED when the nesting exceeds OAC_MAX_DEPTH - depth. */
+typedef int (*oac_rt_name_fn)(void *arg, const char *name);
+int oac_rt_outer_reads(oac_ctx *ctx, const Onnx__NodeProto *np, int depth,
+                       oac_rt_name_fn cb, void *arg);
+
+/* Where output `out` of node np takes its storage from, if anywhere:
+ * *port >= 0, an input port (MUST_ALIAS output_alias, or for a call of
+ * a local function its alias_of naming a function input); else *name,
+ * the outer value every branch of an If returns an in-place update of
+ * (contract 3: If outputs take their alias from their branches); else
+ * neither (the output is a new buffer). */
+int oac_rt_output_source(oac_ctx *ctx, const oac_model *model,
+                         const Onnx__NodeProto *np, size_t out, int depth,
+                         int *port, const char **name);
+
+/* Refuse, before anything runs, what no frame could execute: Scan, Loop
+ * scan outputs, subgraph and function-body nodes without a kernel
+ * (unsupported-operator naming the inner node) and subgraphs or calls
+ * nested deeper than OAC_MAX_DEPTH (recursive functions included).  np
+ * is a main-graph node and `at` its place; fmemo has one int per
+ * ModelProto.functions entry, zeroed before the first call, and
+ * remembers bodies already walked so the walk stays linear.  has_kernel
+ * says whether an ordinary node has a kernel (test overrides count).
+ * OAC_ERUNTIME after a refusal (diagnostics added), OAC_ENOMEM. */
+int oac_rt_precheck(oac_ctx *ctx, const oac_model *model,
+                    const Onnx__NodeProto *np, const oac_where *at,
+                    oac_diags *diags,
+                    bool (*has_kernel)(void *arg, const Onnx__NodeProto *n),
+                    void *arg, int *fmemo);
+
+/* out_alias value of an If output that aliases an outer value through
+ * its branches (the output is already that value, as for a port). */
+#define OAC_ALIAS_OUTER (-2)
+
+/* Runtime internals the frames use (runtime.c). */
+/* A value of the main graph by name (initializers read on first use);
+ * NULL when the main graph has no such name. */
+oac_value *oac_rt_main_value(oac_session *s, const char *name, int *rc);
+/* The kernel a node runs with in this session (test overrides first). */
+oac_kernel_fn oac_rt_kernel(oac_session *s, const Onnx__NodeProto *np);
+/* The analysis's schedule (plan.h), or NULL when the run has none. */
+const struct oac_plan_sched *oac_rt_schedule(oac_session *s);
+/* Count one pointer-identity check (session and current step). */
+void oac_rt_identity(oac_session *s, bool held);
+/* Release a value the runtime produced (counted or bound storage). */
+void oac_rt_release(oac_session *s, oac_value *v);
+/* A cache update inside a body that reads a position input of the main
+ * graph: record its update length for the advance after the step
+ * (operand-invalid at w when lengths differ).  No-op for other nodes. */
+int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
+                         oac_value *const *in, const oac_where *w);
+/* Free the running node's workspaces (they live exactly one node). */
+void oac_rt_end_node(oac_session *s);
 
 /* ------------------------------------------------------------------ */
 /* Sessions (runtime.c)                                                 */

@@ -15,7 +15,9 @@
  *  3. OAC_EINVAL from the runtime (e.g. a dimension left unknown, a
  *     --readonly name that is no cache) is bad usage: stderr, exit 2, no
  *     report.  Other failures keep the report, say why on stderr, and
- *     cannot exit 0.
+ *     cannot exit 0; the runtime also puts every failure that stopped the
+ *     run (other than unreadable --input/--dump files) in the report as a
+ *     diagnostic, so its status says "error" when the exit is 1.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 /* check_plan.c: the static memory plan (lib/plan.c, contract 4): numbers
  * computed by hand for small graphs (in place, out of place, a chain that
  * frees temporaries, a temporary updated in place, paged workspace,
- * unknown dims), the schedule of plan.h, and the example rows: valid rows
+ * unknown dims, bodies of If/Loop/local functions), the schedule of
+ * plan.h, and the example rows: valid rows
  * get no error from the shapes/capacity/plan passes, and each row's
  * expected codes of those passes appear.
  */
@@ -582,6 +583,189 @@ START_TEST(test_runtime_agrees)
 }
 END_TEST
 
+/* ---- bodies: If, Loop, local functions (plan.c rules 8-10b) ---------- */
+
+/* x [4] FLOAT; y = If(c): then Mul(Neg(x), x) (16 + 16 at Mul, the
+ * product handed over), else x itself (copied: 16); z = Neg(y). */
+static void if_model(run *r)
+{
+    oac_gb_input(r->g, "x", OAC_T_FLOAT, "4");
+    oac_gb_input(r->g, "c", OAC_T_BOOL, "");
+    Onnx__NodeProto *n = oac_gb_node(r->g, "If", NULL, "choose", "c", "y");
+    oac_gb *t = oac_node_attr_graph(r->g, n, "then_branch", "then");
+    oac_gb_node(t, "Neg", NULL, "neg", "x", "t1");
+    oac_gb_node(t, "Mul", NULL, "mul", "t1,x", "t2");
+    oac_gb_output(t, "t2", OAC_T_FLOAT, "4");
+    oac_gb *e = oac_node_attr_graph(r->g, n, "else_branch", "else");
+    oac_gb_output(e, "x", OAC_T_FLOAT, "4");
+    oac_gb_value_info(r->g, "y", OAC_T_FLOAT, "4");
+    oac_gb_node(r->g, "Neg", NULL, "after", "y", "z");
+    oac_gb_output(r->g, "z", OAC_T_FLOAT, "4");
+}
+
+START_TEST(test_if_takes_larger_branch)
+{
+    run r;
+    run_begin(&r);
+    if_model(&r);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_plan_sched *s = oac_analysis_schedule(r.a);
+    ck_assert_uint_eq(s->n_steps, 2);
+    /* y is the If's buffer (16, in live); the then branch holds 32 at its
+     * peak, 16 of which become y: transient 16.  The else branch (its
+     * copy, 16) is smaller. */
+    KNOWN(s->steps[0].live, 16);
+    KNOWN(s->steps[0].transient, 16);
+    KNOWN(s->steps[1].transient, 0);
+    KNOWN(oac_analysis_plan(r.a)->peak_bytes, 32);
+    KNOWN(oac_analysis_plan(r.a)->planned_output_bytes, 32);   /* y, z */
+    /* The then branch's own schedule, which the runtime's frame uses: t1
+     * freed after Mul (its node 1), t2 kept (the branch output). */
+    const Onnx__NodeProto *ifn = oac_model_proto(r.m)->graph->node[0];
+    const Onnx__GraphProto *then_g = NULL;
+    for (size_t a = 0; a < ifn->n_attribute; a++)
+        if (!strcmp(ifn->attribute[a]->name, "then_branch"))
+            then_g = ifn->attribute[a]->g;
+    const oac_plan_sched *bs = oac_plan_body_schedule(s, then_g);
+    ck_assert_ptr_nonnull(bs);
+    ck_assert_uint_eq(bs->n_bufs, 2);
+    ck_assert_str_eq(bs->bufs[0].name, "t1");
+    ck_assert_int_eq(bs->bufs[0].free_after, 1);
+    ck_assert_str_eq(bs->bufs[1].name, "t2");
+    ck_assert_int_eq(bs->bufs[1].free_after, -1);
+    KNOWN(bs->totals.peak_bytes, 32);
+    KNOWN(bs->end_live, 16);
+    ck_assert_ptr_null(oac_plan_body_schedule(s, oac_model_proto(r.m)->graph));
+    run_end(&r);
+    /* The run (c zero-filled: the else branch) measures the same here:
+     * the copy of x and z. */
+    run_begin(&r);
+    if_model(&r);
+    run_matches(&r, NULL, 2);
+    run_end(&r);
+}
+END_TEST
+
+/* acc = Loop(M, , x), body: cond_out = Identity(cond_in) (1 byte),
+ * acc_out = Add(acc_in, x) (16).  M an initializer (known) or an input. */
+static void loop_model(run *r, const int64_t *m)
+{
+    oac_gb_input(r->g, "x", OAC_T_FLOAT, "4");
+    if (m)
+        oac_gb_init_i64(r->g, "M", "", m, 1);
+    else
+        oac_gb_input(r->g, "M", OAC_T_INT64, "");
+    Onnx__NodeProto *n = oac_gb_node(r->g, "Loop", NULL, "acc_loop", "M,,x", "acc");
+    oac_gb *b = oac_node_attr_graph(r->g, n, "body", "body");
+    oac_gb_input(b, "i", OAC_T_INT64, "");
+    oac_gb_input(b, "cond_in", OAC_T_BOOL, "");
+    oac_gb_input(b, "acc_in", OAC_T_FLOAT, "4");
+    oac_gb_node(b, "Identity", NULL, "keep", "cond_in", "cond_out");
+    oac_gb_node(b, "Add", NULL, "add", "acc_in,x", "acc_out");
+    oac_gb_output(b, "cond_out", OAC_T_BOOL, "");
+    oac_gb_output(b, "acc_out", OAC_T_FLOAT, "4");
+    oac_gb_output(r->g, "acc", OAC_T_FLOAT, "4");
+}
+
+START_TEST(test_loop_body_transient)
+{
+    run r;
+    int64_t three = 3, zero = 0;
+    /* Iterates: the Loop's output (16) plus its body's 17. */
+    run_begin(&r);
+    loop_model(&r, &three);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_plan_sched *s = oac_analysis_schedule(r.a);
+    KNOWN(s->steps[0].live, 16);
+    KNOWN(s->steps[0].transient, 17);
+    KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
+    ck_assert_ptr_null(s->steps[0].loop_trip_input);
+    run_end(&r);
+    run_begin(&r);
+    loop_model(&r, &three);
+    run_matches(&r, NULL, 2);
+    run_end(&r);
+    /* Known not to iterate: no body. */
+    run_begin(&r);
+    loop_model(&r, &zero);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    KNOWN(oac_analysis_schedule(r.a)->steps[0].transient, 0);
+    KNOWN(oac_analysis_plan(r.a)->peak_bytes, 16);
+    run_end(&r);
+    /* Trip count an input: the check plans the body and names the input;
+     * the run (zero-filled: no iteration) plans none, and matches. */
+    run_begin(&r);
+    loop_model(&r, NULL);
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    s = oac_analysis_schedule(r.a);
+    ck_assert_str_eq(s->steps[0].loop_trip_input, "M");
+    KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
+    run_end(&r);
+    run_begin(&r);
+    loop_model(&r, NULL);
+    run_matches(&r, NULL, 1);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_function_body_transient)
+{
+    /* u = F(x), F: t = Neg(a); b = Neg(t): the body peaks at 32 (t and
+     * b), hands b over as u (16 in live): transient 16, peak 32. */
+    run r;
+    run_begin(&r);
+    oac_mb_opset(r.mb, "local", 1);
+    oac_gb *f = oac_mb_function(r.mb, "local", "F", "a", "b");
+    oac_gb_node(f, "Neg", NULL, "n1", "a", "t");
+    oac_gb_node(f, "Neg", NULL, "n2", "t", "b");
+    /* Function bodies are typed by their value_info (inference does not
+     * follow calls). */
+    oac_gb_value_info(f, "t", OAC_T_FLOAT, "4");
+    oac_gb_value_info(f, "b", OAC_T_FLOAT, "4");
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(r.g, "F", "local", "call", "x", "u");
+    oac_gb_output(r.g, "u", OAC_T_FLOAT, "4");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_plan_sched *s = oac_analysis_schedule(r.a);
+    KNOWN(s->steps[0].live, 16);
+    KNOWN(s->steps[0].transient, 16);
+    KNOWN(oac_analysis_plan(r.a)->peak_bytes, 32);
+    run_end(&r);
+    run_begin(&r);
+    oac_mb_opset(r.mb, "local", 1);
+    f = oac_mb_function(r.mb, "local", "F", "a", "b");
+    oac_gb_node(f, "Neg", NULL, "n1", "a", "t");
+    oac_gb_node(f, "Neg", NULL, "n2", "t", "b");
+    /* Function bodies are typed by their value_info (inference does not
+     * follow calls). */
+    oac_gb_value_info(f, "t", OAC_T_FLOAT, "4");
+    oac_gb_value_info(f, "b", OAC_T_FLOAT, "4");
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(r.g, "F", "local", "call", "x", "u");
+    oac_gb_output(r.g, "u", OAC_T_FLOAT, "4");
+    run_matches(&r, NULL, 3);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_recursive_function_unknown)
+{
+    /* F calls itself: no bounded body, the peak is unknown (null), and
+     * the walk ends. */
+    run r;
+    run_begin(&r);
+    oac_mb_opset(r.mb, "local", 1);
+    oac_gb *f = oac_mb_function(r.mb, "local", "F", "a", "b");
+    oac_gb_node(f, "F", "local", "again", "a", "b");
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(r.g, "F", "local", "call", "x", "u");
+    oac_gb_output(r.g, "u", OAC_T_FLOAT, "4");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    UNKNOWN(oac_analysis_plan(r.a)->peak_bytes);
+    run_end(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -597,6 +781,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_example_rows);
     tcase_add_test(t, test_linear_in_layers);
     tcase_add_test(t, test_runtime_agrees);
+    tcase_add_test(t, test_if_takes_larger_branch);
+    tcase_add_test(t, test_loop_body_transient);
+    tcase_add_test(t, test_function_body_transient);
+    tcase_add_test(t, test_recursive_function_unknown);
     suite_add_tcase(s, t);
     return s;
 }

@@ -5,7 +5,7 @@
  * cache updates; capacity-overflow after exactly the right number of
  * steps (also from a --input start position); measured peak equal to the
  * plan's on the example models; out-of-place updates counted as a second
- * cache; unsupported operators refused by name; alias-broken from a
+ * cache; unsupported operators (Scan) refused by name; alias-broken from a
  * deliberately misbehaving kernel; unknown dims a usage error; position
  * lengths that disagree; --dump files; every allocation failure path.
  */
@@ -424,16 +424,29 @@ END_TEST
 
 START_TEST(unsupported_operator_named)
 {
+    /* Scan has no kernel (If, Loop and local functions do: see
+     * check_runtime_control.c): refused by name before anything runs. */
     fx f;
-    fx_example(&f, "if_branches");
-    oac_dim_binding dims[5];
-    size_t nd = dense_dims(dims, 8, 1);
+    fx_begin(&f);
+    oac_mb *mb = oac_mb_new(f.ctx);
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "3,2");
+    Onnx__NodeProto *n = oac_gb_node(g, "Scan", NULL, "rows", "x", "y");
+    oac_node_attr_int(g, n, "num_scan_inputs", 1);
+    oac_gb *b = oac_node_attr_graph(g, n, "body", "row");
+    oac_gb_input(b, "r", OAC_T_FLOAT, "2");
+    oac_gb_node(b, "Neg", NULL, "neg", "r", "s");
+    oac_gb_output(b, "s", OAC_T_FLOAT, "2");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "3,2");
+    fx_load_mb(&f, mb);
+    oac_mb_free(mb);
     oac_run_opts ro = { .steps = 2 };
-    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_ERUNTIME);
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     const oac_diag *dg = find_code(f.d, OAC_UNSUPPORTED_OPERATOR);
     ck_assert_ptr_nonnull(dg);
-    ck_assert_str_eq(dg->node, "branch");
-    ck_assert_str_eq(dg->op_type, "If");
+    ck_assert_str_eq(dg->node, "rows");
+    ck_assert_str_eq(dg->op_type, "Scan");
+    ck_assert_ptr_nonnull(strstr(dg->message, "Scan"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
 }

@@ -5,7 +5,8 @@
 # and usage problems into exit 2, and its JSON validates against the
 # schema.
 . "${top_srcdir:?}/tests/cli_lib.sh"
-need_examples toy_decoder dense_cache dense_cache_broken dense_cache_implied
+need_examples toy_decoder dense_cache dense_cache_broken dense_cache_implied \
+    if_branches loop_cache function_cache
 
 toy="$ex/toy_decoder.onnx"
 dense="$ex/dense_cache.onnx"
@@ -37,6 +38,22 @@ run_oac 2 run "$dense"
 # shellcheck disable=SC2086
 run_oac 0 run $dims --format=json "$dense"
 expect_eq "dense run completed" "$(json 'r["execution"]["steps_completed"]' "$out")" 1
+
+# ---- control flow and local functions ----------------------------------------
+# If, Loop and a call of a local function run like any node: every aliased
+# output at its input's address, and the measured peak is the plan's.
+for name in if_branches loop_cache function_cache; do
+    # shellcheck disable=SC2086
+    run_oac 0 run --steps 3 $dims --format=json "$ex/$name.onnx"
+    expect_eq "$name: status" "$(json 'r["status"]' "$out")" ok
+    expect_eq "$name: steps" \
+        "$(json '[r["execution"]["steps_completed"], len(r["execution"]["per_step"])]' "$out")" "[3, 3]"
+    expect_eq "$name: pointer identity n/n" \
+        "$(json 'r["execution"]["pointer_identity"]["checked"] >= 3 and r["execution"]["pointer_identity"]["held"] == r["execution"]["pointer_identity"]["checked"]' "$out")" true
+    expect_eq "$name: measured peak is the plan's" \
+        "$(json 'r["execution"]["peak_matches_plan"] and r["execution"]["measured_peak_bytes"] == r["execution"]["planned_peak_bytes"]' "$out")" true
+    "$PYTHON3" "$top_srcdir/tests/validate_report.py" "$out" || fail "$name: run report does not validate"
+done
 
 # ---- check first: nothing runs after an error -----------------------------
 # shellcheck disable=SC2086
