@@ -40,6 +40,21 @@ uint16_t oac_f32_to_f16(float f)
     return sign | (uint16_t)(r >> 13);
 }
 
+/* The compiler's runtime reads CPUID once at start-up (and checks that the
+ * OS saves the AVX registers); these are lookups in what it found.  Some
+ * Clang versions reject "f16c" here; every CPU with AVX2 has F16C
+ * (Haswell, Excavator and later), so under Clang AVX2 stands for both. */
+bool oac_cpu_avx2_f16c(void)
+{
+#if OAC_X86_SIMD && defined(__clang__)
+    return __builtin_cpu_supports("avx2");
+#elif OAC_X86_SIMD
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+#else
+    return false;
+#endif
+}
+
 /* Fixed blocks of BLOCK let GCC's -O2 vectorizer (which avoids scalar
  * epilogues) use SIMD; the tail goes element by element. */
 #define BLOCK 16

@@ -201,6 +201,11 @@ bool oac_qdesc_page_bytes(const oac_qdesc *d, uint64_t n, uint64_t *out)
     return true;
 }
 
+bool oac_qpath_available(oac_qpath p)
+{
+    return p != OAC_QPATH_AVX2_F16C || oac_cpu_avx2_f16c();
+}
+
 /* Check that elements [at, at + n) lie inside a page of page_len bytes. */
 static int check_range(oac_ctx *ctx, const oac_qdesc *d, size_t page_len,
                        uint64_t at, size_t n)

@@ -84,12 +84,28 @@ int oac_quant_fill_zero(oac_ctx *ctx, const oac_qdesc *d, uint8_t *page,
  * ranges; element offsets are code indices (FP8 grouping already
  * applied by the caller). ---------------------------------------------- */
 
+/* Which implementation of the bulk encoders runs.  AUTO picks AVX2 + F16C
+ * when the CPU has them (oac_cpu_avx2_f16c) and the portable C otherwise;
+ * the explicit values exist so tests can hold both to the same codes.
+ * Every path computes the same function, bit for bit. */
+typedef enum oac_qpath {
+    OAC_QPATH_AUTO = 0,
+    OAC_QPATH_PORTABLE = 1,
+    OAC_QPATH_AVX2_F16C = 2   /* falls back to PORTABLE when unavailable */
+} oac_qpath;
+
+/* True when path p can run here (AUTO and PORTABLE always can). */
+bool oac_qpath_available(oac_qpath p);
+
 /* quant_linear.c */
 int32_t oac_qlinear_code(const oac_qdesc *d, float x);
 float oac_qlinear_value(const oac_qdesc *d, int32_t q);
 /* src_type FLOAT, FLOAT16 or BFLOAT16; the widening is fused in. */
 void oac_qlinear_encode(const oac_qdesc *d, uint8_t *page, uint64_t at,
                         int32_t src_type, const void *src, size_t n);
+void oac_qlinear_encode_path(const oac_qdesc *d, uint8_t *page, uint64_t at,
+                             int32_t src_type, const void *src, size_t n,
+                             oac_qpath path);
 void oac_qlinear_decode_f32(const oac_qdesc *d, const uint8_t *page,
                             uint64_t at, float *dst, size_t n);
 void oac_qlinear_fill(const oac_qdesc *d, uint8_t *page, uint64_t at,
@@ -99,6 +115,8 @@ void oac_qlinear_fill(const oac_qdesc *d, uint8_t *page, uint64_t at,
 uint8_t oac_fp8_e4m3fn_from_f32(float x);
 float oac_fp8_e4m3fn_to_f32(uint8_t code);
 void oac_fp8_encode(uint8_t *dst, int32_t src_type, const void *src, size_t n);
+void oac_fp8_encode_path(uint8_t *dst, int32_t src_type, const void *src,
+                         size_t n, oac_qpath path);
 void oac_fp8_encode_f32(uint8_t *dst, const float *src, size_t n);
 void oac_fp8_decode_f32(float *dst, const uint8_t *src, size_t n);
 

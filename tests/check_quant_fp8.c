@@ -2,6 +2,7 @@
  * declarations and grouping (lib/quant.c), contract section 1. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "half.h"
@@ -130,6 +131,101 @@ START_TEST(test_block_matches_scalar)
     oac_fp8_encode_f32(out, src, N);
     for (int i = 0; i < N; i++)
         ck_assert_uint_eq(out[i], oac_fp8_e4m3fn_from_f32(src[i]));
+}
+END_TEST
+
+/* E4M3FN encoding from the definition, independently of the codec: the
+ * nearest of the 127 finite magnitudes, ties to the even code, saturating
+ * at 448; NaN to the NaN of its sign. */
+static uint8_t slow_encode(float x)
+{
+    uint8_t sign = signbit(x) ? 0x80 : 0;
+    if (isnan(x))
+        return sign | 0x7f;
+    double a = fabs((double)x);
+    if (a >= 448.0)
+        return sign | 0x7e;
+    int lo = 0, hi = 0x7e;          /* ref(lo) <= a < ref(hi) once found */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (ref((uint8_t)mid) <= a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double dl = a - ref((uint8_t)lo), dh = ref((uint8_t)hi) - a;
+    int c = dl < dh ? lo : dh < dl ? hi : (lo % 2 == 0 ? lo : hi);
+    return sign | (uint8_t)c;
+}
+
+/* Every FLOAT16 and every BFLOAT16 input: the portable path (which
+ * encodes 16-bit sources directly, without widening) and the AVX2 path
+ * agree with each other, with the scalar binary32 encoder of the widened
+ * value and with the definition; the front door too, at an offset. */
+START_TEST(test_paths_agree_all_16bit)
+{
+    enum { N = 65536 };
+    static uint16_t h[N];
+    static uint8_t a[N], b[N], page[N + 3];
+    oac_ctx *ctx = oac_ctx_new();
+    decl dd;
+    oac_qdesc q;
+    char why[200];
+    mk(&dd, 1, 4, 3);
+    ck_assert(oac_qdesc_from_proto(&q, &dd.q, why, sizeof why));
+    if (!oac_qpath_available(OAC_QPATH_AVX2_F16C))
+        fprintf(stderr, "check_quant_fp8: no AVX2+F16C here; comparing the "
+                        "portable path with itself\n");
+    for (uint32_t c = 0; c < N; c++)
+        h[c] = (uint16_t)c;
+    const int32_t types[] = { FLOAT16, BFLOAT16 };
+    for (int t = 0; t < 2; t++) {
+        oac_fp8_encode_path(a, types[t], h, N, OAC_QPATH_PORTABLE);
+        oac_fp8_encode_path(b, types[t], h, N, OAC_QPATH_AVX2_F16C);
+        ck_assert_mem_eq(a, b, N);
+        ck_assert_int_eq(oac_quantize(ctx, &q, page, sizeof page, 3, types[t],
+                                      h, N), 0);
+        ck_assert_mem_eq(page + 3, a, N);
+        /* one assertion per mismatch: Check's assertions are slow in bulk */
+        for (uint32_t c = 0; c < N; c++) {
+            float x = types[t] == FLOAT16 ? oac_f16_to_f32(h[c])
+                                          : oac_bf16_to_f32(h[c]);
+            uint8_t want = oac_fp8_e4m3fn_from_f32(x);
+            if (a[c] != want || slow_encode(x) != want)
+                ck_abort_msg("type %d input 0x%04x: code 0x%02x, scalar 0x%02x, "
+                             "definition 0x%02x", (int)types[t], (unsigned)c,
+                             a[c], want, slow_encode(x));
+        }
+    }
+    oac_ctx_free(ctx);
+}
+END_TEST
+
+/* FLOAT sources: 2^24 bit patterns spread over every exponent and
+ * mantissa prefix (the low bits varied), through both paths, against the
+ * scalar encoder; a sample of them against the definition. */
+START_TEST(test_paths_agree_float)
+{
+    enum { N = 65536 };
+    static uint32_t u[N];
+    static uint8_t a[N], b[N];
+    for (uint32_t blk = 0; blk < 256; blk++) {
+        for (uint32_t k = 0; k < N; k++) {
+            uint32_t top = blk * N + k;                 /* 24 bits */
+            u[k] = top << 8 | ((top * 37u) & 0xffu);
+        }
+        oac_fp8_encode_path(a, FLOAT, u, N, OAC_QPATH_PORTABLE);
+        oac_fp8_encode_path(b, FLOAT, u, N, OAC_QPATH_AVX2_F16C);
+        ck_assert_mem_eq(a, b, N);
+        for (uint32_t k = 0; k < N; k++) {
+            float x = oac_bits_f32(u[k]);
+            if (a[k] != oac_fp8_e4m3fn_from_f32(x) ||
+                (k % 61 == 0 && a[k] != slow_encode(x)))
+                ck_abort_msg("input 0x%08x: code 0x%02x, scalar 0x%02x, "
+                             "definition 0x%02x", (unsigned)u[k], a[k],
+                             oac_fp8_e4m3fn_from_f32(x), slow_encode(x));
+        }
+    }
 }
 END_TEST
 
@@ -280,6 +376,8 @@ int main(void)
     tcase_add_test(tc, test_declarations);
     tcase_add_test(tc, test_grouped_pages);
     tcase_add_test(tc, test_error_bound_all_types);
+    tcase_add_test(tc, test_paths_agree_all_16bit);
+    tcase_add_test(tc, test_paths_agree_float);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

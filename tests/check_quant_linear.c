@@ -3,6 +3,7 @@
  * contract section 1.  Expected bytes are computed by hand in comments. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "half.h"
@@ -338,6 +339,115 @@ START_TEST(test_bulk_error_and_types)
 }
 END_TEST
 
+/* Raw code of element i of a packed page, sign-extended for signed
+ * storage. */
+static int32_t raw_code(const oac_qdesc *d, const uint8_t *page, size_t i)
+{
+    size_t bit = i * d->bits;
+    uint32_t v = (uint32_t)(page[bit / 8] >> (bit % 8)) & ((1u << d->bits) - 1u);
+    if (d->qmin < 0 && (v >> (d->bits - 1)))
+        return (int32_t)v - (1 << d->bits);
+    return (int32_t)v;
+}
+
+/* The portable path and the AVX2 + F16C path (where the CPU has it; the
+ * portable one twice otherwise) write the same bytes, for every one of the
+ * 65536 FLOAT16 and BFLOAT16 inputs, every format, several scales
+ * (including powers of two, where many inputs are exact ties) and every
+ * offset within a byte; and each code is the scalar rule's. */
+START_TEST(test_paths_agree_all_16bit)
+{
+    enum { N = 65536, PAD = 8 };
+    static uint16_t h[N];
+    static uint8_t a[N + PAD], b[N + PAD];
+    const struct { int32_t st; int bits; int64_t zp; } f[] = {
+        { INT8, 8, 0 }, { UINT8, 8, 128 }, { UINT8, 8, 3 }, { INT4, 4, 0 },
+        { UINT4, 4, 8 }, { INT4, 4, -3 }, { UINT8, 2, 2 }, { UINT8, 2, 0 },
+    };
+    const float scales[] = { 0.05f, 1.0f / 3.0f, 0.25f, 1.0f, 7.0f, 1e-3f,
+                             300.0f, 0x1p-20f };
+    const int32_t types[] = { FLOAT16, BFLOAT16 };
+    if (!oac_qpath_available(OAC_QPATH_AVX2_F16C))
+        fprintf(stderr, "check_quant_linear: no AVX2+F16C here; comparing "
+                        "the portable path with itself\n");
+    for (uint32_t c = 0; c < N; c++)
+        h[c] = (uint16_t)c;
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+        for (size_t sc = 0; sc < sizeof scales / sizeof scales[0]; sc++) {
+            oac_qdesc d = desc(f[k].st, f[k].bits, scales[sc], f[k].zp);
+            for (size_t t = 0; t < 2; t++)
+                for (uint64_t at = 0; at < 4; at++) {
+                    memset(a, 0xA5, sizeof a);
+                    memset(b, 0xA5, sizeof b);
+                    oac_qlinear_encode_path(&d, a, at, types[t], h, N,
+                                            OAC_QPATH_PORTABLE);
+                    oac_qlinear_encode_path(&d, b, at, types[t], h, N,
+                                            OAC_QPATH_AVX2_F16C);
+                    ck_assert_mem_eq(a, b, sizeof a);
+                    if (at != 1)
+                        continue;   /* the rule, once per declaration */
+                    /* one assertion per mismatch, not per element:
+                     * Check's assertions are slow in bulk */
+                    for (uint32_t c = 0; c < N; c++) {
+                        float x = types[t] == FLOAT16 ? oac_f16_to_f32(h[c])
+                                                      : oac_bf16_to_f32(h[c]);
+                        int32_t got = raw_code(&d, a, at + c);
+                        int32_t want = oac_qlinear_code(&d, x);
+                        if (got != want)
+                            ck_abort_msg("type %d input 0x%04x scale %g: code "
+                                         "%d, want %d", (int)types[t],
+                                         (unsigned)c, (double)scales[sc],
+                                         (int)got, (int)want);
+                    }
+                }
+        }
+}
+END_TEST
+
+/* The same for FLOAT sources: random bit patterns (every exponent, NaN,
+ * Inf), in-range values and values within an ulp of the rounding
+ * boundaries (k + 1/2) * scale. */
+START_TEST(test_paths_agree_float)
+{
+    enum { N = 4099 };
+    static float x[N];
+    static uint8_t a[N + 8], b[N + 8];
+    const struct { int32_t st; int bits; float scale; int64_t zp; } f[] = {
+        { INT8, 8, 0.05f, 0 }, { UINT8, 8, 0.3f, 100 }, { INT4, 4, 0.25f, 0 },
+        { UINT4, 4, 1.0f / 3.0f, 8 }, { UINT8, 2, 1.1f, 1 },
+    };
+    uint32_t seed = 4242;
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+        oac_qdesc d = desc(f[k].st, f[k].bits, f[k].scale, f[k].zp);
+        for (int i = 0; i < N; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            int32_t q = (int32_t)(seed >> 24) % 300 - 150;
+            if (i % 3 == 0)
+                x[i] = oac_bits_f32(seed);
+            else if (i % 3 == 1)
+                x[i] = ((float)q + 0.5f) * d.scale;
+            else
+                x[i] = nextafterf(((float)q + 0.5f) * d.scale,
+                                  (seed & 1) ? INFINITY : -INFINITY);
+        }
+        for (uint64_t at = 0; at < 4; at++) {
+            memset(a, 0x5A, sizeof a);
+            memset(b, 0x5A, sizeof b);
+            oac_qlinear_encode_path(&d, a, at, FLOAT, x, N, OAC_QPATH_PORTABLE);
+            oac_qlinear_encode_path(&d, b, at, FLOAT, x, N, OAC_QPATH_AVX2_F16C);
+            ck_assert_mem_eq(a, b, sizeof a);
+            for (int i = 0; i < N; i++)
+                if (raw_code(&d, a, at + i) != oac_qlinear_code(&d, x[i]))
+                    ck_abort_msg("element %d (%a): code %d, want %d", i,
+                                 (double)x[i], (int)raw_code(&d, a, at + i),
+                                 (int)oac_qlinear_code(&d, x[i]));
+        }
+    }
+    ck_assert(oac_qpath_available(OAC_QPATH_AUTO));
+    ck_assert(oac_qpath_available(OAC_QPATH_PORTABLE));
+}
+END_TEST
+
 START_TEST(test_bounds_and_fill)
 {
     oac_ctx *ctx = oac_ctx_new();
@@ -379,6 +489,8 @@ int main(void)
     tcase_add_test(tc, test_rounding_and_saturation);
     tcase_add_test(tc, test_bulk_error_and_types);
     tcase_add_test(tc, test_bounds_and_fill);
+    tcase_add_test(tc, test_paths_agree_all_16bit);
+    tcase_add_test(tc, test_paths_agree_float);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
