@@ -221,7 +221,7 @@ static long func_input_index(const oac_scope *f, const char *name)
     return v && v->kind == OAC_VAL_INPUT ? v->input_index : -1;
 }
 
-static int check_ports(oac_check_state *st, oac_scope *s, long i)
+static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
 {
     oac_ctx *ctx = st->ctx;
     oac_node *n = &s->nodes[i];
@@ -233,9 +233,7 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i)
     long *out_of_in = NULL;      /* first output must-aliasing an input */
 
     if (n_out) {
-        n->alias_in = oac_alloc(ctx, n_out * sizeof *n->alias_in);
-        if (!n->alias_in)
-            return OAC_ENOMEM;
+        n->alias_in = alias_in;
         for (size_t p = 0; p < n_out; p++)
             n->alias_in[p] = -1;
     }
@@ -422,10 +420,25 @@ int oac_pass_ports(oac_check_state *st)
     int rc = OAC_OK;
     for (size_t si = 0; si < g->n_scopes && !rc; si++) {
         oac_scope *s = g->scopes[si];
+        /* One block of alias_in entries per scope (graph.h), not one
+         * allocation per node. */
+        uint64_t n_out = 0;
+        for (size_t i = 0; i < s->n_nodes; i++)
+            n_out += s->nodes[i].proto->n_output;
+        if (!s->alias_block) {
+            if (n_out > SIZE_MAX / sizeof *s->alias_block)
+                return oac_err(st->ctx, OAC_ENOMEM, "graph too large");
+            s->alias_block = oac_alloc(st->ctx, n_out ? (size_t)n_out * sizeof *s->alias_block
+                                                      : sizeof *s->alias_block);
+            if (!s->alias_block)
+                return OAC_ENOMEM;
+        }
+        size_t at = 0;
         for (size_t i = 0; i < s->n_nodes && !rc; i++) {
             if ((rc = check_operands(st, s, (long)i)))
                 break;
-            rc = check_ports(st, s, (long)i);
+            rc = check_ports(st, s, (long)i, s->alias_block + at);
+            at += s->nodes[i].proto->n_output;
         }
     }
     return rc;

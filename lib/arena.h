@@ -8,7 +8,8 @@
  * Invariants:
  *  1. Every chunk comes from oac_alloc on the arena's context, so
  *     oac_ctx_fail_alloc_after reaches arena growth too.
- *  2. Blocks are aligned for any object (max_align_t) and never move.
+ *  2. Blocks are aligned for 64-bit integers, doubles and pointers (what
+ *     protobuf-c structs and the shapes pass hold) and never move.
  *  3. A failed allocation sets `failed`; protobuf-c only sees NULL, so the
  *     loader reads the flag to tell out-of-memory from a bad file.
  */
@@ -27,7 +28,8 @@ void *oac_arena_alloc(oac_arena *a, size_t n);  /* NULL (and failed) on OOM */
 bool oac_arena_failed(const oac_arena *a);
 /* Bytes handed out so far (for tests of "memory follows the graph"). */
 size_t oac_arena_used(const oac_arena *a);
-/* A protobuf-c allocator over the arena; free is a no-op. */
+/* A protobuf-c allocator over the arena; free releases blocks of 8 KiB
+ * and more (protobuf-c's scratch), and is a no-op for smaller ones. */
 ProtobufCAllocator oac_arena_allocator(oac_arena *a);
 
 #endif /* OAC_ARENA_H */

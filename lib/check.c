@@ -164,10 +164,15 @@ int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
     u.node = oac_strdup(ctx, node);
     u.value = oac_strdup(ctx, value);
     void *arr = a->unchecked;
+    /* The capacity is implicit: the array doubles whenever the count
+     * reaches a power of two (one entry per cache update adds up). */
+    size_t n = a->n_unchecked;
+    bool grow = n == 0 || (n & (n - 1)) == 0;
     if (!u.reason || (rule && !u.rule) || (graph && !u.graph) ||
         (node && !u.node) || (value && !u.value) ||
-        !(arr = oac_reallocarray(ctx, a->unchecked, a->n_unchecked + 1,
-                                 sizeof *a->unchecked))) {
+        (grow && (n > SIZE_MAX / 4 ||
+                  !(arr = oac_reallocarray(ctx, a->unchecked, n ? 2 * n : 1,
+                                           sizeof *a->unchecked))))) {
         oac_dealloc(ctx, u.reason);
         oac_dealloc(ctx, u.rule);
         oac_dealloc(ctx, u.graph);

@@ -6,6 +6,7 @@
  * and message) are kept once, so a rule reached twice through one path
  * does not report twice.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +22,21 @@ static const struct {
 #undef OAC_DIAG
 };
 
+/* Duplicates are found through a hash set over the items (open
+ * addressing, load at most 1/2), so adding stays O(1) however many
+ * findings a model has. */
+struct dslot {
+    uint64_t hash;
+    size_t idx1;           /* index + 1 into items; 0: empty */
+};
+
 struct oac_diags {
     oac_ctx *ctx;
     oac_diag *items;
     size_t count;
     size_t cap;
+    struct dslot *set;
+    size_t set_cap;        /* power of two or 0 */
 };
 
 const char *oac_code_name(oac_code code)
@@ -86,6 +97,7 @@ void oac_diags_free(oac_diags *d)
     for (size_t i = 0; i < d->count; i++)
         diag_fini(d->ctx, &d->items[i]);
     oac_dealloc(d->ctx, d->items);
+    oac_dealloc(d->ctx, d->set);
     oac_dealloc(d->ctx, d);
 }
 
@@ -125,6 +137,52 @@ static bool same(const char *a, const char *b)
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+/* FNV-1a step over a string; NULL differs from "" as in same(). */
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    if (!s)
+        return (h ^ 0xa5) * 1099511628211ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (h ^ 0x5a) * 1099511628211ULL;
+}
+
+/* Over exactly the fields the duplicate test compares. */
+static uint64_t diag_hash(oac_code code, const char *location, const char *value,
+                          const char *node, const char *message)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(unsigned)code;
+    h = mix_str(h, location);
+    h = mix_str(h, value);
+    h = mix_str(h, node);
+    return mix_str(h, message);
+}
+
+/* Room in the set for one more item; false on out of memory. */
+static bool set_reserve(oac_diags *d)
+{
+    if ((d->count + 1) * 2 <= d->set_cap)
+        return true;
+    size_t ncap = d->set_cap ? d->set_cap * 2 : 64;
+    if (ncap > SIZE_MAX / 4 / sizeof *d->set)
+        return false;
+    struct dslot *set = oac_calloc(d->ctx, ncap, sizeof *set);
+    if (!set)
+        return false;
+    for (size_t i = 0; i < d->set_cap; i++) {
+        if (!d->set[i].idx1)
+            continue;
+        size_t j = d->set[i].hash & (ncap - 1);
+        while (set[j].idx1)
+            j = (j + 1) & (ncap - 1);
+        set[j] = d->set[i];
+    }
+    oac_dealloc(d->ctx, d->set);
+    d->set = set;
+    d->set_cap = ncap;
+    return true;
+}
+
 int oac_diag_vadd(oac_diags *d, oac_code code, const oac_where *w,
                   const char *fmt, va_list ap)
 {
@@ -136,8 +194,16 @@ int oac_diag_vadd(oac_diags *d, oac_code code, const oac_where *w,
     item.message = oac_vasprintf(ctx, fmt, ap);
     if (!item.message)
         return OAC_ENOMEM;
-    for (size_t i = 0; i < d->count; i++) {
-        const oac_diag *o = &d->items[i];
+    if (!set_reserve(d)) {
+        oac_dealloc(ctx, item.message);
+        return oac_err(ctx, OAC_ENOMEM, "out of memory");
+    }
+    uint64_t h = diag_hash(code, w->location, w->value, w->node, item.message);
+    size_t j = h & (d->set_cap - 1);
+    for (; d->set[j].idx1; j = (j + 1) & (d->set_cap - 1)) {
+        if (d->set[j].hash != h)
+            continue;
+        const oac_diag *o = &d->items[d->set[j].idx1 - 1];
         if (o->code == code && same(o->location, w->location) &&
             same(o->value, w->value) && same(o->node, w->node) &&
             strcmp(o->message, item.message) == 0) {
@@ -159,6 +225,9 @@ int oac_diag_vadd(oac_diags *d, oac_code code, const oac_where *w,
         return OAC_ENOMEM;
     }
     d->items[d->count++] = item;
+    /* j is the empty slot the probe stopped at. */
+    d->set[j].hash = h;
+    d->set[j].idx1 = d->count;
     return OAC_OK;
 }
 

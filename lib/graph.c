@@ -15,9 +15,13 @@
  *  2. While the subgraphs of node i of scope P are indexed, the only
  *     implicit uses appended to values of P are those of node i, so
  *     "the last use is (i, -1)" suffices to keep each implicit use once.
- *  3. Strings the index makes (locations, "#3") live in a block pool
- *     freed with the index: two allocations per 64 KiB, not per node.
+ *  3. Strings the index makes (locations, "#3") and the values' use lists
+ *     live in a block pool freed with the index: one allocation per
+ *     64 KiB, not per node or value.  Node ports (in_vals, out_vals) are
+ *     resolved once, into one block per scope, so oac_node_input and
+ *     oac_node_output never hash a name.
  */
+#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +34,7 @@
 struct pool_block {
     struct pool_block *next;
     size_t used, cap;
-    char data[];
+    alignas(oac_use) char data[];
 };
 
 struct oac_graphs_priv {
@@ -62,6 +66,56 @@ static char *pool_vprintf(oac_graphs *g, const char *fmt, va_list ap)
     char *s = b->data + b->used;
     vsnprintf(s, need, fmt, ap);
     b->used += need;
+    return s;
+}
+
+/* n bytes from the pool, aligned for oac_use (the use lists live here
+ * too: one allocation per 64 KiB instead of one per value, and nothing
+ * to free per value). */
+static void *pool_alloc(oac_graphs *g, size_t n)
+{
+    struct oac_graphs_priv *p = (struct oac_graphs_priv *)g;
+    const size_t al = alignof(oac_use);
+    if (n > SIZE_MAX / 2)
+        return NULL;
+    struct pool_block *blk = p->pool;
+    size_t at = blk ? (blk->used + al - 1) & ~(al - 1) : 0;
+    if (!blk || at > blk->cap || blk->cap - at < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        blk = oac_alloc(g->ctx, sizeof *blk + cap);
+        if (!blk)
+            return NULL;
+        blk->used = 0;
+        blk->cap = cap;
+        blk->next = p->pool;
+        p->pool = blk;
+        at = 0;
+    }
+    blk->used = at + n;
+    return blk->data + at;
+}
+
+/* "<a><b><n>" (n in decimal) in the pool, without the cost of a printf:
+ * node and declaration locations are made once per node and value. */
+static char *pool_cat_num(oac_graphs *g, const char *a, const char *b, size_t n)
+{
+    char num[24];
+    size_t k = sizeof num;
+    do {
+        num[--k] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    size_t la = strlen(a), lb = strlen(b), ln = sizeof num - k;
+    if (la > SIZE_MAX / 4 || lb > SIZE_MAX / 4)
+        return NULL;
+    size_t need = la + lb + ln + 1;
+    char *s = pool_alloc(g, need);
+    if (!s)
+        return NULL;
+    memcpy(s, a, la);
+    memcpy(s + la, b, lb);
+    memcpy(s + la + lb, num + k, ln);
+    s[need - 1] = '\0';
     return s;
 }
 
@@ -114,11 +168,15 @@ oac_value *oac_scope_lookup(const oac_scope *s, const char *name, bool *outer)
     return NULL;
 }
 
+/* Both resolved once by build_scope (in_vals, out_vals); the lookups
+ * below are what they hold. */
 oac_value *oac_node_input(const oac_scope *s, long i, size_t port)
 {
     oac_node *n = oac_scope_node(s, i);
     if (!n || port >= n->proto->n_input)
         return NULL;
+    if (n->in_vals)
+        return n->in_vals[port];
     return oac_scope_lookup(s, n->proto->input[port], NULL);
 }
 
@@ -127,6 +185,8 @@ oac_value *oac_node_output(const oac_scope *s, long i, size_t port)
     oac_node *n = oac_scope_node(s, i);
     if (!n || port >= n->proto->n_output)
         return NULL;
+    if (n->out_vals)
+        return n->out_vals[port];
     oac_value *v = oac_scope_local(s, n->proto->output[port]);
     /* A name defined twice belongs to its first definition (graph.h,
      * invariant 2); the later port defines nothing. */
@@ -155,7 +215,7 @@ oac_scope *oac_graphs_function(const oac_graphs *g, const char *domain,
 
 /* ---- building ------------------------------------------------------- */
 
-static int add_use(oac_ctx *ctx, oac_value *v, long node, int port,
+static int add_use(oac_graphs *g, oac_value *v, long node, int port,
                    bool meta_only)
 {
     if (port < 0 && v->n_uses && v->uses[v->n_uses - 1].node == node &&
@@ -163,9 +223,21 @@ static int add_use(oac_ctx *ctx, oac_value *v, long node, int port,
         v->uses[v->n_uses - 1].meta_only &= meta_only;
         return OAC_OK;              /* invariant 2 */
     }
-    if (oac_grow(ctx, (void **)&v->uses, &v->cap_uses, v->n_uses + 1,
-                 sizeof *v->uses))
-        return OAC_ENOMEM;
+    if (v->n_uses == v->cap_uses) {
+        /* Most values are read once or twice: start small, double, and
+         * take the lists from the pool (an outgrown list stays there
+         * unused: at most as much again as the final lists). */
+        size_t ncap = v->cap_uses ? v->cap_uses * 2 : 2;
+        if (ncap > SIZE_MAX / 2 / sizeof *v->uses)
+            return oac_err(g->ctx, OAC_ENOMEM, "array too large");
+        oac_use *u = pool_alloc(g, ncap * sizeof *u);
+        if (!u)
+            return OAC_ENOMEM;
+        if (v->n_uses)
+            memcpy(u, v->uses, v->n_uses * sizeof *u);
+        v->uses = u;
+        v->cap_uses = ncap;
+    }
     v->uses[v->n_uses++] = (oac_use){ node, port, port < 0 && meta_only };
     return OAC_OK;
 }
@@ -234,7 +306,7 @@ static int record_outer(oac_graphs *g, const oac_scope *s, oac_value *ov,
             return OAC_ENOMEM;
         owner->outer_reads[owner->n_outer_reads++] = ov;
         if (c->parent == ov->scope &&
-            (rc = add_use(g->ctx, ov, c->owner_node, -1, meta_only)))
+            (rc = add_use(g, ov, c->owner_node, -1, meta_only)))
             return rc;
     }
     return OAC_OK;
@@ -250,12 +322,16 @@ static int index_node(oac_graphs *g, size_t *scap, oac_scope *s, size_t i)
     int rc;
     for (size_t p = 0; p < np->n_input; p++) {
         oac_value *v = oac_scope_local(s, np->input[p]);
-        if (v && (rc = add_use(g->ctx, v, (long)i, (int)p, false)))
+        n->in_vals[p] = v;
+        if (v && (rc = add_use(g, v, (long)i, (int)p, false)))
             return rc;
-        if (!v && s->parent &&
-            (rc = record_outer(g, s, oac_scope_lookup(s, np->input[p], NULL),
-                               oac_op_has(n->op, OAC_OPF_NO_STORAGE_READ))))
-            return rc;
+        if (!v && s->parent) {
+            oac_value *ov = oac_scope_lookup(s, np->input[p], NULL);
+            n->in_vals[p] = ov;
+            if ((rc = record_outer(g, s, ov,
+                                   oac_op_has(n->op, OAC_OPF_NO_STORAGE_READ))))
+                return rc;
+        }
     }
     size_t nsub = 0;
     for (size_t a = 0; a < np->n_attribute; a++) {
@@ -317,12 +393,12 @@ static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
                      const Onnx__ValueInfoProto *vi, oac_vi_field f,
                      size_t idx)
 {
-    static const char *const fname[] = { "input", "output", "value_info" };
+    static const char *const fname[] = { "/input/", "/output/", "/value_info/" };
     oac_vinfo *e = &s->vinfos[(*k)++];
     e->vi = vi;
     e->field = f;
     e->index = idx;
-    e->loc = pool_printf(g, "%s/%s/%zu", s->loc, fname[f], idx);
+    e->loc = pool_cat_num(g, s->loc, fname[f], idx);
     if (!e->loc)
         return OAC_ENOMEM;
     e->value = vi ? oac_scope_local(s, vi->name) : NULL;
@@ -347,17 +423,27 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
     s->node_protos = gp ? gp->node : fp->node;
     s->n_nodes = gp ? gp->n_node : fp->n_node;
 
-    /* Upper bound of the values the scope defines. */
-    uint64_t bound = (uint64_t)n_in + n_init;
+    /* Upper bound of the values the scope defines, and the node ports. */
+    uint64_t bound = (uint64_t)n_in + n_init, n_ports = 0;
     for (size_t i = 0; i < s->n_nodes; i++)
-        if (s->node_protos[i])
+        if (s->node_protos[i]) {
             bound += s->node_protos[i]->n_output;
-    if (bound > SIZE_MAX / sizeof(oac_value))
+            n_ports += (uint64_t)s->node_protos[i]->n_input +
+                       s->node_protos[i]->n_output;
+        }
+    if (bound > SIZE_MAX / sizeof(oac_value) || n_ports > SIZE_MAX / sizeof(oac_value *))
         return oac_err(ctx, OAC_ENOMEM, "graph too large");
+    s->ports_block = oac_calloc(ctx, n_ports ? (size_t)n_ports : 1,
+                                sizeof *s->ports_block);
+    if (!s->ports_block)
+        return OAC_ENOMEM;
+    size_t port_at = 0;
 
     scope_build b = { 0 };
     b.cap = (size_t)bound;
-    b.block = oac_calloc(ctx, b.cap ? b.cap : 1, sizeof *b.block);
+    /* new_value initializes each entry it hands out; the rest is never
+     * read (so not zeroed: its pages are never touched). */
+    b.block = oac_alloc(ctx, (b.cap ? b.cap : 1) * sizeof *b.block);
     s->values = oac_calloc(ctx, b.cap ? b.cap : 1, sizeof *s->values);
     s->nodes = oac_calloc(ctx, s->n_nodes ? s->n_nodes : 1, sizeof *s->nodes);
     s->input_names = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->input_names);
@@ -375,6 +461,11 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         return OAC_ENOMEM;
     s->n_inputs = n_in;
     s->n_outputs = n_out;
+    /* Size the table once for the usual case (inputs, initializers and
+     * one output per node), not through a chain of rehashes; a hint only,
+     * so a file of many empty output names costs no big table. */
+    if ((rc = oac_strmap_reserve(&s->by_name, n_in + n_init + s->n_nodes)))
+        return rc;
 
     /* 1. Definitions: inputs, initializers, node outputs (invariant 1). */
     for (size_t i = 0; i < n_in; i++) {
@@ -408,21 +499,27 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         static const Onnx__NodeProto empty_node = ONNX__NODE_PROTO__INIT;
         n->proto = np ? np : &empty_node;
         n->index = i;
-        n->display = empty(n->proto->name) ? pool_printf(g, "#%zu", i)
+        n->display = empty(n->proto->name) ? pool_cat_num(g, "#", "", i)
                                            : n->proto->name;
-        n->loc = pool_printf(g, "%s/node/%zu", s->loc, i);
+        n->loc = pool_cat_num(g, s->loc, "/node/", i);
         if (!n->display || !n->loc)
             return OAC_ENOMEM;
         n->op = oac_op_find(n->proto->domain, n->proto->op_type);
+        n->in_vals = s->ports_block + port_at;
+        port_at += n->proto->n_input;
+        n->out_vals = s->ports_block + port_at;
+        port_at += n->proto->n_output;
         for (size_t p = 0; p < n->proto->n_output; p++) {
             const char *name = n->proto->output[p];
-            if (empty(name) || oac_strmap_has(&s->by_name, name))
-                continue;           /* omitted, or defined before */
+            size_t before = g->n_values;
             oac_value *v = new_value(g, s, &b, name, OAC_VAL_NODE_OUTPUT, &rc);
             if (rc)
                 return rc;
+            if (!v || g->n_values == before)
+                continue;           /* omitted, or defined before */
             v->producer = (long)i;
             v->port = (int)p;
+            n->out_vals[p] = v;
         }
     }
     for (size_t i = 0; i < n_out; i++) {
@@ -654,17 +751,21 @@ static void scope_free(oac_ctx *ctx, oac_scope *s)
 {
     if (!s)
         return;
-    for (size_t v = 0; v < s->n_values; v++)
-        oac_dealloc(ctx, s->values[v]->uses);
+    /* Use lists live in the pool (freed with the index). */
     if (s->nodes)
         for (size_t i = 0; i < s->n_nodes; i++) {
-            oac_dealloc(ctx, s->nodes[i].subgraphs);
-            oac_dealloc(ctx, s->nodes[i].alias_in);
-            oac_dealloc(ctx, s->nodes[i].outer_reads);
+            if (s->nodes[i].subgraphs)
+                oac_dealloc(ctx, s->nodes[i].subgraphs);
+            if (!s->alias_block)
+                oac_dealloc(ctx, s->nodes[i].alias_in);
+            if (s->nodes[i].outer_reads)
+                oac_dealloc(ctx, s->nodes[i].outer_reads);
         }
+    oac_dealloc(ctx, s->alias_block);
     oac_dealloc(ctx, s->nodes);
     oac_dealloc(ctx, s->values);
     oac_dealloc(ctx, s->values_block);
+    oac_dealloc(ctx, s->ports_block);
     oac_dealloc(ctx, s->input_names);
     oac_dealloc(ctx, s->inputs);
     oac_dealloc(ctx, s->output_names);

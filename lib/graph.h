@@ -78,7 +78,8 @@ typedef struct oac_value {
     const char *vi_loc;
     const Onnx__TypeProto *type;   /* vi->type, or NULL */
     const Onnx__TensorProto *init; /* initializer, or NULL */
-    /* Reads in the defining scope, file order of nodes (invariant 4). */
+    /* Reads in the defining scope, file order of nodes (invariant 4).
+     * Owned by the index (graph.c's pool), never freed on its own. */
     oac_use *uses;
     size_t n_uses;
     size_t cap_uses;
@@ -95,13 +96,19 @@ typedef struct oac_node {
     struct oac_scope **subgraphs;
     size_t n_subgraphs;
     /* Resolved must-alias per output port: the input port, or -1.  Filled
-     * by the ports pass (alias_rules.c); NULL before it. */
+     * by the ports pass (alias_rules.c), in the scope's alias_block; NULL
+     * before it. */
     int *alias_in;
     /* Outer values (of any enclosing scope) read by its subgraphs,
      * transitively, each once. */
     oac_value **outer_reads;
     size_t n_outer_reads;
     size_t cap_outer_reads;
+    /* What oac_node_input and oac_node_output return, per port, resolved
+     * once while the index is built (n_input and n_output entries, in the
+     * scope's ports block). */
+    oac_value **in_vals;
+    oac_value **out_vals;
 } oac_node;
 
 typedef struct oac_scope {
@@ -151,6 +158,9 @@ typedef struct oac_scope {
     size_t n_values;
     oac_strmap by_name;            /* name -> oac_value* defined here */
     oac_value *values_block;       /* storage of values[] (owned) */
+    oac_value **ports_block;       /* storage of nodes' in_vals/out_vals (owned) */
+    int *alias_block;              /* storage of nodes' alias_in, set by the
+                                      ports pass (owned; NULL before it) */
 
     /* Call sites of a function body: (scope, node) pairs, file order of
      * scopes.  Empty for graphs. */

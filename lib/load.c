@@ -19,14 +19,22 @@
  *     by a marker field: field number MARKER_FIELD, a varint index into a
  *     table of (original field, wire type, offset, length).  Payload bytes
  *     are skipped by their length and never read.  Nested message lengths
- *     are rewritten (as padded 5-byte varints, so the output size is known
- *     after a dry run and the buffer is allocated once).
- *  3. unpack the stripped copy with protobuf-c into an arena (arena.c).
+ *     are rewritten as padded 5-byte varints, patched in place once the
+ *     content is written, so one pass suffices; the copy grows by
+ *     doubling.  The walk also notes whether any TensorProto has a
+ *     data_location: without one, the external-data walk (extdata.c)
+ *     would find nothing and is skipped.
+ *  3. unpack the stripped copy with protobuf-c into an arena (arena.c),
+ *     then free the copy at once.
  *  4. patch (the post-pass): walk the unpacked tree and turn each marker
  *     unknown field back into an unknown field with the original tag whose
  *     data points into the mapping.  protobuf-c packs unknown fields
  *     verbatim, so save writes payloads back byte for byte; nothing ever
- *     frees them because the arena's free is a no-op.
+ *     frees them because the arena's free only releases blocks it
+ *     handed out itself (arena.c).
+ *  5. drop the mapping's pages from the resident set (MADV_DONTNEED):
+ *     the walks touched every page, later reads of payloads fault theirs
+ *     back in from the file.
  *
  * A "span" is one or more adjacent occurrences of the same field number;
  * its unknown field holds the bytes after the first tag up to the span's
@@ -57,6 +65,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -73,6 +82,7 @@
 #define STRIP_THRESHOLD 64
 /* Nested lengths in the stripped copy: padded 5-byte varints. */
 #define LEN_BYTES 5
+_Static_assert(LEN_BYTES == 5, "strip_msg writes nested lengths as 5 bytes");
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -104,10 +114,14 @@ typedef struct strip {
     oac_ctx *ctx;
     const uint8_t *buf;
     size_t len;
-    uint8_t *out;        /* NULL during the dry run */
+    uint8_t *out;        /* grows as the walk writes (emit) */
+    size_t cap;          /* bytes allocated at out */
     size_t pos;          /* output bytes so far */
-    payload_ent *ents;   /* NULL during the dry run */
+    payload_ent *ents;   /* grows as markers are written */
+    size_t cap_ents;
     size_t n_ents;
+    bool nomem;          /* a growth failed: nothing more is written */
+    bool external;       /* a TensorProto has a data_location field */
     /* first error: message without the file name, and its offset */
     char err[256];
 } strip;
@@ -125,8 +139,13 @@ static int fail(strip *s, const uint8_t *at, const char *fmt, ...)
 }
 
 /* Varint within [p, end): bytes used, 0 when truncated, -1 overlong. */
-static int get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+static inline int get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
 {
+    /* Most tags, lengths and values of a graph fit in one byte. */
+    if (p < end && !(*p & 0x80)) {
+        *v = *p;
+        return 1;
+    }
     uint64_t r = 0;
     for (int i = 0; i < 10; i++) {
         if (p + i >= end)
@@ -140,11 +159,41 @@ static int get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
     return -1;
 }
 
-static void emit(strip *s, const void *p, size_t n)
+/* Room for n more output bytes; false (and nomem set) when it cannot
+ * grow.  Doubling keeps the copies linear in the output. */
+static bool grow_out(strip *s, size_t n)
 {
-    if (s->out)
+    if (s->nomem)
+        return false;
+    size_t ncap = s->cap ? s->cap : 4096;
+    while (ncap - s->pos < n) {
+        if (ncap > SIZE_MAX / 2) {
+            s->nomem = true;
+            return false;
+        }
+        ncap *= 2;
+    }
+    uint8_t *p = oac_realloc(s->ctx, s->out, ncap);
+    if (!p) {
+        s->nomem = true;
+        return false;
+    }
+    s->out = p;
+    s->cap = ncap;
+    return true;
+}
+
+static inline bool reserve(strip *s, size_t n)
+{
+    return (!s->nomem && s->cap - s->pos >= n) || grow_out(s, n);
+}
+
+static inline void emit(strip *s, const void *p, size_t n)
+{
+    if (reserve(s, n)) {
         memcpy(s->out + s->pos, p, n);
-    s->pos += n;
+        s->pos += n;
+    }
 }
 
 static void emit_varint(strip *s, uint64_t v)
@@ -173,7 +222,7 @@ typedef struct wfield {
 
 /* Scan the field at p (p < end).  Validates the tag, wire type and the
  * value's extent; does not read a length-delimited value. */
-static int scan_field(strip *s, const uint8_t *p, const uint8_t *end, wfield *f)
+static inline int scan_field(strip *s, const uint8_t *p, const uint8_t *end, wfield *f)
 {
     uint64_t tag, v;
     int k = get_varint(p, end, &tag);
@@ -228,25 +277,47 @@ static int scan_field(strip *s, const uint8_t *p, const uint8_t *end, wfield *f)
     }
 }
 
+/* scan_field for the common case, a one-byte tag followed by a one-byte
+ * varint or a one-byte length that fits: most fields of a graph (names,
+ * small messages, enums).  False means "not that case": scan_field then
+ * decides, and reports any error. */
+static inline bool scan_fast(const uint8_t *p, const uint8_t *end, wfield *f)
+{
+    if (end - p < 2)
+        return false;
+    uint8_t t = p[0], b = p[1];
+    if ((t & 0x80) || t < 8 || (b & 0x80))
+        return false;
+    int wt = t & 7;
+    if (wt == 0) {
+        f->val = p + 1;
+        f->end = p + 2;
+    } else if (wt == 2 && (ptrdiff_t)b <= end - p - 2) {
+        f->val = p + 2;
+        f->end = p + 2 + b;
+    } else {
+        return false;
+    }
+    f->tag_at = p;
+    f->tag_len = 1;
+    f->number = (uint32_t)(t >> 3);
+    f->wt = wt;
+    return true;
+}
+
 /* The wire type a scalar/string/message field type is written with. */
 static int natural_wt(ProtobufCType t)
 {
-    switch (t) {
-    case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_FIXED32:
-    case PROTOBUF_C_TYPE_FLOAT:
-        return 5;
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-        return 1;
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_BYTES:
-    case PROTOBUF_C_TYPE_MESSAGE:
-        return 2;
-    default:
-        return 0;
-    }
+    /* A table, not a switch: this runs for every field of the file. */
+    static const uint8_t wt[] = {
+        [PROTOBUF_C_TYPE_SFIXED32] = 5, [PROTOBUF_C_TYPE_FIXED32] = 5,
+        [PROTOBUF_C_TYPE_FLOAT] = 5,
+        [PROTOBUF_C_TYPE_SFIXED64] = 1, [PROTOBUF_C_TYPE_FIXED64] = 1,
+        [PROTOBUF_C_TYPE_DOUBLE] = 1,
+        [PROTOBUF_C_TYPE_STRING] = 2, [PROTOBUF_C_TYPE_BYTES] = 2,
+        [PROTOBUF_C_TYPE_MESSAGE] = 2,
+    };
+    return (unsigned)t < sizeof wt ? wt[t] : 0;
 }
 
 static bool wt_ok(const ProtobufCFieldDescriptor *fd, int wt)
@@ -299,6 +370,17 @@ static bool payload_field(const ProtobufCMessageDescriptor *d, uint32_t n)
     return false;
 }
 
+/* The field numbered n of d, or NULL.  Generated descriptors list fields
+ * by number and ONNX numbers them mostly densely from 1, so the direct
+ * probe usually hits before the library's binary search. */
+static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor *d,
+                                                uint32_t n)
+{
+    if (n - 1 < d->n_fields && d->fields[n - 1].id == n)
+        return &d->fields[n - 1];
+    return protobuf_c_message_descriptor_get_field(d, n);
+}
+
 static int strip_msg(strip *s, const ProtobufCMessageDescriptor *d,
                      const uint8_t *p, const uint8_t *end, int depth);
 
@@ -326,14 +408,20 @@ static int scan_span(strip *s, const ProtobufCFieldDescriptor *fd,
 
 static void emit_marker(strip *s, const wfield *f, const uint8_t *span_end)
 {
-    if (s->ents) {
-        payload_ent *e = &s->ents[s->n_ents];
-        e->field = f->number;
-        e->wire_type = (uint8_t)f->wt;
-        const uint8_t *q = f->tag_at + f->tag_len;
-        e->off = (size_t)(q - s->buf);
-        e->len = (size_t)(span_end - q);
+    if (s->nomem)
+        return;
+    if (s->n_ents == s->cap_ents &&
+        oac_grow(s->ctx, (void **)&s->ents, &s->cap_ents, s->n_ents + 1,
+                 sizeof *s->ents)) {
+        s->nomem = true;
+        return;
     }
+    payload_ent *e = &s->ents[s->n_ents];
+    e->field = f->number;
+    e->wire_type = (uint8_t)f->wt;
+    const uint8_t *q = f->tag_at + f->tag_len;
+    e->off = (size_t)(q - s->buf);
+    e->len = (size_t)(span_end - q);
     emit_varint(s, (uint64_t)MARKER_FIELD << 3);
     emit_varint(s, s->n_ents);
     s->n_ents++;
@@ -373,17 +461,24 @@ static int strip_msg(strip *s, const ProtobufCMessageDescriptor *d,
          d == &onnx__quantized_tensor_proto__descriptor) &&
         (rc = payload_mask(s, d, p, end, &mask)))
         return rc;
+    /* Kept scalar and string fields are copied a run at a time: run is
+     * the first byte not yet copied of the current run, or NULL. */
+    const uint8_t *run = NULL;
     while (p < end) {
         wfield f;
-        if ((rc = scan_field(s, p, end, &f)))
+        if (!scan_fast(p, end, &f) && (rc = scan_field(s, p, end, &f)))
             return rc;
         const ProtobufCFieldDescriptor *fd =
             f.number == MARKER_FIELD ? NULL
-                                     : protobuf_c_message_descriptor_get_field(d, f.number);
+                                     : field_of(d, f.number);
         if (fd && !wt_ok(fd, f.wt))
             return fail(s, f.tag_at, "wrong wire type %d for field %s of %s", f.wt,
                         fd->name, d->short_name);
         bool payload = f.number < 32 && (mask & (1u << f.number));
+        if (run && (payload || !fd || fd->type == PROTOBUF_C_TYPE_MESSAGE)) {
+            emit(s, run, (size_t)(f.tag_at - run));
+            run = NULL;
+        }
         if (payload || !fd) {
             /* A payload or unknown field: find its span of adjacent
              * occurrences, then keep it or leave it in the mapping. */
@@ -402,7 +497,8 @@ static int strip_msg(strip *s, const ProtobufCMessageDescriptor *d,
             /* Same tag, padded length, stripped content. */
             emit(s, f.tag_at, f.tag_len);
             size_t len_at = s->pos;
-            s->pos += LEN_BYTES;
+            if (reserve(s, LEN_BYTES))
+                s->pos += LEN_BYTES;
             size_t start = s->pos;
             if ((rc = strip_msg(s, fd->descriptor, f.val, f.end, depth + 1)))
                 return rc;
@@ -410,23 +506,33 @@ static int strip_msg(strip *s, const ProtobufCMessageDescriptor *d,
             if (n > INT32_MAX)
                 return fail(s, f.tag_at, "message %s larger than 2 GiB without its payloads",
                             fd->name);
-            if (s->out) {
+            if (!s->nomem) {
+                /* n <= INT32_MAX: five 7-bit groups, padded. */
                 uint8_t *q = s->out + len_at;
-                for (int i = 0; i < LEN_BYTES - 1; i++, n >>= 7)
-                    q[i] = (uint8_t)(n | 0x80);
-                q[LEN_BYTES - 1] = (uint8_t)n;
+                q[0] = (uint8_t)(n | 0x80);
+                q[1] = (uint8_t)((n >> 7) | 0x80);
+                q[2] = (uint8_t)((n >> 14) | 0x80);
+                q[3] = (uint8_t)((n >> 21) | 0x80);
+                q[4] = (uint8_t)(n >> 28);
             }
             p = f.end;
             continue;
         }
         if (f.wt == 2 && natural_wt(fd->type) != 2 && (rc = check_packed(s, fd, &f)))
             return rc;
+        /* TensorProto.data_location: only then can a tensor be external
+         * (extdata.c is skipped for models without one). */
+        if (f.number == 14 && d == &onnx__tensor_proto__descriptor)
+            s->external = true;
         /* protobuf-c keeps lengths in 32 bits and adds to them. */
         if (f.wt == 2 && f.end - f.val > INT32_MAX)
             return fail(s, f.tag_at, "field %s larger than 2 GiB", fd->name);
-        emit(s, f.tag_at, (size_t)(f.end - f.tag_at));
+        if (!run)
+            run = f.tag_at;
         p = f.end;
     }
+    if (run)
+        emit(s, run, (size_t)(end - run));
     return OAC_OK;
 }
 
@@ -457,7 +563,7 @@ static void patch_msg(patch *pt, ProtobufCMessage *m, int depth)
         const payload_ent *e = &pt->ents[idx];
         u->tag = e->field;
         u->wire_type = (ProtobufCWireType)e->wire_type;
-        /* Points into the read-only mapping: the arena never frees and
+        /* Points into the read-only mapping: the arena never frees it and
          * nothing writes through unknown fields. */
         u->data = (uint8_t *)(uintptr_t)(pt->buf + e->off);
         u->len = e->len;
@@ -493,36 +599,39 @@ static void patch_msg(patch *pt, ProtobufCMessage *m, int depth)
 /* ---- parsing one buffer ----------------------------------------------- */
 
 /* Strip, unpack and patch buf as a message of type desc.  On success the
- * tree lives in *arena_out and points into buf. */
+ * tree lives in *arena_out and points into buf; *external (may be NULL)
+ * tells whether any TensorProto has a data_location field. */
 static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
                       const uint8_t *buf, size_t len, const char *name,
                       oac_diags *diags, oac_arena **arena_out,
-                      ProtobufCMessage **msg_out)
+                      ProtobufCMessage **msg_out, bool *external)
 {
     *arena_out = NULL;
     *msg_out = NULL;
+    if (external)
+        *external = false;
     if (len == 0)
         return parse_error(ctx, diags, "%s: empty file at byte 0", name);
     strip s = { .ctx = ctx, .buf = buf, .len = len };
     oac_arena *arena = NULL;
     int rc;
-    /* Dry run: validate everything and size the output and the table. */
-    if (strip_msg(&s, desc, buf, buf + len, 1) != OAC_OK)
-        return parse_error(ctx, diags, "%s: %s", name, s.err);
-    size_t out_len = s.pos, n_ents = s.n_ents;
-    s.out = oac_alloc(ctx, out_len);
-    s.ents = oac_calloc(ctx, n_ents ? n_ents : 1, sizeof *s.ents);
-    if (!s.out || !s.ents) {
+    /* One pass validates everything and writes the stripped copy into a
+     * buffer that grows by doubling from a first guess of at most 1 MiB
+     * (payloads usually dominate a file's bytes, so the copy is often
+     * far smaller than the input: no reservation in proportion to it). */
+    if (!reserve(&s, len / 2 < ((size_t)1 << 20) ? len / 2 + 64 : (size_t)1 << 20)) {
         rc = OAC_ENOMEM;
         goto done;
     }
-    s.pos = 0;
-    s.n_ents = 0;
-    if (strip_msg(&s, desc, buf, buf + len, 1) != OAC_OK ||
-        s.pos != out_len || s.n_ents != n_ents) {
-        rc = oac_err(ctx, OAC_EINTERNAL, "%s: the two strip passes disagree", name);
+    if (strip_msg(&s, desc, buf, buf + len, 1) != OAC_OK) {
+        rc = parse_error(ctx, diags, "%s: %s", name, s.err);
         goto done;
     }
+    if (s.nomem) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    size_t out_len = s.pos, n_ents = s.n_ents;
     arena = oac_arena_new(ctx);
     if (!arena) {
         rc = OAC_ENOMEM;
@@ -530,6 +639,10 @@ static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
     }
     ProtobufCAllocator al = oac_arena_allocator(arena);
     ProtobufCMessage *m = protobuf_c_message_unpack(desc, &al, out_len, s.out);
+    /* The copy is done with: give its pages back before anything else
+     * grows. */
+    oac_dealloc(ctx, s.out);
+    s.out = NULL;
     if (!m) {
         rc = oac_arena_failed(arena) ? OAC_ENOMEM
              : parse_error(ctx, diags, "%s: not a valid %s", name, desc->name);
@@ -546,6 +659,8 @@ static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
     }
     *arena_out = arena;
     *msg_out = m;
+    if (external)
+        *external = s.external;
     arena = NULL;
     rc = OAC_OK;
 done:
@@ -631,12 +746,22 @@ static int model_from(oac_ctx *ctx, oac_model **out, const uint8_t *buf,
         goto done;
     }
     ProtobufCMessage *msg = NULL;
+    bool external = false;
     rc = parse_into(ctx, &onnx__model_proto__descriptor, buf, len, name, diags,
-                    &m->arena, &msg);
+                    &m->arena, &msg, &external);
     if (rc != OAC_OK)
         goto done;
     m->proto = (Onnx__ModelProto *)msg;
-    rc = oac_external_data_check(ctx, m, diags);
+    /* The walks read every page of the file; from here on only payloads
+     * are read, and seldom.  Drop the pages from our resident set (the
+     * mapping is private and never written, so a later read faults the
+     * same bytes back in from the file). */
+    if (mapped)
+        (void)madvise((void *)(uintptr_t)buf, len, MADV_DONTNEED);
+    /* Only a tensor with a data_location can be external: without one the
+     * walk would find nothing to check. */
+    if (external)
+        rc = oac_external_data_check(ctx, m, diags);
 done:
     if (rc != OAC_OK) {
         oac_model_free(m);
@@ -718,7 +843,7 @@ int oac_pbfile_load(oac_ctx *ctx, oac_pbfile **out, const char *path,
         rc = OAC_ENOMEM;
         goto done;
     }
-    rc = parse_into(ctx, desc, map, len, path, diags, &f->arena, &f->msg);
+    rc = parse_into(ctx, desc, map, len, path, diags, &f->arena, &f->msg, NULL);
 done:
     if (rc != OAC_OK) {
         oac_pbfile_free(f);

@@ -93,6 +93,8 @@ void oac_strmap_init(oac_strmap *m, oac_ctx *ctx);
 void oac_strmap_fini(oac_strmap *m);
 /* Insert or replace; key must outlive the map. */
 int oac_strmap_put(oac_strmap *m, const char *key, void *val);
+/* Room for n keys in all without growing (a hint; OAC_ENOMEM on failure). */
+int oac_strmap_reserve(oac_strmap *m, size_t n);
 /* The value, or NULL when absent (so do not store NULL values). */
 void *oac_strmap_get(const oac_strmap *m, const char *key);
 bool oac_strmap_has(const oac_strmap *m, const char *key);

@@ -4,6 +4,7 @@
  * every map built over it.  Lookups are O(1) so analysis stays linear in
  * the size of the graph.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "oac_int.h"
@@ -14,14 +15,30 @@ struct oac_strmap_slot {
     uint64_t hash;
 };
 
-/* FNV-1a: short value names, no adversarial key control worth more. */
+/* Eight bytes at a time, then a murmur-style finalizer: value names are
+ * short and a byte-at-a-time hash was most of a lookup.  Keys come from
+ * the model, so the finalizer's avalanche keeps probe runs short for
+ * ordinary names; no adversarial key control is worth more here. */
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
+    size_t n = strlen(s);
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+    const uint64_t k = 0xff51afd7ed558ccdULL;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 32;
     }
+    if (n) {
+        uint64_t w = 0;
+        for (size_t i = 0; i < n; i++)
+            w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+        h = (h ^ w) * k;
+    }
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
     return h;
 }
 
@@ -38,31 +55,78 @@ void oac_strmap_fini(oac_strmap *m)
     m->cap = m->count = 0;
 }
 
-static struct oac_strmap_slot *find(const oac_strmap *m, const char *key,
-                                    uint64_t h)
+/* Layout of the one block at m->slots (a "compact" table): the entries
+ * in insertion order, room for cap * 3/4 of them (put keeps the load
+ * below that), then cap 32-bit indices (entry + 1, 0 for an empty
+ * slot) probed linearly.  The probes walk a small array, and entries
+ * inserted close together (a value and the nodes reading it) sit close
+ * together in memory, so lookups mostly hit the cache. */
+static size_t entries_cap(size_t cap)
 {
+    return cap / 4 * 3;
+}
+
+static uint32_t *index_of(const oac_strmap *m)
+{
+    return (uint32_t *)(void *)(m->slots + entries_cap(m->cap));
+}
+
+/* The index slot of key: holding its entry, or the empty slot where it
+ * would go. */
+static size_t find(const oac_strmap *m, const char *key, uint64_t h)
+{
+    const uint32_t *idx = index_of(m);
     size_t mask = m->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        struct oac_strmap_slot *s = &m->slots[i];
-        if (!s->key || (s->hash == h && strcmp(s->key, key) == 0))
-            return s;
+        uint32_t e = idx[i];
+        if (!e)
+            return i;
+        const struct oac_strmap_slot *s = &m->slots[e - 1];
+        if (s->hash == h && (s->key == key || strcmp(s->key, key) == 0))
+            return i;
     }
 }
 
 static int rehash(oac_strmap *m, size_t ncap)
 {
-    struct oac_strmap_slot *old = m->slots;
-    size_t ocap = m->cap;
-    struct oac_strmap_slot *slots = oac_calloc(m->ctx, ncap, sizeof *slots);
+    /* 32-bit indices: at most 2^31 slots. */
+    if (ncap > ((size_t)1 << 31) ||
+        ncap > SIZE_MAX / (sizeof(struct oac_strmap_slot) + sizeof(uint32_t)))
+        return oac_err(m->ctx, OAC_ENOMEM, "map too large");
+    size_t ecap = entries_cap(ncap);
+    struct oac_strmap_slot *slots =
+        oac_alloc(m->ctx, ecap * sizeof *slots + ncap * sizeof(uint32_t));
     if (!slots)
         return OAC_ENOMEM;
+    if (m->count)
+        memcpy(slots, m->slots, m->count * sizeof *slots);
+    uint32_t *idx = (uint32_t *)(void *)(slots + ecap);
+    memset(idx, 0, ncap * sizeof *idx);
+    /* Keys are distinct: each entry takes the first empty slot. */
+    for (size_t e = 0; e < m->count; e++) {
+        size_t i = slots[e].hash & (ncap - 1);
+        while (idx[i])
+            i = (i + 1) & (ncap - 1);
+        idx[i] = (uint32_t)(e + 1);
+    }
+    oac_dealloc(m->ctx, m->slots);
     m->slots = slots;
     m->cap = ncap;
-    for (size_t i = 0; i < ocap; i++)
-        if (old[i].key)
-            *find(m, old[i].key, old[i].hash) = old[i];
-    oac_dealloc(m->ctx, old);
     return OAC_OK;
+}
+
+int oac_strmap_reserve(oac_strmap *m, size_t n)
+{
+    /* The smallest power of two that holds n keys below put's 3/4 load. */
+    if (n > SIZE_MAX / 8)
+        return oac_err(m->ctx, OAC_ENOMEM, "map too large");
+    size_t cap = m->cap ? m->cap : 16;
+    while ((n + 1) * 4 >= cap * 3) {
+        if (cap > SIZE_MAX / 4 / sizeof(struct oac_strmap_slot))
+            return oac_err(m->ctx, OAC_ENOMEM, "map too large");
+        cap *= 2;
+    }
+    return cap > m->cap ? rehash(m, cap) : OAC_OK;
 }
 
 int oac_strmap_put(oac_strmap *m, const char *key, void *val)
@@ -75,13 +139,18 @@ int oac_strmap_put(oac_strmap *m, const char *key, void *val)
             return rc;
     }
     uint64_t h = hash_str(key);
-    struct oac_strmap_slot *s = find(m, key, h);
-    if (!s->key) {
-        s->key = key;
-        s->hash = h;
-        m->count++;
+    size_t i = find(m, key, h);
+    uint32_t *idx = index_of(m);
+    if (idx[i]) {
+        m->slots[idx[i] - 1].val = val;
+        return OAC_OK;
     }
+    struct oac_strmap_slot *s = &m->slots[m->count];
+    s->key = key;
+    s->hash = h;
     s->val = val;
+    idx[i] = (uint32_t)(m->count + 1);
+    m->count++;
     return OAC_OK;
 }
 
@@ -89,8 +158,8 @@ void *oac_strmap_get(const oac_strmap *m, const char *key)
 {
     if (!m->cap || !key)
         return NULL;
-    struct oac_strmap_slot *s = find(m, key, hash_str(key));
-    return s->key ? s->val : NULL;
+    uint32_t e = index_of(m)[find(m, key, hash_str(key))];
+    return e ? m->slots[e - 1].val : NULL;
 }
 
 bool oac_strmap_has(const oac_strmap *m, const char *key)

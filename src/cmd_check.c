@@ -242,6 +242,41 @@ static oac_report_input report_input(const cli *c, const cli_model *m)
     return in;
 }
 
+/* jansson hands its dump over in tokens of a few bytes; json_dumpf
+ * makes one fwrite of each, which cost more than building the report.
+ * Collect them in 64 KiB blocks instead. */
+typedef struct dump_buf {
+    FILE *out;
+    size_t len;
+    bool failed;
+    char data[65536];
+} dump_buf;
+
+static bool dump_flush(dump_buf *b)
+{
+    if (b->len && !b->failed && fwrite(b->data, 1, b->len, b->out) != b->len)
+        b->failed = true;
+    b->len = 0;
+    return !b->failed;
+}
+
+static int dump_cb(const char *p, size_t n, void *data)
+{
+    dump_buf *b = data;
+    while (n && !b->failed) {
+        if (b->len == sizeof b->data && !dump_flush(b))
+            break;
+        size_t k = sizeof b->data - b->len;
+        if (k > n)
+            k = n;
+        memcpy(b->data + b->len, p, k);
+        b->len += k;
+        p += k;
+        n -= k;
+    }
+    return b->failed ? -1 : 0;
+}
+
 static int dump_json(oac_ctx *ctx, json_t *j, FILE *out)
 {
     int rc = -1;
@@ -249,8 +284,19 @@ static int dump_json(oac_ctx *ctx, json_t *j, FILE *out)
         cli_error("%s", oac_errmsg(ctx));
         return -1;
     }
-    if (json_dumpf(j, out, JSON_INDENT(2)) == 0 && fputc('\n', out) != EOF)
+    dump_buf *b = malloc(sizeof *b);
+    if (!b) {
+        cli_error("out of memory");
+        json_decref(j);
+        return -1;
+    }
+    b->out = out;
+    b->len = 0;
+    b->failed = false;
+    if (json_dump_callback(j, dump_cb, b, JSON_INDENT(2)) == 0 &&
+        dump_cb("\n", 1, b) == 0 && dump_flush(b))
         rc = 0;
+    free(b);
     json_decref(j);
     return rc;
 }
