@@ -16,6 +16,9 @@
  *     keeps no per-block table, so it never allocates for itself.
  *  3. All memory comes from oac_alloc/oac_calloc on the context, so
  *     oac_ctx_fail_alloc_after reaches the runtime's error paths.
+ *  4. No single allocation above OAC_RT_MAX_BYTES is attempted: sizes a
+ *     model's dims or values produce are refused, whatever the system's
+ *     overcommit policy would have let through.
  */
 #include <string.h>
 
@@ -27,9 +30,22 @@ void oac_ralloc_init(oac_ralloc *a, oac_ctx *ctx)
     a->ctx = ctx;
 }
 
+/* A size no model value may make the runtime allocate (runtime.h). */
+static bool too_large(oac_ralloc *a, size_t n)
+{
+    if ((uint64_t)n <= OAC_RT_MAX_BYTES)
+        return false;
+    oac_err(a->ctx, OAC_EUNSUPPORTED,
+            "a buffer of %zu bytes exceeds the reference runtime's limit of %llu",
+            n, (unsigned long long)OAC_RT_MAX_BYTES);
+    return true;
+}
+
 void *oac_ralloc_get(oac_ralloc *a, size_t n, bool zero)
 {
     uint64_t live;
+    if (too_large(a, n))
+        return NULL;
     /* Refuse before allocating: a live count that wraps would make the
      * measured peak a lie. */
     if (oac_add_overflow_u64(a->live, n, &live)) {
@@ -64,6 +80,8 @@ void oac_ralloc_put(oac_ralloc *a, void *p, size_t n)
 
 void *oac_ralloc_bound(oac_ralloc *a, size_t n)
 {
+    if (too_large(a, n))
+        return NULL;
     void *p = oac_calloc(a->ctx, 1, n);
     if (p)
         a->bound_bytes += n;

@@ -39,6 +39,13 @@
  *  2. A frame releases exactly the buffers it allocated and did not hand
  *     over; inputs and outer values are borrowed.
  *  3. Scan, and Loop scan outputs, are refused (unsupported-operator).
+ *  4. Work is bounded: every body run (an If branch, a Loop iteration, a
+ *     call) is charged 1 + its node count, nested subgraphs' included
+ *     (what setting up its frame walks), against the step's budget
+ *     (OAC_RT_MAX_BODY_WORK, runtime.h) before its frame is set up; past
+ *     it the control node stops with unsupported-operator naming it.
+ *     Each kernel's own work is bounded by its buffers' sizes, which
+ *     OAC_RT_MAX_BYTES bounds.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -585,6 +592,11 @@ static int load_init(struct rt_frame *fr, oac_value *v, const Onnx__TensorProto 
     if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(t.elem_type, n, &b) || b > SIZE_MAX)
         return oac_err(k->ctx, OAC_EUNSUPPORTED, "initializer '%s': no fixed-size data",
                        tp->name ? tp->name : "");
+    if (b > OAC_RT_MAX_BYTES)
+        return oac_err(k->ctx, OAC_EUNSUPPORTED,
+                       "initializer '%s' would need %" PRIu64 " bytes, above the "
+                       "reference runtime's limit of %" PRIu64 " per buffer",
+                       tp->name ? tp->name : "", b, OAC_RT_MAX_BYTES);
     t.bytes = (size_t)b;
     t.data = t.bytes ? oac_ralloc_bound(k->alloc, t.bytes) : NULL;
     if (t.bytes && !t.data)
@@ -594,6 +606,25 @@ static int load_init(struct rt_frame *fr, oac_value *v, const Onnx__TensorProto 
     v->writable = false;
     v->t = t;
     return oac_tensor_read(k->ctx, k->model, tp, t.data, t.bytes);
+}
+
+/* Nodes of a body and of the subgraphs nested in it (saturating): what
+ * setting up its frame walks (oac_rt_outer_reads), so what a run of it
+ * is charged.  A call inside is charged when it runs. */
+static uint64_t nested_nodes(Onnx__NodeProto *const *nodes, size_t n, int depth)
+{
+    uint64_t c = n;
+    for (size_t i = 0; depth <= OAC_MAX_DEPTH && i < n; i++)
+        for (size_t a = 0; a < nodes[i]->n_attribute; a++) {
+            const Onnx__AttributeProto *at = nodes[i]->attribute[a];
+            size_t ng = at->g ? 1 : at->n_graphs;
+            for (size_t k = 0; k < ng; k++) {
+                const Onnx__GraphProto *g = at->g ? at->g : at->graphs[k];
+                if (oac_add_overflow_u64(c, nested_nodes(g->node, g->n_node, depth + 1), &c))
+                    return UINT64_MAX;
+            }
+        }
+    return c;
 }
 
 /* Set up fr to run body b with the given input values (borrowed; NULL for
@@ -621,6 +652,19 @@ static int frame_init(struct rt_frame *fr, oac_kernel_call *k, const rt_body *b,
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
                                "node %s: subgraphs or calls nested deeper than %d",
                                k->node_name, OAC_MAX_DEPTH);
+    /* Invariant 4: every body run is charged before it costs anything. */
+    uint64_t limit;
+    uint64_t cost = nested_nodes(b->nodes, b->n_nodes, fr->depth);
+    if (cost == UINT64_MAX || !oac_rt_charge(fr->s, 1 + cost, &limit))
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node %s (%s): the step's bodies passed the reference "
+                               "runtime's limit of %" PRIu64 " units of work (each body "
+                               "run counts 1 + its nodes, nested subgraphs' included): "
+                               "a Loop whose condition never "
+                               "turns false or whose trip count is too large, or calls "
+                               "that fan out, would not end otherwise",
+                               k->node_name, k->node->op_type ? k->node->op_type : "",
+                               limit);
     size_t cap = b->n_in + b->n_inits;
     for (size_t i = 0; i < b->n_nodes; i++) {
         size_t no = b->nodes[i]->n_output, ni = b->nodes[i]->n_input;

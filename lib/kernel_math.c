@@ -15,6 +15,8 @@
  *     operand-invalid, float-to-integer casts saturate (NaN to 0): no
  *     undefined behaviour on hostile data.
  *  3. Every shape is validated before the output is allocated.
+ *  4. Work is linear in the buffers, except MatMul's, which is bounded by
+ *     OAC_RT_MAX_KERNEL_OPS (runtime.h) before its output is allocated.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -239,12 +241,23 @@ int oac_kernel_matmul(oac_kernel_call *k)
         od[orank++] = M;
     if (!vb)
         od[orank++] = N;
+    /* The one kernel whose work outgrows its buffers: refuse before
+     * allocating what it could not finish (runtime.h). */
+    uint64_t batches = 1, ops;
+    bool over = false;
+    for (int i = 0; i < br; i++)
+        over = over || oac_mul_overflow_u64(batches, (uint64_t)bd[i], &batches);
+    if (over || oac_mul_overflow_u64(batches, (uint64_t)M, &ops) ||
+        oac_mul_overflow_u64(ops, (uint64_t)N, &ops) ||
+        oac_mul_overflow_u64(ops, (uint64_t)K, &ops) || ops > OAC_RT_MAX_KERNEL_OPS)
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node %s (MatMul): %" PRIu64 " x %" PRId64 " x %" PRId64
+                               " x %" PRId64 " multiply-adds exceed the reference "
+                               "runtime's limit of %" PRIu64 " per node", k->node_name,
+                               batches, M, N, K, OAC_RT_MAX_KERNEL_OPS);
     oac_tensor *y;
     if ((rc = oac_kernel_output(k, 0, OAC_T_FLOAT, orank, od, &y)))
         return rc;
-    uint64_t batches = 1;
-    for (int i = 0; i < br; i++)
-        batches *= (uint64_t)bd[i];
     const float *pa = a->data, *pb = b->data;
     float *py = y->data;
     int64_t idx[OAC_RT_MAX_RANK] = { 0 }, oa = 0, ob = 0;

@@ -5,7 +5,8 @@
  * for every value name of the main graph, nodes in file order with their
  * kernels, which output aliases which input, when each buffer is freed),
  * binding READ_WRITE inputs once, running --steps steps in one or more
- * sessions, advancing position inputs, and filling oac_execution.  If,
+ * sessions, advancing position inputs (also those that updates nested
+ * in bodies and calls at any depth read), and filling oac_execution.  If,
  * Loop and calls of local functions are kernels (kernels.def) that run
  * their bodies in frames (kernel_control.c) under the same memory rule;
  * an If output aliased through its branches is the outer value itself
@@ -43,6 +44,14 @@
  *     allocator and values, so K sessions on K threads race only for the
  *     binding owners.  Losers report binding-busy (numbered per session)
  *     and run nothing; the winner's figures fill oac_execution.
+ *  5. What a model's values drive is bounded (runtime.h): no buffer above
+ *     OAC_RT_MAX_BYTES is attempted (refused at the node for outputs and
+ *     workspace, before the run for inputs, on first read for
+ *     initializers), and bodies are charged against OAC_RT_MAX_BODY_WORK
+ *     per step (kernel_control.c), which ends a Loop whose condition never
+ *     turns false.  Building the tables is linear in the model: a local
+ *     function's use of its inputs as positions is summarized once
+ *     (pos_summary), however often it is called.
  *
  * Figures, where the contract leaves a choice (documented for the man
  * page): steps are numbered from 1; per_step lists completed steps only;
@@ -165,6 +174,7 @@ struct oac_session {
     uint64_t second_cache;         /* largest step's out-of-place bytes */
     uint64_t step_second;          /* this step's */
     uint64_t steps_completed;
+    uint64_t work;                 /* body work charged this step */
     bool winner;
     unsigned number;               /* 1-based when several run; else 0 */
     long stop_node;                /* main-graph node the run stopped at, or -1 */
@@ -256,6 +266,11 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
                                "node %s: output %zu has an invalid or overflowing "
                                "shape or element type %d", k->node_name, i,
                                elem_type);
+    if (bytes > OAC_RT_MAX_BYTES)
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node %s: output %zu would need %" PRIu64 " bytes, above "
+                               "the reference runtime's limit of %" PRIu64 " per buffer",
+                               k->node_name, i, bytes, OAC_RT_MAX_BYTES);
     t.bytes = (size_t)bytes;
     t.data = bytes ? oac_ralloc_get(k->alloc, t.bytes, false) : NULL;
     if (bytes && !t.data)
@@ -272,6 +287,11 @@ int oac_kernel_workspace(oac_kernel_call *k, size_t bytes, void **out)
 {
     oac_session *s = k->session;
     *out = NULL;
+    if ((uint64_t)bytes > OAC_RT_MAX_BYTES)
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node %s: a workspace of %zu bytes is above the reference "
+                               "runtime's limit of %" PRIu64 " per buffer", k->node_name,
+                               bytes, OAC_RT_MAX_BYTES);
     if (s->n_ws == s->cap_ws) {
         size_t cap = s->cap_ws;
         if (oac_grow(s->ctx, (void **)&s->ws, &cap, s->n_ws + 1, sizeof *s->ws))
@@ -422,6 +442,11 @@ static int tensor_bytes(rt_run *r, oac_tensor *t, const char *what)
         return oac_err(r->ctx, OAC_EINVAL,
                        "input '%s': element type %d or shape has no fixed size",
                        what, t->elem_type);
+    if (b > OAC_RT_MAX_BYTES)
+        return oac_err(r->ctx, OAC_EUNSUPPORTED,
+                       "input '%s' would need %" PRIu64 " bytes, above the reference "
+                       "runtime's limit of %" PRIu64 " per buffer", what, b,
+                       OAC_RT_MAX_BYTES);
     t->bytes = (size_t)b;
     return OAC_OK;
 }
@@ -676,11 +701,14 @@ static oac_kernel_fn override_fn(const rt_run *r, const Onnx__NodeProto *n,
     return NULL;
 }
 
-/* Cache updates inside If/Loop bodies that read a main-graph input as
- * their position (or page_id) directly: that input advances after each
- * step as for the main graph's updates.  A body defining the same name
- * itself is not told apart (the input is then advanced by its own
- * updates only, as nothing records a length for it). */
+/* Cache updates inside bodies (If branches, Loop bodies, local functions,
+ * nested in any way) whose position (or page_id) is a main-graph input:
+ * that input advances after each step as for the main graph's updates.
+ * Inside a subgraph a name is the enclosing scope's; inside a function
+ * body it is the call's argument for that function input (anything else
+ * is local to the function).  A body defining the same name itself is
+ * not told apart (the input is then advanced by its own updates only,
+ * as nothing records a length for it). */
 static void mark_position(rt_run *r, const char *pos_name, const char *page_name)
 {
     long ps = pos_name && *pos_name ? slot_of(r, pos_name) : -1;
@@ -694,52 +722,122 @@ static void mark_position(rt_run *r, const char *pos_name, const char *page_name
     }
 }
 
-/* The caller's name for a function body's input `name`, or NULL. */
-static const char *call_arg(const Onnx__FunctionProto *f, const Onnx__NodeProto *call,
-                            const char *name)
+/* What a local function's body does with its inputs: input k feeds a
+ * position port (its page_id being input page[k], or -1), through any
+ * nesting.  Built once per function (the walk stays linear however often
+ * functions call each other). */
+typedef struct pos_summary {
+    int state;                     /* 0 new, 1 being built, 2 done */
+    bool *position;                /* per function input */
+    long *page;
+} pos_summary;
+
+typedef struct pos_walk {
+    rt_run *r;
+    pos_summary *sums;             /* per ModelProto.functions entry */
+    const Onnx__FunctionProto *f;  /* NULL: names are the main graph's */
+    pos_summary *sum;              /* f's */
+} pos_walk;
+
+static long fn_input(const Onnx__FunctionProto *f, const char *name)
 {
-    for (size_t k = 0; name && k < f->n_input && k < call->n_input; k++)
+    for (size_t k = 0; name && *name && k < f->n_input; k++)
         if (f->input[k] && !strcmp(f->input[k], name))
-            return call->input[k];
-    return NULL;
+            return (long)k;
+    return -1;
 }
 
-static void mark_nested_positions(rt_run *r, const Onnx__NodeProto *np, int depth)
+static void pos_mark(pos_walk *w, const char *pos, const char *page)
 {
-    if (depth >= OAC_MAX_DEPTH)
-        return;          /* refused by the precheck */
-    /* A main-graph call of a local function: its updates' positions are
-     * the call's arguments (one level; deeper calls are not followed). */
-    const Onnx__FunctionProto *f = depth == 0 && !oac_kernel_lookup(np->domain, np->op_type)
-                                   ? oac_rt_function(r->model->proto, np) : NULL;
-    for (size_t i = 0; f && i < f->n_node; i++) {
-        const Onnx__NodeProto *m = f->node[i];
+    if (!w->f) {
+        mark_position(w->r, pos, page);
+        return;
+    }
+    long k = fn_input(w->f, pos);
+    if (k < 0)
+        return;
+    w->sum->position[k] = true;
+    long j = fn_input(w->f, page);
+    if (j >= 0)
+        w->sum->page[k] = j;
+}
+
+static int pos_nodes(pos_walk *w, Onnx__NodeProto *const *nodes, size_t n, int depth);
+
+/* The summary of function f (fi its index), built on first use. */
+static int pos_function(pos_walk *w, const Onnx__FunctionProto *f, size_t fi, int depth,
+                        const pos_summary **out)
+{
+    pos_summary *sum = &w->sums[fi];
+    *out = sum;
+    if (sum->state)
+        return OAC_OK;     /* done, or a recursive call (refused by the precheck) */
+    sum->state = 1;
+    size_t n = f->n_input ? f->n_input : 1;
+    sum->position = oac_calloc(w->r->ctx, n, sizeof *sum->position);
+    sum->page = oac_calloc(w->r->ctx, n, sizeof *sum->page);
+    if (!sum->position || !sum->page)
+        return OAC_ENOMEM;
+    for (size_t k = 0; k < f->n_input; k++)
+        sum->page[k] = -1;
+    pos_walk in = { w->r, w->sums, f, sum };
+    int rc = pos_nodes(&in, f->node, f->n_node, depth);
+    sum->state = 2;
+    return rc;
+}
+
+static int pos_nodes(pos_walk *w, Onnx__NodeProto *const *nodes, size_t n, int depth)
+{
+    if (depth > OAC_MAX_DEPTH)
+        return OAC_OK;     /* refused by the precheck */
+    const Onnx__ModelProto *mp = w->r->model->proto;
+    for (size_t i = 0; i < n; i++) {
+        const Onnx__NodeProto *m = nodes[i];
         int pos, values, page;
         bool paged;
         update_ports(m, &pos, &values, &page, &paged);
         if (pos >= 0 && (size_t)pos < m->n_input)
-            mark_position(r, call_arg(f, np, m->input[pos]),
-                          page >= 0 && (size_t)page < m->n_input
-                          ? call_arg(f, np, m->input[page]) : NULL);
-    }
-    for (size_t a = 0; a < np->n_attribute; a++) {
-        const Onnx__AttributeProto *at = np->attribute[a];
-        size_t ng = at->g ? 1 : at->n_graphs;
-        for (size_t k = 0; k < ng; k++) {
-            const Onnx__GraphProto *g = at->g ? at->g : at->graphs[k];
-            for (size_t i = 0; i < g->n_node; i++) {
-                const Onnx__NodeProto *m = g->node[i];
-                int pos, values, page;
-                bool paged;
-                update_ports(m, &pos, &values, &page, &paged);
-                if (pos >= 0 && (size_t)pos < m->n_input)
-                    mark_position(r, m->input[pos],
-                                  page >= 0 && (size_t)page < m->n_input
-                                  ? m->input[page] : NULL);
-                mark_nested_positions(r, m, depth + 1);
+            pos_mark(w, m->input[pos],
+                     page >= 0 && (size_t)page < m->n_input ? m->input[page] : NULL);
+        for (size_t a = 0; a < m->n_attribute; a++) {
+            const Onnx__AttributeProto *at = m->attribute[a];
+            size_t ng = at->g ? 1 : at->n_graphs;
+            for (size_t k = 0; k < ng; k++) {
+                const Onnx__GraphProto *g = at->g ? at->g : at->graphs[k];
+                int rc = pos_nodes(w, g->node, g->n_node, depth + 1);
+                if (rc)
+                    return rc;
             }
         }
+        const Onnx__FunctionProto *f = oac_kernel_lookup(m->domain, m->op_type)
+                                       ? NULL : oac_rt_function(mp, m);
+        if (!f)
+            continue;
+        size_t fi = 0;
+        while (fi < mp->n_functions && mp->functions[fi] != f)
+            fi++;
+        const pos_summary *sum;
+        int rc = pos_function(w, f, fi, depth + 1, &sum);
+        if (rc)
+            return rc;
+        for (size_t k = 0; sum->position && k < f->n_input && k < m->n_input; k++) {
+            if (!sum->position[k])
+                continue;
+            long j = sum->page[k];
+            pos_mark(w, m->input[k],
+                     j >= 0 && (size_t)j < m->n_input ? m->input[j] : NULL);
+        }
     }
+    return OAC_OK;
+}
+
+/* The position inputs main-graph node np's bodies read (np's own ports
+ * are build_nodes' business, but marking them again is harmless). */
+static int mark_nested_positions(rt_run *r, const Onnx__NodeProto *np, pos_summary *sums)
+{
+    pos_walk w = { r, sums, NULL, NULL };
+    Onnx__NodeProto *one[1] = { (Onnx__NodeProto *)np };
+    return pos_nodes(&w, one, 1, 0);
 }
 
 int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
@@ -795,21 +893,27 @@ static bool holds_body(const rt_run *r, const Onnx__NodeProto *np)
     return oac_rt_function(r->model->proto, np) != NULL;
 }
 
-static int build_nodes_memo(rt_run *r, oac_diags *diags, int *fmemo);
+static int build_nodes_memo(rt_run *r, oac_diags *diags, int *fmemo,
+                            pos_summary *sums);
 
 static int build_nodes(rt_run *r, oac_diags *diags)
 {
     int rc;
     size_t nf = r->model->proto->n_functions;
     int *fmemo = oac_calloc(r->ctx, nf ? nf : 1, sizeof *fmemo);
-    if (!fmemo)
-        return OAC_ENOMEM;
-    rc = build_nodes_memo(r, diags, fmemo);
+    pos_summary *sums = oac_calloc(r->ctx, nf ? nf : 1, sizeof *sums);
+    rc = fmemo && sums ? build_nodes_memo(r, diags, fmemo, sums) : OAC_ENOMEM;
+    for (size_t i = 0; sums && i < nf; i++) {
+        oac_dealloc(r->ctx, sums[i].position);
+        oac_dealloc(r->ctx, sums[i].page);
+    }
+    oac_dealloc(r->ctx, sums);
     oac_dealloc(r->ctx, fmemo);
     return rc;
 }
 
-static int build_nodes_memo(rt_run *r, oac_diags *diags, int *fmemo)
+static int build_nodes_memo(rt_run *r, oac_diags *diags, int *fmemo,
+                            pos_summary *sums)
 {
     const Onnx__GraphProto *g = r->g;
     int rc = OAC_OK;
@@ -939,7 +1043,8 @@ static int build_nodes_memo(rt_run *r, oac_diags *diags, int *fmemo)
             n->fn = oac_kernel_lookup(np->domain, np->op_type);
         if (!found && !n->fn && oac_rt_function(r->model->proto, np))
             n->fn = oac_kernel_call_function;
-        mark_nested_positions(r, np, 0);
+        if ((rc = mark_nested_positions(r, np, sums)))
+            return rc;
         if (n->fn && holds_body(r, np)) {
             /* Bodies are refused as a whole before anything runs. */
             oac_where w = { .graph = graph_name(r), .node = n->name,
@@ -1283,6 +1388,11 @@ static int ensure_loaded(oac_session *s, long slot)
     uint64_t n, b;
     if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(t.elem_type, n, &b) || b > SIZE_MAX)
         return oac_err(s->ctx, OAC_EUNSUPPORTED, "initializer '%s': no fixed-size data", sl->name);
+    if (b > OAC_RT_MAX_BYTES)
+        return oac_err(s->ctx, OAC_EUNSUPPORTED,
+                       "initializer '%s' would need %" PRIu64 " bytes, above the "
+                       "reference runtime's limit of %" PRIu64 " per buffer", sl->name, b,
+                       OAC_RT_MAX_BYTES);
     t.bytes = (size_t)b;
     t.data = t.bytes ? oac_ralloc_bound(&s->alloc, t.bytes) : NULL;
     if (t.bytes && !t.data)
@@ -1361,6 +1471,17 @@ void oac_rt_identity(oac_session *s, bool held)
 void oac_rt_release(oac_session *s, oac_value *v)
 {
     release_value(s, v);
+}
+
+bool oac_rt_charge(oac_session *s, uint64_t units, uint64_t *limit)
+{
+    const oac_run_hooks *h = s->run->hooks;
+    *limit = h && h->body_work ? h->body_work : OAC_RT_MAX_BODY_WORK;
+    uint64_t w;
+    if (oac_add_overflow_u64(s->work, units, &w) || w > *limit)
+        return false;
+    s->work = w;
+    return true;
 }
 
 void oac_rt_end_node(oac_session *s)
@@ -1569,6 +1690,7 @@ static int session_steps(oac_session *s)
         oac_step_stats st = { .step = step + 1 };
         s->cur_step = &st;
         s->step_second = 0;
+        s->work = 0;
         for (size_t i = 0; i < r->n_slots; i++)
             s->pos_len[i] = -1;
         for (size_t i = 0; i < r->n_nodes && !rc; i++)

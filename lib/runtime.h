@@ -40,6 +40,22 @@
  * caches are rank 4; the toy decoder stays below 6). */
 #define OAC_RT_MAX_RANK 8
 
+/* Limits on what a model's values can make the runtime do (man page,
+ * `run`).  Both are refusals, never attempted:
+ *  - one buffer (node output, workspace, page, input or initializer data)
+ *    above OAC_RT_MAX_BYTES is refused before it is allocated;
+ *  - bodies (If branches, Loop iterations, function calls, at any depth)
+ *    are charged 1 + their node count (nested subgraphs' included) each
+ *    time they run; a step whose charge would exceed OAC_RT_MAX_BODY_WORK
+ *    stops at the control node that would pass it (unsupported-operator),
+ *    so a Loop whose condition never turns false, a huge trip count or
+ *    calls fanning out exponentially end in bounded time;
+ *  - a kernel's work is linear in its buffers, except MatMul's, which
+ *    refuses more than OAC_RT_MAX_KERNEL_OPS multiply-adds per node. */
+#define OAC_RT_MAX_BYTES ((uint64_t)1 << 34)
+#define OAC_RT_MAX_KERNEL_OPS ((uint64_t)1 << 34)
+#define OAC_RT_MAX_BODY_WORK ((uint64_t)1 << 20)
+
 /* ------------------------------------------------------------------ */
 /* Values                                                               */
 /* ------------------------------------------------------------------ */
@@ -128,6 +144,8 @@ void oac_ralloc_init(oac_ralloc *a, oac_ctx *ctx);
 /* Counted allocation of n bytes (zeroed when zero is set).  NULL with
  * OAC_ENOMEM on ctx when out of memory or when live would overflow. */
 void *oac_ralloc_get(oac_ralloc *a, size_t n, bool zero);
+/* Both allocations refuse n > OAC_RT_MAX_BYTES (NULL, OAC_EUNSUPPORTED
+ * on ctx) without trying. */
 /* Release a counted allocation of n bytes (the size it was got with);
  * NULL is a no-op. */
 void oac_ralloc_put(oac_ralloc *a, void *p, size_t n);
@@ -347,6 +365,9 @@ int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
                          oac_value *const *in, const oac_where *w);
 /* Free the running node's workspaces (they live exactly one node). */
 void oac_rt_end_node(oac_session *s);
+/* Charge `units` of body work to the running step: false (nothing
+ * charged) when that would pass the step's budget, *limit set to it. */
+bool oac_rt_charge(oac_session *s, uint64_t units, uint64_t *limit);
 
 /* ------------------------------------------------------------------ */
 /* Sessions (runtime.c)                                                 */
@@ -370,6 +391,9 @@ typedef struct oac_run_hooks {
      * Inputs without one get storage from the run as usual. */
     oac_binding *const *bindings;
     size_t n_bindings;
+    /* Body work per step (OAC_RT_MAX_BODY_WORK when 0), so tests reach
+     * the limit quickly. */
+    uint64_t body_work;
 } oac_run_hooks;
 
 int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,

@@ -2,10 +2,9 @@
  * contract 4: per-step alloc_calls/alloc_bytes and the measured peak
  * count runtime allocations only, not caller-bound storage).
  */
-#include <check.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "runtime.h"
 
 START_TEST(counts_calls_live_and_peak)
@@ -122,7 +121,31 @@ START_TEST(failure_leaves_counts_alone)
 }
 END_TEST
 
-int main(void)
+START_TEST(above_the_limit_never_attempted)
+{
+    /* Sizes a model's dims could ask for above OAC_RT_MAX_BYTES are
+     * refused before any allocation, counted or bound: nothing counted,
+     * the reason on the context. */
+    oac_ctx *ctx = oac_ctx_new();
+    oac_ralloc a;
+    oac_ralloc_init(&a, ctx);
+    ck_assert_ptr_null(oac_ralloc_get(&a, (size_t)OAC_RT_MAX_BYTES + 1, false));
+    ck_assert_ptr_nonnull(strstr(oac_errmsg(ctx), "limit"));
+    ck_assert_ptr_null(oac_ralloc_bound(&a, (size_t)OAC_RT_MAX_BYTES + 1));
+    ck_assert_uint_eq(a.calls, 0);
+    ck_assert_uint_eq(a.live, 0);
+    ck_assert_uint_eq(a.bound_bytes, 0);
+    /* Nothing was attempted: a failure injected at the first allocation
+     * is still pending for the next one. */
+    oac_ctx_fail_alloc_after(ctx, 1);
+    ck_assert_ptr_null(oac_ralloc_get(&a, (size_t)OAC_RT_MAX_BYTES + 1, true));
+    ck_assert_ptr_null(oac_ralloc_get(&a, 8, false));
+    ck_assert_ptr_nonnull(strstr(oac_errmsg(ctx), "memory"));
+    oac_ctx_free(ctx);
+}
+END_TEST
+
+static Suite *suite(void)
 {
     Suite *s = suite_create("alloc");
     TCase *tc = tcase_create("alloc");
@@ -131,10 +154,9 @@ int main(void)
     tcase_add_test(tc, step_peak_is_above_the_step_baseline);
     tcase_add_test(tc, bound_storage_is_not_counted);
     tcase_add_test(tc, failure_leaves_counts_alone);
+    tcase_add_test(tc, above_the_limit_never_attempted);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+OAC_CHECK_MAIN(suite)

@@ -7,58 +7,9 @@
  * by real thread races: two threads on the same bindings, and K sessions
  * of one run, with exactly one winner every time.
  */
-#include <check.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-#include "oac_build.h"
-#include "models.h"
-#include "runtime.h"
-
-typedef struct fx {
-    oac_ctx *ctx;
-    oac_diags *d;
-    uint8_t *buf;
-    size_t len;
-    oac_model *m;
-    oac_analysis *a;
-    oac_execution *e;
-} fx;
-
-static void fx_begin(fx *f)
-{
-    memset(f, 0, sizeof *f);
-    f->ctx = oac_ctx_new();
-    f->d = oac_diags_new(f->ctx);
-}
-
-static void fx_load_mb(fx *f, oac_mb *mb)
-{
-    ck_assert_int_eq(oac_mb_pack(mb, &f->buf, &f->len), OAC_OK);
-    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, "t.onnx",
-                                           NULL, f->d), OAC_OK);
-}
-
-static void fx_end(fx *f)
-{
-    oac_execution_free(f->e);
-    oac_analysis_free(f->a);
-    oac_model_free(f->m);
-    oac_diags_free(f->d);
-    free(f->buf);
-    oac_ctx_free(f->ctx);
-}
-
-static size_t count_code(const oac_diags *d, oac_code c)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < oac_diags_count(d); i++)
-        n += oac_diags_get(d, i)->code == c;
-    return n;
-}
+#include "runtime_util.h"
 
 /* dense_cache, checked at cap 8, length 1: FLOAT16 [2,1,2,8,4] = 256 B. */
 enum { DENSE_BYTES = 2 * 1 * 2 * 8 * 4 * 2 };
@@ -69,11 +20,7 @@ static const oac_dim_binding dense_dims[] = {
 
 static void fx_dense(fx *f)
 {
-    fx_begin(f);
-    ck_assert_int_eq(oac_example_pack(f->ctx, oac_example_find("dense_cache"),
-                                      &f->buf, &f->len), OAC_OK);
-    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, "dense",
-                                           NULL, f->d), OAC_OK);
+    fx_example(f, "dense_cache");
     oac_check_opts co = { .dims = dense_dims, .n_dims = 5 };
     ck_assert_int_eq(oac_check(f->ctx, &f->a, f->m, &co, f->d), OAC_OK);
     ck_assert_uint_eq(oac_diags_count_severity(f->d, OAC_SEV_ERROR), 0);
@@ -254,9 +201,8 @@ END_TEST
 static void immutable_root(bool constant)
 {
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     float zeros[16] = { 0 };
     if (constant) {
         Onnx__TensorProto *t = oac_gb_tensor_raw(g, "w", OAC_T_FLOAT, "1,8,2", zeros, sizeof zeros);
@@ -271,7 +217,6 @@ static void immutable_root(bool constant)
     oac_node_alias(g, n, 0, 0, 1);
     oac_gb_output(g, "w2", OAC_T_FLOAT, "1,8,2");
     fx_load_mb(&f, mb);
-    oac_mb_free(mb);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     ck_assert_uint_eq(count_code(f.d, OAC_BINDING_READONLY), 1);
@@ -320,21 +265,7 @@ START_TEST(too_small_input_file)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     uint8_t raw[DENSE_BYTES / 2] = { 0 };
     int64_t dims[5] = { 2, 1, 2, 4, 4 };
-    Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
-    t.n_dims = 5;
-    t.dims = dims;
-    t.has_data_type = 1;
-    t.data_type = OAC_T_FLOAT16;
-    t.has_raw_data = 1;
-    t.raw_data.len = sizeof raw;
-    t.raw_data.data = raw;
-    uint8_t pk[512];
-    size_t len = protobuf_c_message_pack(&t.base, pk);
-    char path[64];
-    snprintf(path, sizeof path, "%s/cache.pb", dir);
-    FILE *fp = fopen(path, "wb");
-    fwrite(pk, 1, len, fp);
-    fclose(fp);
+    char *path = write_tensor(dir, "cache", OAC_T_FLOAT16, dims, 5, raw, sizeof raw);
     fx f;
     fx_dense(&f);
     oac_input_file in = { "cache", path };
@@ -344,6 +275,7 @@ START_TEST(too_small_input_file)
     ck_assert_uint_eq(count_code(f.d, OAC_BINDING_TOO_SMALL), 1);
     fx_end(&f);
     unlink(path);
+    free(path);
     rmdir(dir);
 }
 END_TEST
@@ -352,9 +284,8 @@ END_TEST
 
 static void two_caches(fx *f)
 {
-    fx_begin(f);
-    oac_mb *mb = oac_mb_new(f->ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(f, &mb);
     oac_vi_access(g, oac_gb_input(g, "k", OAC_T_FLOAT, "1,8,2"), 1);
     oac_vi_access(g, oac_gb_input(g, "v", OAC_T_FLOAT, "1,8,2"), 1);
     oac_gb_input(g, "nk", OAC_T_FLOAT, "1,1,2");
@@ -366,7 +297,6 @@ static void two_caches(fx *f)
     oac_vi_alias_of(g, oac_gb_output(g, "k2", OAC_T_FLOAT, "1,8,2"), "k");
     oac_vi_alias_of(g, oac_gb_output(g, "v2", OAC_T_FLOAT, "1,8,2"), "v");
     fx_load_mb(f, mb);
-    oac_mb_free(mb);
 }
 
 START_TEST(overlapping_storage_refused)
@@ -398,7 +328,7 @@ START_TEST(overlapping_storage_refused)
 }
 END_TEST
 
-int main(void)
+static Suite *suite(void)
 {
     Suite *s = suite_create("bind");
     TCase *tc = tcase_create("bind");
@@ -415,9 +345,7 @@ int main(void)
     tcase_add_test(tc, too_small_input_file);
     tcase_add_test(tc, overlapping_storage_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+OAC_CHECK_MAIN(suite)

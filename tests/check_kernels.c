@@ -10,58 +10,9 @@
  * its overflow.  Ordinary operators are checked on small hand-computed
  * cases through --dump, the same path the command line uses.
  */
-#include <check.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-#include "oac_build.h"
-#include "runtime.h"
-
-typedef struct fx {
-    oac_ctx *ctx;
-    oac_diags *d;
-    uint8_t *buf;
-    size_t len;
-    oac_model *m;
-    oac_execution *e;
-} fx;
-
-static void fx_begin(fx *f, oac_mb **mb, oac_gb **g)
-{
-    memset(f, 0, sizeof *f);
-    f->ctx = oac_ctx_new();
-    f->d = oac_diags_new(f->ctx);
-    *mb = oac_mb_new(f->ctx);
-    *g = oac_mb_graph(*mb);
-}
-
-static void fx_load(fx *f, oac_mb *mb)
-{
-    ck_assert_int_eq(oac_mb_pack(mb, &f->buf, &f->len), OAC_OK);
-    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, "t.onnx",
-                                           NULL, f->d), OAC_OK);
-    oac_mb_free(mb);
-}
-
-static void fx_end(fx *f)
-{
-    oac_execution_free(f->e);
-    oac_model_free(f->m);
-    oac_diags_free(f->d);
-    free(f->buf);
-    oac_ctx_free(f->ctx);
-}
-
-static size_t count_code(const oac_diags *d, oac_code c)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < oac_diags_count(d); i++)
-        n += oac_diags_get(d, i)->code == c;
-    return n;
-}
+#include "runtime_util.h"
 
 START_TEST(table_lookup)
 {
@@ -151,8 +102,7 @@ static void check_cache_update(int32_t t, int axis_attr)
 
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     char cs[64], vs[64];
     dims_str(cs, sizeof cs, cd);
     dims_str(vs, sizeof vs, vd);
@@ -164,7 +114,7 @@ static void check_cache_update(int32_t t, int axis_attr)
     oac_node_attr_int(g, n, "axis", axis_attr);
     oac_node_alias(g, n, 0, 0, 1);
     oac_vi_alias_of(g, oac_gb_output(g, "out", t, cs), "cache");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
 
     oac_binding b;
     oac_binding_init(&b, "cache", store, cbytes, true);
@@ -207,8 +157,7 @@ END_TEST
 static void small_update(fx *f, int64_t cap, int64_t len, bool alias, const char *pos_init)
 {
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(f, &mb, &g);
+    oac_gb *g = fx_build(f, &mb);
     char cs[32], vs[32];
     snprintf(cs, sizeof cs, "1,%lld,2", (long long)cap);
     snprintf(vs, sizeof vs, "1,%lld,2", (long long)len);
@@ -228,7 +177,7 @@ static void small_update(fx *f, int64_t cap, int64_t len, bool alias, const char
     } else {
         oac_gb_output(g, "out", OAC_T_FLOAT, cs);
     }
-    fx_load(f, mb);
+    fx_load_mb(f, mb);
 }
 
 START_TEST(negative_position_overflows)
@@ -272,8 +221,7 @@ END_TEST
 static void scatter_model(fx *f, const char *mode, const int64_t *wi)
 {
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(f, &mb, &g);
+    oac_gb *g = fx_build(f, &mb);
     oac_mb_opset(mb, "", 24);
     oac_vi_access(g, oac_gb_input(g, "past", OAC_T_FLOAT, "2,1,4,2"), 1);
     float upd[12];
@@ -289,7 +237,7 @@ static void scatter_model(fx *f, const char *mode, const int64_t *wi)
     oac_node_attr_string(g, n, "mode", mode);
     oac_node_alias(g, n, 0, 0, 1);
     oac_vi_alias_of(g, oac_gb_output(g, "present", OAC_T_FLOAT, "2,1,4,2"), "past");
-    fx_load(f, mb);
+    fx_load_mb(f, mb);
 }
 
 static int scatter_run(fx *f, float *store, uint64_t steps)
@@ -424,13 +372,12 @@ START_TEST(binary_broadcast)
     for (int o = 0; o < 4; o++) {
         fx f;
         oac_mb *mb;
-        oac_gb *g;
-        fx_begin(&f, &mb, &g);
+            oac_gb *g = fx_build(&f, &mb);
         oac_gb_init_f32(g, "a", "2,3", a23, 6);
         oac_gb_init_f32(g, "b", "3", b3, 3);
         oac_gb_node(g, ops[o], NULL, "op", "a,b", "y");
         oac_gb_output(g, "y", OAC_T_FLOAT, "2,3");
-        fx_load(&f, mb);
+        fx_load_mb(&f, mb);
         float want[6];
         for (int i = 0; i < 6; i++) {
             float x = a23[i], z = b3[i % 3];
@@ -446,14 +393,13 @@ START_TEST(int_division_by_zero_refused)
 {
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     int64_t a[2] = { 4, 5 }, b[2] = { 2, 0 };
     oac_gb_init_i64(g, "a", "2", a, 2);
     oac_gb_init_i64(g, "b", "2", b, 2);
     oac_gb_node(g, "Div", NULL, "div", "a,b", "y");
     oac_gb_output(g, "y", OAC_T_INT64, "2");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     ck_assert_uint_eq(count_code(f.d, OAC_OPERAND_INVALID), 1);
@@ -465,15 +411,14 @@ START_TEST(matmul_batched)
 {
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     /* [2, 1, 3] x [3, 2]: the second operand broadcasts over the batch. */
     const float b32[6] = { 1, 0, 0, 1, 1, 1 };
     oac_gb_init_f32(g, "a", "2,1,3", a23, 6);
     oac_gb_init_f32(g, "b", "3,2", b32, 6);
     oac_gb_node(g, "MatMul", NULL, "mm", "a,b", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2,1,2");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     const float want[4] = { 1 + 3, 2 + 3, 4 + 6, 5 + 6 };
     expect_f32(&f, "2,1,2", want, 4);
     fx_end(&f);
@@ -484,12 +429,11 @@ START_TEST(softmax_rows)
 {
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_init_f32(g, "a", "2,3", a23, 6);
     oac_gb_node(g, "Softmax", NULL, "sm", "a", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2,3");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     float e0 = expf(-2), e1 = expf(-1), s = e0 + e1 + 1;
     const float want[6] = { e0 / s, e1 / s, 1 / s, e0 / s, e1 / s, 1 / s };
     expect_f32(&f, "2,3", want, 6);
@@ -501,8 +445,7 @@ START_TEST(transpose_slice_concat)
 {
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_init_f32(g, "a", "2,3", a23, 6);
     int64_t perm[2] = { 1, 0 };
     oac_node_attr_ints(g, oac_gb_node(g, "Transpose", NULL, "t", "a", "at"), "perm", perm, 2);
@@ -515,7 +458,7 @@ START_TEST(transpose_slice_concat)
     oac_gb_node(g, "Slice", NULL, "s", "at,starts,ends,axes,steps", "sl");   /* [[3,6],[1,4]] */
     oac_node_attr_int(g, oac_gb_node(g, "Concat", NULL, "c", "sl,at", "y"), "axis", 0);
     oac_gb_output(g, "y", OAC_T_FLOAT, "5,2");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     const float want[10] = { 3, 6, 1, 4, 1, 4, 2, 5, 3, 6 };
     expect_f32(&f, "5,2", want, 10);
     fx_end(&f);
@@ -528,8 +471,7 @@ START_TEST(slice_extreme_bounds)
      * overflow; a huge negative step from the end likewise. */
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_init_f32(g, "a", "6", a23, 6);
     int64_t st[2] = { 1, -1 }, en[2] = { INT64_MAX, INT64_MIN }, sp[2] = { INT64_MAX, INT64_MIN };
     int64_t ax[1] = { 0 };
@@ -544,7 +486,7 @@ START_TEST(slice_extreme_bounds)
     oac_gb_node(g, "Slice", NULL, "back", "a,s1,e1,ax,p1", "x1");  /* [6] */
     oac_node_attr_int(g, oac_gb_node(g, "Concat", NULL, "c", "x0,x1", "y"), "axis", 0);
     oac_gb_output(g, "y", OAC_T_FLOAT, "2");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     const float want[2] = { 2, 6 };
     expect_f32(&f, "2", want, 2);
     fx_end(&f);
@@ -555,8 +497,7 @@ START_TEST(gather_reshape_squeeze)
 {
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_init_f32(g, "a", "2,3", a23, 6);
     int64_t idx[2] = { -1, 0 }, shape[3] = { 0, -1, 1 }, axes[1] = { 2 }, ua[1] = { 0 };
     oac_gb_init_i64(g, "idx", "2", idx, 2);
@@ -568,7 +509,7 @@ START_TEST(gather_reshape_squeeze)
     oac_gb_node(g, "Squeeze", NULL, "sq", "r,axes", "s");       /* [2,2] */
     oac_gb_node(g, "Unsqueeze", NULL, "us", "s,uaxes", "y");    /* [1,2,2] */
     oac_gb_output(g, "y", OAC_T_FLOAT, "1,2,2");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     const float want[4] = { 3, 1, 6, 4 };
     expect_f32(&f, "1,2,2", want, 4);
     fx_end(&f);
@@ -579,8 +520,7 @@ START_TEST(shape_size_neg_cast)
 {
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_init_f32(g, "a", "2,3", a23, 6);
     oac_gb_node(g, "Shape", NULL, "sh", "a", "s");             /* [2,3] */
     oac_gb_node(g, "Size", NULL, "sz", "a", "n");              /* 6 */
@@ -588,7 +528,7 @@ START_TEST(shape_size_neg_cast)
     oac_gb_node(g, "Neg", NULL, "ng", "sn", "m");              /* [-8,-9] */
     oac_node_attr_int(g, oac_gb_node(g, "Cast", NULL, "ca", "m", "y"), "to", OAC_T_FLOAT);
     oac_gb_output(g, "y", OAC_T_FLOAT, "2");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     const float want[2] = { -8, -9 };
     expect_f32(&f, "2", want, 2);
     fx_end(&f);
@@ -599,13 +539,12 @@ START_TEST(cast_saturates)
 {
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     const float v[4] = { 1e9f, -1e9f, NAN, -3.7f };
     oac_gb_init_f32(g, "a", "4", v, 4);
     oac_node_attr_int(g, oac_gb_node(g, "Cast", NULL, "ca", "a", "y"), "to", OAC_T_INT8);
     oac_gb_output(g, "y", OAC_T_INT8, "4");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     int32_t t;
     int rank;
     int64_t d[8];
@@ -625,13 +564,12 @@ START_TEST(constant_and_identity)
 {
     fx f;
     oac_mb *mb;
-    oac_gb *g;
-    fx_begin(&f, &mb, &g);
+    oac_gb *g = fx_build(&f, &mb);
     const int64_t v[3] = { 7, -1, 5 };
     oac_gb_constant_i64(g, "c", "3", v, 3);
     oac_gb_node(g, "Identity", NULL, "id", "c", "y");
     oac_gb_output(g, "y", OAC_T_INT64, "3");
-    fx_load(&f, mb);
+    fx_load_mb(&f, mb);
     int32_t t;
     int rank;
     int64_t d[8];
@@ -654,8 +592,7 @@ START_TEST(bad_shapes_refused)
     for (int c = 0; c < 2; c++) {
         fx f;
         oac_mb *mb;
-        oac_gb *g;
-        fx_begin(&f, &mb, &g);
+            oac_gb *g = fx_build(&f, &mb);
         oac_gb_init_f32(g, "a", "2,3", a23, 6);
         if (c == 0) {
             oac_gb_init_f32(g, "b", "2", a23, 2);
@@ -666,7 +603,7 @@ START_TEST(bad_shapes_refused)
             oac_gb_node(g, "Gather", NULL, "bad", "a,i", "y");
         }
         oac_gb_output(g, "y", OAC_T_FLOAT, NULL);
-        fx_load(&f, mb);
+        fx_load_mb(&f, mb);
         oac_run_opts ro = { .steps = 1 };
         ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
         long i = oac_diags_find(f.d, OAC_OPERAND_INVALID);
@@ -677,7 +614,7 @@ START_TEST(bad_shapes_refused)
 }
 END_TEST
 
-int main(void)
+static Suite *suite(void)
 {
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("kernels");
@@ -702,9 +639,7 @@ int main(void)
     tcase_add_test(tc, constant_and_identity);
     tcase_add_test(tc, bad_shapes_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+OAC_CHECK_MAIN(suite)

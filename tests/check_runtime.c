@@ -9,94 +9,7 @@
  * deliberately misbehaving kernel; unknown dims a usage error; position
  * lengths that disagree; --dump files; every allocation failure path.
  */
-#include <check.h>
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "oac_build.h"
-#include "models.h"
-#include "runtime.h"
-
-/* ---- harness -------------------------------------------------------- */
-
-typedef struct fx {
-    oac_ctx *ctx;
-    oac_diags *d;
-    uint8_t *buf;
-    size_t len;
-    oac_model *m;
-    oac_analysis *a;
-    oac_execution *e;
-    int rc;
-} fx;
-
-static void fx_load_mb(fx *f, oac_mb *mb)
-{
-    ck_assert_int_eq(oac_mb_pack(mb, &f->buf, &f->len), OAC_OK);
-    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, "t.onnx",
-                                           NULL, f->d), OAC_OK);
-}
-
-static void fx_begin(fx *f)
-{
-    memset(f, 0, sizeof *f);
-    f->ctx = oac_ctx_new();
-    f->d = oac_diags_new(f->ctx);
-}
-
-static void fx_example(fx *f, const char *name)
-{
-    fx_begin(f);
-    const oac_example *ex = oac_example_find(name);
-    ck_assert_msg(ex != NULL, "no example %s", name);
-    ck_assert_int_eq(oac_example_pack(f->ctx, ex, &f->buf, &f->len), OAC_OK);
-    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, name,
-                                           NULL, f->d), OAC_OK);
-}
-
-/* Check at dims (must find no error), then run. */
-static int fx_check_run(fx *f, const oac_dim_binding *dims, size_t nd,
-                        oac_run_opts *ro, const oac_run_hooks *hooks)
-{
-    oac_check_opts co = { .dims = dims, .n_dims = nd };
-    ck_assert_int_eq(oac_check(f->ctx, &f->a, f->m, &co, f->d), OAC_OK);
-    for (size_t i = 0; i < oac_diags_count(f->d); i++) {
-        const oac_diag *dg = oac_diags_get(f->d, i);
-        ck_assert_msg(dg->severity != OAC_SEV_ERROR, "check: %s: %s",
-                      oac_code_name(dg->code), dg->message);
-    }
-    ro->dims = dims;
-    ro->n_dims = nd;
-    f->rc = oac_run_with_hooks(f->ctx, &f->e, f->m, f->a, ro, hooks, f->d);
-    return f->rc;
-}
-
-static void fx_end(fx *f)
-{
-    oac_execution_free(f->e);
-    oac_analysis_free(f->a);
-    oac_model_free(f->m);
-    oac_diags_free(f->d);
-    free(f->buf);
-    oac_ctx_free(f->ctx);
-}
-
-static size_t count_code(const oac_diags *d, oac_code c)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < oac_diags_count(d); i++)
-        n += oac_diags_get(d, i)->code == c;
-    return n;
-}
-
-static const oac_diag *find_code(const oac_diags *d, oac_code c)
-{
-    long i = oac_diags_find(d, c);
-    return i < 0 ? NULL : oac_diags_get(d, (size_t)i);
-}
+#include "runtime_util.h"
 
 /* dense_cache at batch 1, heads 2, head_size 4, given capacity/length. */
 static size_t dense_dims(oac_dim_binding *d, int64_t cap, int64_t len)
@@ -117,23 +30,7 @@ static size_t dense_bytes(int64_t cap)
 
 static char *write_i64_file(const char *dir, const char *name, int64_t v)
 {
-    Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
-    t.has_data_type = 1;
-    t.data_type = OAC_T_INT64;
-    t.has_raw_data = 1;
-    t.raw_data.len = sizeof v;
-    t.raw_data.data = (uint8_t *)&v;
-    size_t len = protobuf_c_message_get_packed_size(&t.base);
-    uint8_t *buf = malloc(len);
-    protobuf_c_message_pack(&t.base, buf);
-    char *path = malloc(strlen(dir) + strlen(name) + 8);
-    sprintf(path, "%s/%s.pb", dir, name);
-    FILE *fp = fopen(path, "wb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_uint_eq(fwrite(buf, 1, len, fp), len);
-    fclose(fp);
-    free(buf);
-    return path;
+    return write_tensor(dir, name, OAC_T_INT64, NULL, 0, &v, sizeof v);
 }
 
 /* ---- pointer identity and allocations ------------------------------- */
@@ -155,7 +52,7 @@ START_TEST(identity_over_many_steps)
     oac_binding *bl[1] = { &b };
     oac_run_hooks h = { .bindings = bl, .n_bindings = 1 };
     oac_run_opts ro = { .steps = CAP };
-    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, &h), OAC_OK);
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, &h), OAC_OK);
     ck_assert_uint_eq(f.e->steps_completed, CAP);
     ck_assert_uint_eq(f.e->identity_checked, CAP);
     ck_assert_uint_eq(f.e->identity_held, CAP);
@@ -185,7 +82,7 @@ START_TEST(chained_updates_identity)
     oac_dim_binding dims[5];
     size_t nd = dense_dims(dims, 8, 1);
     oac_run_opts ro = { .steps = 8 };
-    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, NULL), OAC_OK);
     /* Two updates per step, both in the bound storage. */
     ck_assert_uint_eq(f.e->identity_checked, 16);
     ck_assert_uint_eq(f.e->identity_held, 16);
@@ -205,7 +102,7 @@ START_TEST(overflow_after_right_steps)
     /* Positions 0, 3, 6 fit in 10; 9 + 3 does not. */
     size_t nd = dense_dims(dims, 10, 3);
     oac_run_opts ro = { .steps = 6 };
-    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_ERUNTIME);
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, NULL), OAC_ERUNTIME);
     ck_assert_uint_eq(f.e->steps_requested, 6);
     ck_assert_uint_eq(f.e->steps_completed, 3);
     ck_assert_uint_eq(f.e->n_per_step, 3);
@@ -256,7 +153,7 @@ START_TEST(toy_decoder_fills_its_capacity)
     fx f;
     fx_example(&f, "toy_decoder");
     oac_run_opts ro = { .steps = OAC_TOY_MAX_LEN };
-    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
     ck_assert_uint_eq(f.e->steps_completed, OAC_TOY_MAX_LEN);
     /* Two caches per layer, each in place every step. */
     ck_assert_uint_eq(f.e->identity_checked, 2 * OAC_TOY_LAYERS * OAC_TOY_MAX_LEN);
@@ -264,7 +161,7 @@ START_TEST(toy_decoder_fills_its_capacity)
     fx_end(&f);
     fx_example(&f, "toy_decoder");
     ro.steps = OAC_TOY_MAX_LEN + 1;
-    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_ERUNTIME);
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_ERUNTIME);
     ck_assert_uint_eq(f.e->steps_completed, OAC_TOY_MAX_LEN);
     ck_assert_uint_eq(oac_diags_count_severity(f.d, OAC_SEV_ERROR), 1);
     fx_end(&f);
@@ -296,7 +193,7 @@ START_TEST(peak_matches_plan_examples)
             nd = 1;
         }
         oac_run_opts ro = { .steps = 3 };
-        ck_assert_msg(fx_check_run(&f, dd, nd, &ro, NULL) == OAC_OK, "%s: %s",
+        ck_assert_msg(fx_check_run(&f, dd, nd, NULL, 0, &ro, NULL) == OAC_OK, "%s: %s",
                       names[i], oac_errmsg(f.ctx));
         ck_assert_msg(f.e->planned_peak_bytes.known, "%s: no plan", names[i]);
         ck_assert_msg(f.e->measured_peak_bytes == f.e->planned_peak_bytes.value,
@@ -315,7 +212,7 @@ START_TEST(toy_decoder_peak_is_nonzero)
     fx f;
     fx_example(&f, "toy_decoder");
     oac_run_opts ro = { .steps = 2 };
-    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
     ck_assert_uint_gt(f.e->measured_peak_bytes, 0);
     ck_assert(f.e->peak_matches_plan);
     ck_assert_uint_gt(f.e->per_step[1].alloc_calls, 0);
@@ -333,7 +230,7 @@ START_TEST(paged_page_id_advances)
     fx f;
     fx_example(&f, "paged_cache");
     oac_run_opts ro = { .steps = 20, .dump_dir = dir };
-    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
     ck_assert_uint_eq(f.e->steps_completed, 20);
     ck_assert_uint_eq(f.e->identity_held, 20);
     for (size_t i = 0; i < 20; i++)
@@ -375,9 +272,8 @@ START_TEST(temporary_root_updated_in_place)
      * place and Neg reads the update: t lives until Neg, the update
      * allocates nothing, and the peak is t + y as the plan says. */
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_input(g, "x", OAC_T_FLOAT, "1,8,2");
     oac_gb_input(g, "v", OAC_T_FLOAT, "1,1,2");
     oac_gb_input(g, "position", OAC_T_INT64, "");
@@ -387,9 +283,8 @@ START_TEST(temporary_root_updated_in_place)
     oac_gb_node(g, "Neg", NULL, "neg", "u", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "1,8,2");
     fx_load_mb(&f, mb);
-    oac_mb_free(mb);
     oac_run_opts ro = { .steps = 3 };
-    ck_assert_int_eq(fx_check_run(&f, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
     ck_assert_uint_eq(f.e->identity_checked, 3);
     ck_assert_uint_eq(f.e->identity_held, 3);
     ck_assert_uint_eq(f.e->per_step[2].alloc_calls, 2);         /* t and y */
@@ -408,7 +303,7 @@ START_TEST(out_of_place_second_cache)
     oac_dim_binding dims[5];
     size_t nd = dense_dims(dims, 8, 2);
     oac_run_opts ro = { .steps = 3 };
-    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, NULL), OAC_OK);
     ck_assert_uint_eq(f.e->second_cache_bytes, dense_bytes(8));
     ck_assert_uint_eq(f.e->identity_checked, 0);
     for (size_t i = 0; i < f.e->n_per_step; i++) {
@@ -427,9 +322,8 @@ START_TEST(unsupported_operator_named)
     /* Scan has no kernel (If, Loop and local functions do: see
      * check_runtime_control.c): refused by name before anything runs. */
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_input(g, "x", OAC_T_FLOAT, "3,2");
     Onnx__NodeProto *n = oac_gb_node(g, "Scan", NULL, "rows", "x", "y");
     oac_node_attr_int(g, n, "num_scan_inputs", 1);
@@ -439,11 +333,9 @@ START_TEST(unsupported_operator_named)
     oac_gb_output(b, "s", OAC_T_FLOAT, "2");
     oac_gb_output(g, "y", OAC_T_FLOAT, "3,2");
     fx_load_mb(&f, mb);
-    oac_mb_free(mb);
     oac_run_opts ro = { .steps = 2 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    const oac_diag *dg = find_code(f.d, OAC_UNSUPPORTED_OPERATOR);
-    ck_assert_ptr_nonnull(dg);
+    const oac_diag *dg = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
     ck_assert_str_eq(dg->node, "rows");
     ck_assert_str_eq(dg->op_type, "Scan");
     ck_assert_ptr_nonnull(strstr(dg->message, "Scan"));
@@ -455,21 +347,71 @@ END_TEST
 START_TEST(unknown_op_never_skipped)
 {
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_input(g, "x", OAC_T_FLOAT, "2");
     oac_gb_node(g, "Relu", NULL, "act", "x", "y");
     oac_gb_node(g, "Frobnicate", "acme", "frob", "y", "z");
     oac_gb_output(g, "z", OAC_T_FLOAT, "2");
     fx_load_mb(&f, mb);
-    oac_mb_free(mb);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     /* Both nodes named, before anything ran. */
     ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 2);
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
+}
+END_TEST
+
+START_TEST(huge_buffers_refused_not_attempted)
+{
+    /* Gather of 2^13 rows of [2, 2^20] FLOAT: 8 MiB of data ask for a
+     * 32 GiB output, above OAC_RT_MAX_BYTES: refused at the node before
+     * allocating. */
+    fx f;
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
+    oac_gb_input(g, "data", OAC_T_FLOAT, "2,1048576");
+    oac_gb_input(g, "rows", OAC_T_INT64, "8192");
+    oac_gb_node(g, "Gather", NULL, "gather", "data,rows", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "8192,1048576");
+    fx_load_mb(&f, mb);
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    const oac_diag *dg = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_str_eq(dg->node, "gather");
+    ck_assert_ptr_nonnull(strstr(dg->message, "limit"));
+    ck_assert_ptr_nonnull(strstr(dg->message, "per buffer"));
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    ck_assert_uint_eq(f.e->measured_peak_bytes, 0);
+    fx_end(&f);
+
+    /* 2896^3 > 2^34 multiply-adds over 32 MiB operands: refused at the
+     * node, before its output is allocated. */
+    g = fx_build(&f, &mb);
+    oac_gb_input(g, "a", OAC_T_FLOAT, "2896,2896");
+    oac_gb_node(g, "MatMul", NULL, "slow", "a,a", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2896,2896");
+    fx_load_mb(&f, mb);
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    dg = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_str_eq(dg->node, "slow");
+    ck_assert_ptr_nonnull(strstr(dg->message, "multiply-adds"));
+    ck_assert_uint_eq(f.e->measured_peak_bytes, 0);
+    fx_end(&f);
+
+    /* A declared input of 2^36 floats: refused before the run, reported. */
+    g = fx_build(&f, &mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "65536,1048576");
+    oac_gb_node(g, "Neg", NULL, "neg", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "65536,1048576");
+    fx_load_mb(&f, mb);
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
+    dg = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_ptr_nonnull(strstr(dg->message, "'x'"));
+    ck_assert_ptr_nonnull(strstr(dg->message, "limit"));
+    fx_end(&f);
+
 }
 END_TEST
 
@@ -490,7 +432,7 @@ START_TEST(alias_broken_detected)
     oac_kernel_override ov = { "onnx_alias", "CacheUpdate", rogue_cache_update };
     oac_run_hooks h = { .overrides = &ov, .n_overrides = 1 };
     oac_run_opts ro = { .steps = 3 };
-    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, &h), OAC_ERUNTIME);
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, &h), OAC_ERUNTIME);
     const oac_diag *dg = find_code(f.d, OAC_ALIAS_BROKEN);
     ck_assert_ptr_nonnull(dg);
     ck_assert_str_eq(dg->node, "update");
@@ -516,9 +458,8 @@ END_TEST
 START_TEST(position_lengths_disagree)
 {
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     oac_vi_access(g, oac_gb_input(g, "a", OAC_T_FLOAT, "1,8,2"), 1);
     oac_vi_access(g, oac_gb_input(g, "b", OAC_T_FLOAT, "1,8,2"), 1);
     oac_gb_input(g, "va", OAC_T_FLOAT, "1,1,2");
@@ -531,7 +472,6 @@ START_TEST(position_lengths_disagree)
     oac_vi_alias_of(g, oac_gb_output(g, "a2", OAC_T_FLOAT, "1,8,2"), "a");
     oac_vi_alias_of(g, oac_gb_output(g, "b2", OAC_T_FLOAT, "1,8,2"), "b");
     fx_load_mb(&f, mb);
-    oac_mb_free(mb);
     oac_run_opts ro = { .steps = 2 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     const oac_diag *dg = find_code(f.d, OAC_OPERAND_INVALID);
@@ -553,7 +493,7 @@ START_TEST(dump_writes_outputs_and_caches)
     oac_dim_binding dims[5];
     size_t nd = dense_dims(dims, 8, 2);
     oac_run_opts ro = { .steps = 2, .dump_dir = dir };
-    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, NULL), OAC_OK);
     static const char *const files[] = { "cache", "updated_cache" };
     for (size_t i = 0; i < 2; i++) {
         char path[256];
@@ -584,40 +524,24 @@ START_TEST(dump_to_missing_dir_fails)
     oac_dim_binding dims[5];
     size_t nd = dense_dims(dims, 8, 2);
     oac_run_opts ro = { .steps = 1, .dump_dir = "/nonexistent/oac/dump" };
-    ck_assert_int_eq(fx_check_run(&f, dims, nd, &ro, NULL), OAC_EIO);
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, NULL), OAC_EIO);
     fx_end(&f);
 }
 END_TEST
 
 /* ---- every allocation failure path ---------------------------------- */
 
+static bool dense_only(const char *name)
+{
+    return !strcmp(name, "chained_updates");
+}
+
 START_TEST(allocation_failures)
 {
-    /* Fail the nth allocation of the run for every n until the run
-     * succeeds: each attempt fails cleanly (ASan/valgrind see no leak). */
     oac_dim_binding dims[5];
     size_t nd = dense_dims(dims, 8, 1);
-    const char *names[] = { "chained_updates", "toy_decoder" };
-    for (size_t m = 0; m < 2; m++) {
-        bool ok = false;
-        for (unsigned long n = 1; n < 5000 && !ok; n++) {
-            fx f;
-            fx_example(&f, names[m]);
-            oac_check_opts co = { .dims = dims, .n_dims = m ? 0 : nd };
-            ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
-            oac_run_opts ro = { .steps = 2, .dims = dims, .n_dims = m ? 0 : nd };
-            oac_ctx_fail_alloc_after(f.ctx, n);
-            int rc = oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d);
-            oac_ctx_fail_alloc_after(f.ctx, 0);
-            if (rc == OAC_OK)
-                ok = true;
-            else
-                ck_assert_msg(rc == OAC_ENOMEM, "%s: n=%lu rc=%d %s", names[m], n, rc,
-                              oac_errmsg(f.ctx));
-            fx_end(&f);
-        }
-        ck_assert(ok);
-    }
+    static const char *const names[] = { "chained_updates", "toy_decoder" };
+    fail_each_allocation(names, 2, dims, nd, dense_only, 2, 5000);
 }
 END_TEST
 
@@ -638,6 +562,7 @@ static Suite *suite(void)
     tcase_add_test(tc, out_of_place_second_cache);
     tcase_add_test(tc, unsupported_operator_named);
     tcase_add_test(tc, unknown_op_never_skipped);
+    tcase_add_test(tc, huge_buffers_refused_not_attempted);
     tcase_add_test(tc, alias_broken_detected);
     tcase_add_test(tc, unknown_dim_is_usage_error);
     tcase_add_test(tc, position_lengths_disagree);
@@ -648,11 +573,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+OAC_CHECK_MAIN(suite)

@@ -12,122 +12,7 @@
  * refused before anything runs; a run that stops without a finding still
  * reports one; a refusal with nothing measured matches a plan of 0.
  */
-#include <check.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "oac_build.h"
-#include "models.h"
-#include "runtime.h"
-
-typedef struct fx {
-    oac_ctx *ctx;
-    oac_diags *d;
-    uint8_t *buf;
-    size_t len;
-    oac_model *m;
-    oac_analysis *a;
-    oac_execution *e;
-} fx;
-
-static void fx_begin(fx *f)
-{
-    memset(f, 0, sizeof *f);
-    f->ctx = oac_ctx_new();
-    f->d = oac_diags_new(f->ctx);
-}
-
-static void fx_example(fx *f, const char *name)
-{
-    fx_begin(f);
-    const oac_example *ex = oac_example_find(name);
-    ck_assert_msg(ex != NULL, "no example %s", name);
-    ck_assert_int_eq(oac_example_pack(f->ctx, ex, &f->buf, &f->len), OAC_OK);
-    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, name,
-                                           NULL, f->d), OAC_OK);
-}
-
-static void fx_mb(fx *f, oac_mb *mb)
-{
-    ck_assert_int_eq(oac_mb_pack(mb, &f->buf, &f->len), OAC_OK);
-    ck_assert_int_eq(oac_model_load_buffer(f->ctx, &f->m, f->buf, f->len, "t.onnx",
-                                           NULL, f->d), OAC_OK);
-}
-
-static void fx_end(fx *f)
-{
-    oac_execution_free(f->e);
-    oac_analysis_free(f->a);
-    oac_model_free(f->m);
-    oac_diags_free(f->d);
-    free(f->buf);
-    oac_ctx_free(f->ctx);
-}
-
-/* Check with the run's dims and inputs (no error allowed), then run. */
-static int fx_check_run(fx *f, const oac_dim_binding *dims, size_t nd,
-                        const oac_input_file *in, size_t ni, oac_run_opts *ro,
-                        const oac_run_hooks *h)
-{
-    oac_check_opts co = { .dims = dims, .n_dims = nd, .inputs = in, .n_inputs = ni };
-    ck_assert_int_eq(oac_check(f->ctx, &f->a, f->m, &co, f->d), OAC_OK);
-    for (size_t i = 0; i < oac_diags_count(f->d); i++) {
-        const oac_diag *dg = oac_diags_get(f->d, i);
-        ck_assert_msg(dg->severity != OAC_SEV_ERROR, "check: %s: %s",
-                      oac_code_name(dg->code), dg->message);
-    }
-    ro->dims = dims;
-    ro->n_dims = nd;
-    ro->inputs = in;
-    ro->n_inputs = ni;
-    return oac_run_with_hooks(f->ctx, &f->e, f->m, f->a, ro, h, f->d);
-}
-
-static size_t count_code(const oac_diags *d, oac_code c)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < oac_diags_count(d); i++)
-        n += oac_diags_get(d, i)->code == c;
-    return n;
-}
-
-static const char *all_messages(const oac_diags *d)
-{
-    static char buf[4096];
-    buf[0] = '\0';
-    for (size_t i = 0; i < oac_diags_count(d); i++) {
-        strncat(buf, oac_diags_get(d, i)->message, sizeof buf - strlen(buf) - 2);
-        strncat(buf, "\n", sizeof buf - strlen(buf) - 1);
-    }
-    return buf;
-}
-
-/* A TensorProto file of raw little-endian data. */
-static char *write_tensor(const char *dir, const char *name, int32_t type,
-                          const int64_t *dims, size_t nd, const void *raw, size_t len)
-{
-    Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
-    t.has_data_type = 1;
-    t.data_type = type;
-    t.n_dims = nd;
-    t.dims = (int64_t *)dims;
-    t.has_raw_data = 1;
-    t.raw_data.len = len;
-    t.raw_data.data = (uint8_t *)raw;
-    size_t n = protobuf_c_message_get_packed_size(&t.base);
-    uint8_t *buf = malloc(n);
-    protobuf_c_message_pack(&t.base, buf);
-    char *path = malloc(strlen(dir) + strlen(name) + 8);
-    sprintf(path, "%s/%s.pb", dir, name);
-    FILE *fp = fopen(path, "wb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_uint_eq(fwrite(buf, 1, n, fp), n);
-    fclose(fp);
-    free(buf);
-    return path;
-}
+#include "runtime_util.h"
 
 /* ---- the shipped examples -------------------------------------------- */
 
@@ -338,11 +223,10 @@ START_TEST(if_moves_and_copies)
     char *cp = write_tensor(dir, "c", OAC_T_BOOL, NULL, 0, &one, 1);
     for (int cond = 0; cond < 2; cond++) {
         fx f;
-        fx_begin(&f);
-        oac_mb *mb = oac_mb_new(f.ctx);
+        oac_mb *mb;
+        fx_build(&f, &mb);
         build_if_buffers(mb);
-        fx_mb(&f, mb);
-        oac_mb_free(mb);
+        fx_load_mb(&f, mb);
         oac_input_file in[2] = { { "x", xp }, { "c", cp } };
         oac_run_opts ro = { .steps = 2, .dump_dir = dir };
         ck_assert_int_eq(fx_check_run(&f, NULL, 0, in, cond ? 2 : 1, &ro, NULL), OAC_OK);
@@ -396,9 +280,8 @@ START_TEST(loop_carries_by_value)
     int64_t xd[1] = { 4 };
     char *xp = write_tensor(dir, "x", OAC_T_FLOAT, xd, 1, x, sizeof x);
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_input(g, "x", OAC_T_FLOAT, "4");
     int64_t three = 3;
     oac_gb_init_i64(g, "M", "", &three, 1);
@@ -412,8 +295,7 @@ START_TEST(loop_carries_by_value)
     oac_gb_output(b, "cond_out", OAC_T_BOOL, "");
     oac_gb_output(b, "acc_out", OAC_T_FLOAT, "4");
     oac_gb_output(g, "acc", OAC_T_FLOAT, "4");
-    fx_mb(&f, mb);
-    oac_mb_free(mb);
+    fx_load_mb(&f, mb);
     oac_input_file in[1] = { { "x", xp } };
     oac_run_opts ro = { .steps = 2, .dump_dir = dir };
     ck_assert_int_eq(fx_check_run(&f, NULL, 0, in, 1, &ro, NULL), OAC_OK);
@@ -440,14 +322,12 @@ START_TEST(loop_carries_by_value)
 }
 END_TEST
 
-START_TEST(function_ref_attr_resolved)
+/* cache [2,8,3] updated by a call of local::Upd whose CacheUpdate takes
+ * its axis from the call (ref_attr_name "cache_axis" = 1). */
+static void build_ref_attr_call(fx *f)
 {
-    /* The body's CacheUpdate takes its axis from the call (ref_attr_name
-     * "cache_axis"): without resolution it would see axis 0, which
-     * differs from the values' shape, and fail. */
-    fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
+    oac_mb *mb;
+    fx_build(f, &mb);
     oac_mb_opset(mb, "local", 1);
     oac_gb *fb = oac_mb_function(mb, "local", "Upd", "c,v,p", "u");
     Onnx__NodeProto *u = oac_gb_node(fb, "CacheUpdate", "onnx_alias", "inner", "c,v,p", "u");
@@ -467,8 +347,16 @@ START_TEST(function_ref_attr_resolved)
                                         "updated");
     oac_node_attr_int(g, call, "cache_axis", 1);
     oac_vi_alias_of(g, oac_gb_output(g, "updated", OAC_T_FLOAT, "2,8,3"), "cache");
-    fx_mb(&f, mb);
-    oac_mb_free(mb);
+    fx_load_mb(f, mb);
+}
+
+START_TEST(function_ref_attr_resolved)
+{
+    /* The body's CacheUpdate takes its axis from the call (ref_attr_name
+     * "cache_axis"): without resolution it would see axis 0, which
+     * differs from the values' shape, and fail. */
+    fx f;
+    build_ref_attr_call(&f);
     oac_run_opts ro = { .steps = 8 };
     int rc = oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d);
     ck_assert_msg(rc == OAC_OK, "rc %d %s %s", rc, oac_errmsg(f.ctx), all_messages(f.d));
@@ -478,27 +366,7 @@ START_TEST(function_ref_attr_resolved)
     fx_end(&f);
     /* The ninth step is past the capacity 8 on axis 1: the position
      * advanced through the call. */
-    fx_begin(&f);
-    mb = oac_mb_new(f.ctx);
-    oac_mb_opset(mb, "local", 1);
-    fb = oac_mb_function(mb, "local", "Upd", "c,v,p", "u");
-    u = oac_gb_node(fb, "CacheUpdate", "onnx_alias", "inner", "c,v,p", "u");
-    ax = oac_node_attr_int(fb, u, "axis", 0);
-    ax->ref_attr_name = (char *)"cache_axis";
-    oac_node_alias(fb, u, 0, 0, 1);
-    oac_vi_alias_of(fb, oac_gb_value_info(fb, "u", OAC_T_FLOAT, "2,8,3"), "c");
-    fp = oac_gb_function(fb);
-    fp->n_attribute = 1;
-    fp->attribute = attr_names;
-    g = oac_mb_graph(mb);
-    oac_vi_access(g, oac_gb_input(g, "cache", OAC_T_FLOAT, "2,8,3"), 1);
-    oac_gb_input(g, "values", OAC_T_FLOAT, "2,1,3");
-    oac_gb_input(g, "position", OAC_T_INT64, "");
-    call = oac_gb_node(g, "Upd", "local", "call", "cache,values,position", "updated");
-    oac_node_attr_int(g, call, "cache_axis", 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "updated", OAC_T_FLOAT, "2,8,3"), "cache");
-    fx_mb(&f, mb);
-    oac_mb_free(mb);
+    build_ref_attr_call(&f);
     ro.steps = 9;
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     ck_assert_uint_eq(f.e->steps_completed, 8);
@@ -549,9 +417,8 @@ START_TEST(deep_if_nesting_refused)
 {
     for (int depth = OAC_MAX_DEPTH - 1; depth <= OAC_MAX_DEPTH + 6; depth += 7) {
         fx f;
-        fx_begin(&f);
-        oac_mb *mb = oac_mb_new(f.ctx);
-        oac_gb *g = oac_mb_graph(mb);
+        oac_mb *mb;
+        oac_gb *g = fx_build(&f, &mb);
         oac_gb_input(g, "x", OAC_T_FLOAT, "2");
         oac_gb_input(g, "c", OAC_T_BOOL, "");
         nest_ifs(g, 0, depth, "y");
@@ -584,9 +451,8 @@ START_TEST(deep_if_nesting_true_branch_runs)
     uint8_t one = 1;
     char *cp = write_tensor(dir, "c", OAC_T_BOOL, NULL, 0, &one, 1);
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_input(g, "x", OAC_T_FLOAT, "2");
     oac_gb_input(g, "c", OAC_T_BOOL, "");
     nest_ifs(g, 0, OAC_MAX_DEPTH, "y");
@@ -613,8 +479,8 @@ START_TEST(recursive_function_refused)
 {
     /* F calls F: no bound, refused before running (not a stack overflow). */
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
+    oac_mb *mb;
+    fx_build(&f, &mb);
     oac_mb_opset(mb, "local", 1);
     oac_gb *fb = oac_mb_function(mb, "local", "F", "a", "b");
     oac_gb_node(fb, "F", "local", "again", "a", "b");
@@ -622,8 +488,7 @@ START_TEST(recursive_function_refused)
     oac_gb_input(g, "x", OAC_T_FLOAT, "2");
     oac_gb_node(g, "F", "local", "call", "x", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2");
-    fx_mb(&f, mb);
-    oac_mb_free(mb);
+    fx_load_mb(&f, mb);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
@@ -638,9 +503,8 @@ START_TEST(scan_and_inner_unknown_refused)
     /* Scan by name; an unknown operator inside a Loop body by its own
      * name, before anything runs. */
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_input(g, "x", OAC_T_FLOAT, "2");
     oac_gb_input(g, "M", OAC_T_INT64, "");
     Onnx__NodeProto *s = oac_gb_node(g, "Scan", NULL, "scan", "x", "sx");
@@ -660,8 +524,7 @@ START_TEST(scan_and_inner_unknown_refused)
     oac_gb_output(lb, "w", OAC_T_FLOAT, "2");
     oac_gb_output(g, "sx", OAC_T_FLOAT, "2");
     oac_gb_output(g, "lx", OAC_T_FLOAT, "2");
-    fx_mb(&f, mb);
-    oac_mb_free(mb);
+    fx_load_mb(&f, mb);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 2);
@@ -678,14 +541,12 @@ START_TEST(failure_without_finding_is_reported)
     /* Rank 9 exceeds what the runtime runs: EUNSUPPORTED, and the report
      * has an error saying so (status and exit agree). */
     fx f;
-    fx_begin(&f);
-    oac_mb *mb = oac_mb_new(f.ctx);
-    oac_gb *g = oac_mb_graph(mb);
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
     oac_gb_input(g, "x", OAC_T_FLOAT, "1,1,1,1,1,1,1,1,1");
     oac_gb_node(g, "Identity", NULL, "copy", "x", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "1,1,1,1,1,1,1,1,1");
-    fx_mb(&f, mb);
-    oac_mb_free(mb);
+    fx_load_mb(&f, mb);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
     ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
@@ -759,32 +620,193 @@ START_TEST(alias_broken_inside_branch)
 }
 END_TEST
 
+/* ---- bounded work ------------------------------------------------------ */
+
+/* x [2] FLOAT carried by Loop `forever`: Loop(M, go, x) whose body keeps
+ * its condition (Identity) and returns x unchanged.  go is an initializer
+ * true; M an initializer when trip >= 0, else omitted. */
+static void build_endless_loop(fx *f, int64_t trip)
+{
+    oac_mb *mb;
+    oac_gb *g = fx_build(f, &mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
+    uint8_t one = 1;
+    oac_gb_init_raw(g, "go", OAC_T_BOOL, "", &one, 1);
+    if (trip >= 0)
+        oac_gb_init_i64(g, "M", "", &trip, 1);
+    Onnx__NodeProto *n = oac_gb_node(g, "Loop", NULL, "forever",
+                                     trip >= 0 ? "M,go,x" : ",go,x", "y");
+    oac_gb *b = oac_node_attr_graph(g, n, "body", "body");
+    oac_gb_input(b, "i", OAC_T_INT64, "");
+    oac_gb_input(b, "ci", OAC_T_BOOL, "");
+    oac_gb_input(b, "xi", OAC_T_FLOAT, "2");
+    oac_gb_node(b, "Identity", NULL, "keep", "ci", "co");
+    oac_gb_output(b, "co", OAC_T_BOOL, "");
+    oac_gb_output(b, "xi", OAC_T_FLOAT, "2");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2");
+    fx_load_mb(f, mb);
+}
+
+START_TEST(endless_loop_is_bounded)
+{
+    /* No trip count and a condition that never turns false; then a trip
+     * count of INT64_MAX: each stops at the step's work budget (here
+     * 1000: each iteration costs 1 + 1 node), named at the Loop, before
+     * the step completes. */
+    static const int64_t trips[] = { -1, INT64_MAX };
+    for (size_t t = 0; t < 2; t++) {
+        fx f;
+        build_endless_loop(&f, trips[t]);
+        oac_run_hooks h = { .body_work = 1000 };
+        oac_run_opts ro = { .steps = 3 };
+        ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, &h), OAC_ERUNTIME);
+        ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
+        const oac_diag *d = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR,
+                                        "unsupported-operator");
+        ck_assert_str_eq(d->node, "forever");
+        ck_assert_str_eq(d->op_type, "Loop");
+        ck_assert_str_eq(d->location, "/graph/node/0");
+        ck_assert_ptr_nonnull(strstr(d->message, "limit of 1000"));
+        ck_assert_uint_eq(f.e->steps_completed, 0);
+        fx_end(&f);
+    }
+    /* The budget is per step: 400 iterations fit 1000 every step. */
+    fx f;
+    build_endless_loop(&f, 400);
+    oac_run_hooks h = { .body_work = 1000 };
+    oac_run_opts ro = { .steps = 3 };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, &h), OAC_OK);
+    ck_assert_uint_eq(f.e->steps_completed, 3);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(endless_loop_default_budget)
+{
+    /* The default budget (OAC_RT_MAX_BODY_WORK) ends it too. */
+    fx f;
+    build_endless_loop(&f, -1);
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    const oac_diag *d = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_str_eq(d->node, "forever");
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(call_fan_out_is_bounded)
+{
+    /* F0 calls F1 twice, F1 calls F2 twice, ... F30 is Identity: 2^31
+     * calls from one node.  The budget (here 3000) stops it at a call
+     * inside, long before. */
+    enum { LEVELS = 30 };
+    fx f;
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
+    oac_mb_opset(mb, "local", 1);
+    for (int k = 0; k <= LEVELS; k++) {
+        char name[16], next[16];
+        snprintf(name, sizeof name, "F%d", k);
+        snprintf(next, sizeof next, "F%d", k + 1);
+        oac_gb *fb = oac_mb_function(mb, "local", name, "a", "b");
+        if (k == LEVELS) {
+            oac_gb_node(fb, "Identity", NULL, "leaf", "a", "b");
+            continue;
+        }
+        oac_gb_node(fb, next, "local", "first", "a", "t");
+        oac_gb_node(fb, next, "local", "second", "t", "b");
+    }
+    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
+    oac_gb_node(g, "F0", "local", "call", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2");
+    fx_load_mb(&f, mb);
+    oac_run_hooks h = { .body_work = 3000 };
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, NULL, &ro, &h, f.d), OAC_ERUNTIME);
+    ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
+    const oac_diag *d = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_ptr_nonnull(strstr(d->message, "limit of 3000"));
+    ck_assert_ptr_nonnull(strstr(d->location, "/functions/"));
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    fx_end(&f);
+}
+END_TEST
+
+/* cache [2,4,3] READ_WRITE updated at `position` through local::Outer,
+ * which calls local::Inner, which holds the CacheUpdate; with in_if, the
+ * call of Outer sits in both branches of an If on a true initializer. */
+static void build_nested_calls(fx *f, bool in_if)
+{
+    oac_mb *mb;
+    oac_gb *g = fx_build(f, &mb);
+    oac_mb_opset(mb, "local", 1);
+    oac_gb *ib = oac_mb_function(mb, "local", "Inner", "c,v,p", "u");
+    Onnx__NodeProto *u = oac_gb_node(ib, "CacheUpdate", "onnx_alias", "inner", "c,v,p", "u");
+    oac_node_attr_int(ib, u, "axis", 1);
+    oac_node_alias(ib, u, 0, 0, 1);
+    oac_vi_alias_of(ib, oac_gb_value_info(ib, "u", OAC_T_FLOAT, "2,4,3"), "c");
+    oac_gb *ob = oac_mb_function(mb, "local", "Outer", "oc,ov,op", "ou");
+    oac_gb_node(ob, "Inner", "local", "call_inner", "oc,ov,op", "ou");
+    oac_vi_alias_of(ob, oac_gb_value_info(ob, "ou", OAC_T_FLOAT, "2,4,3"), "oc");
+    oac_vi_access(g, oac_gb_input(g, "cache", OAC_T_FLOAT, "2,4,3"), 1);
+    oac_gb_input(g, "values", OAC_T_FLOAT, "2,1,3");
+    oac_gb_input(g, "position", OAC_T_INT64, "");
+    if (!in_if) {
+        oac_gb_node(g, "Outer", "local", "call", "cache,values,position", "updated");
+    } else {
+        uint8_t one = 1;
+        oac_gb_init_raw(g, "go", OAC_T_BOOL, "", &one, 1);
+        Onnx__NodeProto *n = oac_gb_node(g, "If", NULL, "choose", "go", "updated");
+        static const char *const br[2] = { "then_branch", "else_branch" };
+        for (int k = 0; k < 2; k++) {
+            oac_gb *b = oac_node_attr_graph(g, n, br[k], br[k]);
+            oac_gb_node(b, "Outer", "local", "call", "cache,values,position", "w");
+            oac_gb_output(b, "w", OAC_T_FLOAT, "2,4,3");
+        }
+    }
+    oac_vi_alias_of(g, oac_gb_output(g, "updated", OAC_T_FLOAT, "2,4,3"), "cache");
+    fx_load_mb(f, mb);
+}
+
+START_TEST(position_advances_through_nested_calls)
+{
+    /* Capacity 4, one row per step: 4 steps fit, the fifth overflows at
+     * position 4, so the position input advanced through a call inside a
+     * call (and an If around it). */
+    for (int in_if = 0; in_if < 2; in_if++) {
+        fx f;
+        build_nested_calls(&f, in_if);
+        oac_run_opts ro = { .steps = 4 };
+        int rc = oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d);
+        ck_assert_msg(rc == OAC_OK, "rc %d %s %s", rc, oac_errmsg(f.ctx), all_messages(f.d));
+        ck_assert_uint_eq(f.e->identity_held, f.e->identity_checked);
+        fx_end(&f);
+        build_nested_calls(&f, in_if);
+        ro.steps = 6;
+        ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+        ck_assert_uint_eq(f.e->steps_completed, 4);
+        const oac_diag *d = find_code(f.d, OAC_CAPACITY_OVERFLOW);
+        ck_assert_msg(d != NULL, "%s", all_messages(f.d));
+        ck_assert_ptr_nonnull(strstr(d->message, "position 4"));
+        fx_end(&f);
+    }
+}
+END_TEST
+
+static bool every_example(const char *name)
+{
+    (void)name;
+    return true;
+}
+
 START_TEST(allocation_failures_in_bodies)
 {
     /* Every allocation of a run through If, Loop and a call fails in
-     * turn: each attempt fails cleanly (ASan sees no leak). */
+     * turn. */
     static const char *const names[] = { "if_branches", "loop_cache", "function_cache" };
-    for (size_t m = 0; m < 3; m++) {
-        bool ok = false;
-        for (unsigned long n = 1; n < 3000 && !ok; n++) {
-            fx f;
-            fx_example(&f, names[m]);
-            oac_dim_binding dims[5];
-            oac_check_opts co = { .dims = dims, .n_dims = dense_dims(dims) };
-            ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
-            oac_run_opts ro = { .steps = 2, .dims = dims, .n_dims = 5 };
-            oac_ctx_fail_alloc_after(f.ctx, n);
-            int rc = oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d);
-            oac_ctx_fail_alloc_after(f.ctx, 0);
-            if (rc == OAC_OK)
-                ok = true;
-            else
-                ck_assert_msg(rc == OAC_ENOMEM, "%s: n=%lu rc=%d %s", names[m], n, rc,
-                              oac_errmsg(f.ctx));
-            fx_end(&f);
-        }
-        ck_assert(ok);
-    }
+    oac_dim_binding dims[5];
+    fail_each_allocation(names, 3, dims, dense_dims(dims), every_example, 2, 3000);
 }
 END_TEST
 
@@ -809,16 +831,13 @@ static Suite *suite(void)
     tcase_add_test(tc, failure_without_finding_is_reported);
     tcase_add_test(tc, refusal_peak_matches_at_zero);
     tcase_add_test(tc, alias_broken_inside_branch);
+    tcase_add_test(tc, endless_loop_is_bounded);
+    tcase_add_test(tc, endless_loop_default_budget);
+    tcase_add_test(tc, call_fan_out_is_bounded);
+    tcase_add_test(tc, position_advances_through_nested_calls);
     tcase_add_test(tc, allocation_failures_in_bodies);
     suite_add_tcase(s, tc);
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+OAC_CHECK_MAIN(suite)

@@ -85,7 +85,7 @@ START_TEST(test_type_mismatch)
     cu(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT, "1,2,16,4"), "cache");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_TYPE_MISMATCH, "upd", "out");
+    expect_named(&r, OAC_TYPE_MISMATCH, "type-mismatch", "upd", "out");
     ck_assert_ptr_nonnull(strstr(find(&r, OAC_TYPE_MISMATCH, NULL, NULL)->message, "cache"));
     run_end(&r);
 
@@ -97,7 +97,7 @@ START_TEST(test_type_mismatch)
     oac_gb_value_info(r.g, "a", OAC_T_INT8, "1,2,16,4");
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,16,4"), "cache");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_TYPE_MISMATCH, "u1", "a");
+    expect_named(&r, OAC_TYPE_MISMATCH, "type-mismatch", "u1", "a");
     run_end(&r);
 
     /* 3: a paged cache whose update output is declared a dense tensor. */
@@ -114,7 +114,7 @@ START_TEST(test_type_mismatch)
     oac_node_alias(r.g, n, 0, 0, 1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "2,2,16,8"), "pages");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_TYPE_MISMATCH, "pu", "out");
+    expect_named(&r, OAC_TYPE_MISMATCH, "type-mismatch", "pu", "out");
     run_end(&r);
 }
 END_TEST
@@ -127,7 +127,7 @@ START_TEST(test_rank_mismatch)
     cu(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "2,16,4"), "cache");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_RANK_MISMATCH, "upd", "out");
+    expect_named(&r, OAC_RANK_MISMATCH, "rank-mismatch", "upd", "out");
     run_end(&r);
 
     run_begin(&r);
@@ -136,7 +136,7 @@ START_TEST(test_rank_mismatch)
     cu(r.g, "u2", "a,values,position", "b", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,1,2,16,4"), "cache");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_RANK_MISMATCH, "u2", "b");
+    expect_named(&r, OAC_RANK_MISMATCH, "rank-mismatch", "u2", "b");
     ck_assert_int_eq(count(&r, OAC_RANK_MISMATCH), 1);
     run_end(&r);
 }
@@ -838,11 +838,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+OAC_CHECK_MAIN(suite)

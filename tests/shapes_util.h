@@ -4,7 +4,8 @@
  * Owns: building a model with the builder, loading it from memory and
  * checking it (run_check), or running the passes up to shapes by hand
  * (infer_run) so the graph index stays alive for value lookups; finding
- * and expecting diagnostics; reading inferred dims and element types.
+ * and expecting diagnostics (by code, and by the code's stable string);
+ * reading inferred dims and element types.
  * Every helper frees what it took in run_end.
  */
 #ifndef OAC_TESTS_SHAPES_UTIL_H
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "oac_int.h"
 #include "oac_build.h"
 #include "alias.h"
@@ -134,6 +136,15 @@ static void expect(const run *r, oac_code code, const char *node, const char *va
                      node ? node : "*", value ? value : "*");
     }
     ck_assert_int_eq(x->severity, OAC_SEV_ERROR);
+}
+
+/* expect(), and the stable code string reports carry for it (contract
+ * 3), through the public API. */
+static void expect_named(const run *r, oac_code code, const char *name, const char *node,
+                         const char *value)
+{
+    expect(r, code, node, value);
+    ck_assert_str_eq(oac_code_name(find(r, code, node, value)->code), name);
 }
 
 /* Dims of a main-graph value after infer_run, as "2,S,?" (symbol names
