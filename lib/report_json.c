@@ -16,6 +16,9 @@
  *  4. Nothing is printed; a failed allocation returns NULL with the
  *     message on the context.  jansson allocates through its own
  *     allocator (setting it would be global state, which lib/ avoids).
+ *  5. Every string goes through oac_json_str (report_str.h): a name or
+ *     path that is not UTF-8 is written with U+FFFD, never costs the
+ *     model its report.
  *
  * The report reads the analysis through its internal layout (check.h),
  * as the other library files do, so reports need no accessor beyond it.
@@ -24,6 +27,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "report_str.h"
 
 bool oac_report_failed(const oac_report_input *in)
 {
@@ -35,7 +39,7 @@ bool oac_report_failed(const oac_report_input *in)
 /* A string, or null for NULL: the report's nullable strings. */
 static json_t *str_or_null(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    return s ? oac_json_str(s) : json_null();
 }
 
 static json_t *opt_u64(oac_opt_u64 v)
@@ -62,7 +66,7 @@ static void push(json_t *arr, json_t *value, bool *ok)
 static void put_opt_str(json_t *obj, const char *key, const char *s, bool *ok)
 {
     if (s)
-        put(obj, key, json_string(s), ok);
+        put(obj, key, oac_json_str(s), ok);
 }
 
 static json_t *diag_json(const oac_diag *d)
@@ -71,9 +75,9 @@ static json_t *diag_json(const oac_diag *d)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    put(o, "code", json_string(oac_code_name(d->code)), &ok);
-    put(o, "severity", json_string(oac_severity_name(d->severity)), &ok);
-    put(o, "message", json_string(d->message ? d->message : ""), &ok);
+    put(o, "code", oac_json_str(oac_code_name(d->code)), &ok);
+    put(o, "severity", oac_json_str(oac_severity_name(d->severity)), &ok);
+    put(o, "message", oac_json_str(d->message ? d->message : ""), &ok);
     put_opt_str(o, "graph", d->graph, &ok);
     put_opt_str(o, "node", d->node, &ok);
     put_opt_str(o, "op_type", d->op_type, &ok);
@@ -96,7 +100,7 @@ static json_t *model_json(const oac_report_input *in, bool *ok)
         json_decref(ops);
         return NULL;
     }
-    put(o, "path", json_string(in->path ? in->path : ""), ok);
+    put(o, "path", oac_json_str(in->path ? in->path : ""), ok);
     put(o, "ir_version", p && p->has_ir_version
                               ? json_integer((json_int_t)p->ir_version)
                               : json_null(), ok);
@@ -108,7 +112,7 @@ static json_t *model_json(const oac_report_input *in, bool *ok)
             break;
         }
         /* An absent domain is the default ONNX domain "". */
-        put(e, "domain", json_string(op->domain ? op->domain : ""), ok);
+        put(e, "domain", oac_json_str(op->domain ? op->domain : ""), ok);
         put(e, "version", op->has_version ? json_integer((json_int_t)op->version)
                                           : json_null(), ok);
         push(ops, e, ok);
@@ -139,9 +143,9 @@ static json_t *class_json(const oac_alias_class *c, bool *ok)
         json_decref(shape);
         return NULL;
     }
-    put(o, "root", json_string(c->root ? c->root : ""), ok);
+    put(o, "root", oac_json_str(c->root ? c->root : ""), ok);
     for (size_t i = 0; i < c->n_members; i++)
-        push(members, json_string(c->members[i] ? c->members[i] : ""), ok);
+        push(members, oac_json_str(c->members[i] ? c->members[i] : ""), ok);
     put(o, "members", members, ok);
     put(o, "elem_type", str_or_null(oac_elem_name(c->elem_type)), ok);
     /* Each dimension is its value when known, else its symbol, else null;
@@ -150,7 +154,7 @@ static json_t *class_json(const oac_alias_class *c, bool *ok)
         if (c->dims && c->dims[i] >= 0)
             push(shape, json_integer((json_int_t)c->dims[i]), ok);
         else if (c->dim_params && c->dim_params[i])
-            push(shape, json_string(c->dim_params[i]), ok);
+            push(shape, oac_json_str(c->dim_params[i]), ok);
         else
             push(shape, json_null(), ok);
     }
@@ -180,11 +184,11 @@ static json_t *unchecked_json(const oac_unchecked *u, bool *ok)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    put(o, "rule", json_string(u->rule ? u->rule : ""), ok);
+    put(o, "rule", oac_json_str(u->rule ? u->rule : ""), ok);
     put(o, "graph", str_or_null(u->graph), ok);
     put(o, "node", str_or_null(u->node), ok);
     put(o, "value", str_or_null(u->value), ok);
-    put(o, "reason", json_string(u->reason ? u->reason : ""), ok);
+    put(o, "reason", oac_json_str(u->reason ? u->reason : ""), ok);
     return o;
 }
 
@@ -251,11 +255,11 @@ json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in)
         ok = false;
         goto done;
     }
-    put(tool, "name", json_string(OAC_TOOL_NAME), &ok);
-    put(tool, "version", json_string(OAC_VERSION), &ok);
+    put(tool, "name", oac_json_str(OAC_TOOL_NAME), &ok);
+    put(tool, "version", oac_json_str(OAC_VERSION), &ok);
     put(r, "tool", tool, &ok);
     put(r, "model", model_json(in, &ok), &ok);
-    put(r, "status", json_string(oac_report_failed(in) ? "error" : "ok"), &ok);
+    put(r, "status", oac_json_str(oac_report_failed(in) ? "error" : "ok"), &ok);
     put(r, "summary", summary_json(in->diags, &ok), &ok);
     for (size_t i = 0; i < oac_diags_count(in->diags); i++)
         push(diags, diag_json(oac_diags_get(in->diags, i)), &ok);

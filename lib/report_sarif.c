@@ -23,12 +23,15 @@
  *  3. A path is written as a URI reference: bytes outside RFC 3986's
  *     unreserved, sub-delims, ':', '@' and '/' are percent-encoded, so
  *     ordinary paths come out unchanged.
+ *  4. Every string goes through oac_json_str (report_str.h), so names
+ *     that are not UTF-8 still give a log (bad bytes as U+FFFD).
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "oac_int.h"
+#include "report_str.h"
 
 static void put(json_t *obj, const char *key, json_t *value, bool *ok)
 {
@@ -46,7 +49,7 @@ static json_t *text_obj(const char *text, bool *ok)
 {
     json_t *o = json_object();
     if (o)
-        put(o, "text", json_string(text ? text : ""), ok);
+        put(o, "text", oac_json_str(text ? text : ""), ok);
     return o;
 }
 
@@ -72,7 +75,7 @@ static json_t *path_uri(oac_ctx *ctx, const char *path)
             k += (size_t)sprintf(s + k, "%%%02X", c);
     }
     s[k] = '\0';
-    j = json_string(s);
+    j = oac_json_str(s);
     oac_dealloc(ctx, s);
     return j;
 }
@@ -91,9 +94,9 @@ static json_t *rules_json(bool *ok)
             *ok = false;
             break;
         }
-        put(r, "id", json_string(oac_code_name(c)), ok);
+        put(r, "id", oac_json_str(oac_code_name(c)), ok);
         put(r, "shortDescription", text_obj(oac_code_meaning(c), ok), ok);
-        put(cfg, "level", json_string(oac_severity_name(oac_code_severity(c))), ok);
+        put(cfg, "level", oac_json_str(oac_severity_name(oac_code_severity(c))), ok);
         put(r, "defaultConfiguration", cfg, ok);
         push(rules, r, ok);
     }
@@ -106,10 +109,10 @@ static json_t *logical(const char *name, const char *fqn, const char *kind,
     json_t *o = json_object();
     if (!o)
         return NULL;
-    put(o, "name", json_string(name), ok);
+    put(o, "name", oac_json_str(name), ok);
     if (fqn)
-        put(o, "fullyQualifiedName", json_string(fqn), ok);
-    put(o, "kind", json_string(kind), ok);
+        put(o, "fullyQualifiedName", oac_json_str(fqn), ok);
+    put(o, "kind", oac_json_str(kind), ok);
     return o;
 }
 
@@ -133,9 +136,9 @@ static json_t *result_json(oac_ctx *ctx, const oac_diag *d, const char *path,
         *ok = false;
         return NULL;
     }
-    put(res, "ruleId", json_string(oac_code_name(d->code)), ok);
+    put(res, "ruleId", oac_json_str(oac_code_name(d->code)), ok);
     put(res, "ruleIndex", json_integer(d->code), ok);
-    put(res, "level", json_string(oac_severity_name(d->severity)), ok);
+    put(res, "level", oac_json_str(oac_severity_name(d->severity)), ok);
     put(res, "message", text_obj(d->message, ok), ok);
 
     put(art, "uri", path_uri(ctx, path), ok);
@@ -143,19 +146,22 @@ static json_t *result_json(oac_ctx *ctx, const oac_diag *d, const char *path,
     put(phys, "artifactLocation", art, ok);
     put(loc, "physicalLocation", phys, ok);
     /* The node and value are qualified by their graph, since names repeat
-     * across subgraphs and functions. */
-    if (d->graph)
-        push(logs, logical(d->graph, NULL, "module", ok), ok);
+     * across subgraphs and functions.  An unnamed graph (ONNX does not
+     * require a name) has no logical location: SARIF names are for
+     * people, and "" names nothing. */
+    const char *graph = d->graph && *d->graph ? d->graph : NULL;
+    if (graph)
+        push(logs, logical(graph, NULL, "module", ok), ok);
     if (d->node) {
-        fqn = d->graph ? oac_asprintf(ctx, "%s/%s", d->graph, d->node) : NULL;
-        if (d->graph && !fqn)
+        fqn = graph ? oac_asprintf(ctx, "%s/%s", graph, d->node) : NULL;
+        if (graph && !fqn)
             *ok = false;
         push(logs, logical(d->node, fqn, "function", ok), ok);
         oac_dealloc(ctx, fqn);
     }
     if (d->value) {
-        fqn = d->graph ? oac_asprintf(ctx, "%s/%s", d->graph, d->value) : NULL;
-        if (d->graph && !fqn)
+        fqn = graph ? oac_asprintf(ctx, "%s/%s", graph, d->value) : NULL;
+        if (graph && !fqn)
             *ok = false;
         push(logs, logical(d->value, fqn, "variable", ok), ok);
         oac_dealloc(ctx, fqn);
@@ -172,9 +178,9 @@ static json_t *result_json(oac_ctx *ctx, const oac_diag *d, const char *path,
             *ok = false;
         else {
             if (d->location)
-                put(props, "location", json_string(d->location), ok);
+                put(props, "location", oac_json_str(d->location), ok);
             if (d->op_type)
-                put(props, "op_type", json_string(d->op_type), ok);
+                put(props, "op_type", oac_json_str(d->op_type), ok);
             put(res, "properties", props, ok);
         }
     }
@@ -208,11 +214,11 @@ json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
         ok = false;
         goto done;
     }
-    put(log, "$schema", json_string("https://json.schemastore.org/sarif-2.1.0.json"), &ok);
-    put(log, "version", json_string("2.1.0"), &ok);
-    put(driver, "name", json_string(OAC_TOOL_NAME), &ok);
-    put(driver, "version", json_string(OAC_VERSION), &ok);
-    put(driver, "semanticVersion", json_string(OAC_VERSION), &ok);
+    put(log, "$schema", oac_json_str("https://json.schemastore.org/sarif-2.1.0.json"), &ok);
+    put(log, "version", oac_json_str("2.1.0"), &ok);
+    put(driver, "name", oac_json_str(OAC_TOOL_NAME), &ok);
+    put(driver, "version", oac_json_str(OAC_VERSION), &ok);
+    put(driver, "semanticVersion", oac_json_str(OAC_VERSION), &ok);
     put(driver, "rules", rules_json(&ok), &ok);
     put(tool, "driver", driver, &ok);
     put(run, "tool", tool, &ok);

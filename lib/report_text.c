@@ -12,8 +12,8 @@
  *  1. Every diagnostic line matches `^PATH: (error|warning|note): .* \[CODE\]$`
  *     and the summary is the last line starting with `PATH:`; execution
  *     lines are indented so they never look like either.
- *  2. A message cannot break a line: control characters in it are written
- *     as spaces, so one diagnostic is always one line.
+ *  2. A message or path cannot break a line: control characters in them
+ *     are written as spaces, so one diagnostic is always one line.
  *  3. Counts are taken from the diagnostics, as in the JSON report.
  *  4. The result is malloc'ed through the context allocator (so it is
  *     free()d by the caller, and chaos tests reach its failure path).
@@ -99,7 +99,8 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
     add(&b, "%s", "");
     for (size_t i = 0; i < n; i++) {
         const oac_diag *d = oac_diags_get(in->diags, i);
-        add(&b, "%s: %s: ", path, oac_severity_name(d->severity));
+        add_flat(&b, path);
+        add(&b, ": %s: ", oac_severity_name(d->severity));
         add_flat(&b, d->message);
         add(&b, " [%s]\n", oac_code_name(d->code));
     }
@@ -108,7 +109,8 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
     size_t errors = oac_diags_count_severity(in->diags, OAC_SEV_ERROR);
     size_t warnings = oac_diags_count_severity(in->diags, OAC_SEV_WARNING);
     size_t notes = oac_diags_count_severity(in->diags, OAC_SEV_NOTE);
-    add(&b, "%s: %zu %s, %zu %s, %zu %s (status: %s)\n", path,
+    add_flat(&b, path);
+    add(&b, ": %zu %s, %zu %s, %zu %s (status: %s)\n",
         errors, plural(errors, "error", "errors"),
         warnings, plural(warnings, "warning", "warnings"),
         notes, plural(notes, "note", "notes"),

@@ -615,6 +615,21 @@ static int seed_input_file(pass *p, const oac_value *v)
             vs->kind = OAC_VK_TENSOR;
         if (!vs->elem_type && t->has_data_type)
             vs->elem_type = t->data_type;
+        /* The file's type disagreeing with the declaration is what `run`
+         * refuses; say it here too, as the rank below. */
+        if (vs->kind == OAC_VK_TENSOR && vs->elem_type && t->has_data_type &&
+            t->data_type != vs->elem_type) {
+            oac_where w = { .graph = v->scope->name, .value = v->name,
+                            .location = v->vi_loc };
+            rc = oac_scope_diag(p->st, v->scope, OAC_TYPE_MISMATCH, &w,
+                                "the --input file of '%s' holds %s but '%s' is "
+                                "declared %s", v->name,
+                                oac_elem_name(t->data_type) ? oac_elem_name(t->data_type) : "an unknown type",
+                                v->name,
+                                oac_elem_name(vs->elem_type) ? oac_elem_name(vs->elem_type) : "another type");
+            if (rc)
+                return rc;
+        }
         if (vs->kind == OAC_VK_TENSOR && t->n_dims <= OAC_SHAPE_MAX_RANK) {
             if (vs->rank < 0) {
                 if (!(vs->dims = oac_shapes_new_dims(sh, t->n_dims)))

@@ -41,6 +41,7 @@ expect_eq "--werror warning count" "$(json 'r["summary"]["warnings"] >= 1 and r[
 # Unreadable input: a report all the same, exit 2.
 run_oac 2 "$garbage"
 grep -q "^$garbage: error: .* \[parse-error\]\$" "$out" || fail "no parse-error line for garbage"
+[ -s "$err" ] && fail "a parse-error report also wrote to stderr: $(cat "$err")"
 run_oac 2 --format=json "$missing"
 expect_eq "missing file code" "$(json 'r["diagnostics"][0]["code"]' "$out")" parse-error
 expect_eq "missing file model" "$(json 'r["model"]' "$out")" \

@@ -4,23 +4,29 @@
 Contract, section 4 (the report and its schema) and section 5 (SARIF).
 
     validate_report.py            sweep: every example model the build wrote
+                                  and every model of tests/cli_models
                                   (check, JSON, one by one and as one array),
                                   unreadable files, and SARIF structure
     validate_report.py FILE...    validate report files (e.g. of `run`)
 
 Besides the schema, checks what a schema cannot say: summary counts equal
 the diagnostics, exit status agrees with the status, an alias class's root
-is its first member, SARIF results mirror the JSON diagnostics.  A few
+is its first member, SARIF results mirror the JSON diagnostics, every
+`location` resolves in the model over proto field names and names the node
+it goes through (`#<index>` when unnamed).  A few
 deliberately broken reports must fail the schema, so it cannot be vacuous.
 Exit status: 0 pass, 1 fail, 77 skip (no examples built).
 """
+import atexit
 import copy
 import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 from jsonschema import Draft202012Validator
 
@@ -70,6 +76,69 @@ def check_semantics(what, r, exit_status=None):
         want = 2 if unreadable else (1 if r["status"] == "error" else 0)
         if exit_status != want:
             fail("%s: exit status %d for status %s" % (what, exit_status, r["status"]))
+
+
+# Fields the contract adds (numbers from 1001), unknown to Debian's onnx:
+# a pointer may end in them, below them the walk cannot follow.
+CONTRACT_FIELDS = {"output_alias", "access", "alias_of", "quantizations",
+                   "quantized_tensor_type", "quantized_tensor_values", "value_type"}
+# ONNX fields newer than Debian's onnx 1.12 (IR 10): the walk stops there too.
+NEWER_FIELDS = {"metadata_props", "value_info", "overload"}
+
+
+def check_locations(what, model_path, r):
+    """Contract 4: `location` is an RFC 6901 pointer over proto field names
+    with 0-based indices; it must resolve in the model, and a diagnostic
+    pointing at a node's output_alias names that node (#<index> unnamed).
+    (Other pointers may lead elsewhere: alias-root-immutable points at the
+    root, which a Constant node may produce, and names the updating node.)"""
+    try:
+        import onnx
+        m = onnx.ModelProto()
+        with open(model_path, "rb") as f:
+            m.ParseFromString(f.read())
+    except Exception:   # no onnx module, or not a model: nothing to walk
+        return
+    for d in r["diagnostics"]:
+        loc = d.get("location")
+        if loc is None:
+            continue
+        if loc and not loc.startswith("/"):
+            fail("%s: %s location %r is not a pointer" % (what, d["code"], loc))
+            continue
+        segs = [x.replace("~1", "/").replace("~0", "~") for x in loc.split("/")[1:]]
+        cur, node_name, i, at_alias = m, None, 0, False
+        while i < len(segs):
+            name = segs[i]
+            if name in CONTRACT_FIELDS:
+                at_alias = name == "output_alias"
+                break
+            field = cur.DESCRIPTOR.fields_by_name.get(name)
+            if field is None and name in NEWER_FIELDS:
+                break
+            if field is None:
+                fail("%s: %s location %s: no field %r" % (what, d["code"], loc, name))
+                break
+            val = getattr(cur, name)
+            if field.label == field.LABEL_REPEATED:
+                if i + 1 >= len(segs) or not segs[i + 1].isdigit() or int(segs[i + 1]) >= len(val):
+                    fail("%s: %s location %s: bad index after %r" % (what, d["code"], loc, name))
+                    break
+                idx = int(segs[i + 1])
+                val = val[idx]
+                if name == "node":
+                    node_name = val.name or "#%d" % idx
+                i += 2
+            else:
+                i += 1
+            if field.message_type is None:
+                if i < len(segs):
+                    fail("%s: %s location %s: %r is not a message" % (what, d["code"], loc, name))
+                break
+            cur = val
+        if at_alias and node_name is not None and d.get("node") != node_name:
+            fail("%s: %s at %s names node %r, the pointer's node is %r"
+                 % (what, d["code"], loc, d.get("node"), node_name))
 
 
 def validate(v, what, doc):
@@ -139,6 +208,15 @@ def check_sarif(paths, reports, codes):
 
 def sweep(v):
     models = sorted(glob.glob(os.path.join(BUILD, "examples", "*.onnx")))
+    # The models of tests/cli_models too, when it was built.
+    gen = os.path.join(BUILD, "tests", "cli_models")
+    extra = tempfile.mkdtemp(prefix="validate_report.")
+    atexit.register(shutil.rmtree, extra, True)
+    if models and os.access(gen, os.X_OK):
+        if subprocess.run([gen, extra]).returncode == 0:
+            models += sorted(glob.glob(os.path.join(extra, "*.onnx")))
+        else:
+            fail("tests/cli_models failed")
     if not models:
         print("SKIP: no example models in %s/examples" % BUILD)
         return 77
@@ -155,6 +233,7 @@ def sweep(v):
             check_semantics(m, r, rc)
             if r["model"]["path"] != m or r["model"]["ir_version"] is None:
                 fail("%s: model.path/ir_version wrong" % m)
+            check_locations(m, m, r)
         reports.append(r)
     if reports:
         schema_not_vacuous(v, reports[0])
