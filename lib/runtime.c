@@ -1841,6 +1841,11 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         if (mp)
             e->planned_peak_bytes = mp->peak_bytes;
     }
+    /* Contract 5: nothing executes when the check found an error.  The
+     * execution object still says how many steps were asked for and that
+     * none ran, so every `run` report has one. */
+    if (errors_before > 0)
+        goto done;
     if (n_sess > 1024) {
         rc = oac_err(ctx, OAC_EINVAL, "--sessions %u: at most 1024", n_sess);
         goto done;

@@ -6,10 +6,11 @@
  * report's `execution` object (and, in text, its one-screen summary).
  *
  * Invariants:
- *  1. Nothing executes when the check found an error: the report then
- *     has the check's diagnostics and no `execution`, exit 1 (or 2 for an
- *     unreadable model).  Warnings do not stop the run; with --werror
- *     they still make the status "error".
+ *  1. Nothing executes when the check found an error: oac_run sees the
+ *     check's errors and runs no step, so the report has the check's
+ *     diagnostics and an `execution` with steps_completed 0, exit 1 (2
+ *     for an unreadable model, which has no execution).  Warnings do not
+ *     stop the run; with --werror they still make the status "error".
  *  2. A refusal or finding of the runtime is a diagnostic (oac_run puts
  *     it in the same list); the report shows what was measured up to it.
  *  3. OAC_EINVAL from the runtime (e.g. a dimension left unknown, a
@@ -20,6 +21,7 @@
  *     diagnostic, so its status says "error" when the exit is 1.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,8 +41,8 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         status = CLI_EXIT_USAGE;
         goto done;
     }
-    if (m.model && m.exit == CLI_EXIT_OK && m.analysis &&
-        oac_diags_count_severity(m.diags, OAC_SEV_ERROR) == 0) {
+    if (m.model && m.exit == CLI_EXIT_OK && m.analysis) {
+        bool clean = oac_diags_count_severity(m.diags, OAC_SEV_ERROR) == 0;
         oac_run_opts ro = {
             .steps = c->steps ? c->steps : 1,
             .dims = c->dims, .n_dims = c->n_dims,
@@ -51,7 +53,7 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         };
         /* --dump DIR names where to put the files; like most tools'
          * output folders it is created when missing (one level). */
-        if (c->dump && mkdir(c->dump, 0777) != 0 && errno != EEXIST) {
+        if (clean && c->dump && mkdir(c->dump, 0777) != 0 && errno != EEXIST) {
             cli_error("--dump %s: %s", c->dump, strerror(errno));
             status = CLI_EXIT_USAGE;
             goto done;

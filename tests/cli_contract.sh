@@ -275,8 +275,8 @@ run_oac 1 --format=json --input values="$tmp/f32.pb" "$cm/static_dense.onnx"
 expect_eq "--input of another type" "$(json '[[d["code"], d["value"], d["location"]] for d in r["diagnostics"]]' "$out")" \
     '[["type-mismatch", "values", "/graph/input/1"]]'
 run_oac 1 run --format=json --input values="$tmp/f32.pb" "$cm/static_dense.onnx"
-expect_eq "run --input of another type" "$(json '[[d["code"] for d in r["diagnostics"]], "execution" in r]' "$out")" \
-    '[["type-mismatch"], false]'
+expect_eq "run --input of another type" "$(json '[[d["code"] for d in r["diagnostics"]], r["execution"]["steps_completed"]]' "$out")" \
+    '[["type-mismatch"], 0]'
 
 # Pages of a --input SequenceProto are validated (n_bytes 100 != 128).
 "$PYTHON3" - "$tmp" <<'EOF' || fail "cannot write SequenceProto files"
@@ -303,7 +303,7 @@ expect_eq "--input pages" "$(codes)" '["page-type-invalid"]'
 # Nothing runs after a check error: no dump written.
 # shellcheck disable=SC2086
 run_oac 1 run $dims --dump "$tmp/nodump" --format=json "$broken"
-expect_eq "run after a check error" "$(json '[[d["code"] for d in r["diagnostics"]], "execution" in r]' "$out")" '[["alias-mismatch"], false]'
+expect_eq "run after a check error" "$(json '[[d["code"] for d in r["diagnostics"]], r["execution"]["steps_completed"], r["execution"]["per_step"]]' "$out")" '[["alias-mismatch"], 0, []]'
 [ -n "$(ls "$tmp/nodump" 2>/dev/null)" ] && fail "run dumped files after a check error"
 # A dimension left unknown: usage error, no report.
 run_oac 2 run --format=json --dim batch=1 "$dense"

@@ -58,7 +58,11 @@ done
 # ---- check first: nothing runs after an error -----------------------------
 # shellcheck disable=SC2086
 run_oac 1 run $dims --format=json "$ex/dense_cache_broken.onnx"
-expect_eq "no execution after a check error" "$(json '"execution" in r' "$out")" false
+expect_eq "no step runs after a check error" \
+    "$(json '[r["execution"]["steps_requested"], r["execution"]["steps_completed"], r["execution"]["per_step"], r["execution"]["pointer_identity"]["checked"]]' "$out")" \
+    "[1, 0, [], 0]"
+expect_eq "the check's error is reported" "$(json '[d["code"] for d in r["diagnostics"]]' "$out")" '["alias-mismatch"]'
+"$PYTHON3" "$top_srcdir/tests/validate_report.py" "$out" || fail "run report after a check error does not validate"
 expect_eq "check error reported" "$(json 'r["diagnostics"][0]["code"]' "$out")" alias-mismatch
 
 # ---- an update without output_alias: a second cache, a warning ------------
