@@ -235,14 +235,18 @@ static void fill(float *w, size_t n, uint32_t seed, float amp)
     }
 }
 
-static void weight(oac_gb *g, const char *name, int rows, int cols, uint32_t seed)
+/* A rows x cols FLOAT initializer filled through scratch (room for
+ * rows * cols floats, or NULL after a builder failure: then nothing). */
+static void weight(oac_gb *g, float *scratch, const char *name, int rows, int cols,
+                   uint32_t seed)
 {
-    float w[OAC_TOY_HIDDEN * OAC_TOY_VOCAB * 2];
     char dims[32];
     size_t n = (size_t)rows * (size_t)cols;
-    fill(w, n, seed, 0.5f);
+    if (!scratch)
+        return;
+    fill(scratch, n, seed, 0.5f);
     snprintf(dims, sizeof dims, "%d,%d", rows, cols);
-    oac_gb_init_f32(g, name, dims, w, n);
+    oac_gb_init_f32(g, name, dims, scratch, n);
 }
 
 static void ints_attr(oac_gb *g, Onnx__NodeProto *n, const char *name,
@@ -252,22 +256,53 @@ static void ints_attr(oac_gb *g, Onnx__NodeProto *n, const char *name,
     oac_node_attr_ints(g, n, name, v, 4);
 }
 
+/* 1 / sqrt(d) without libm (tests link this file without -lm): Newton's
+ * square root converges from 1 for every d >= 1; 0.5 for d = 4. */
+static float inv_sqrt(int d)
+{
+    double x = 1.0;
+    for (int i = 0; i < 64; i++)
+        x = 0.5 * (x + (double)d / x);
+    return (float)(1.0 / x);
+}
+
+void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased)
+{
+    (void)oac_example_toy_decoder_sized(mb, layers, aliased, OAC_TOY_HEADS,
+                                        OAC_TOY_HEAD_SIZE, OAC_TOY_HIDDEN);
+}
+
 /* A decoder of `layers` layers (names l<i>_..., caches key_cache_<i> and
  * value_cache_<i>); aliased: caches are READ_WRITE inputs updated in place by
  * CacheUpdate at `position`, attention reads all max_len slots and a
  * mask row (Gather(mask_table, position)) hides the unwritten ones.
  * Otherwise: the ordinary present = Concat(past, new) style.  Both
- * compute the same logits for the same tokens. */
-void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased)
+ * compute the same logits for the same tokens.  Projections are
+ * E x (H*D) (q, k, v) and (H*D) x E (o), so hidden need not be
+ * heads * head_size; with the toy sizes every tensor, name and value is
+ * what oac_example_toy_decoder always wrote. */
+int oac_example_toy_decoder_sized(oac_mb *mb, int layers, bool aliased, int heads,
+                                  int head_size, int hidden)
 {
-    enum { H = OAC_TOY_HEADS, D = OAC_TOY_HEAD_SIZE, E = OAC_TOY_HIDDEN,
-           L = OAC_TOY_MAX_LEN, V = OAC_TOY_VOCAB };
+    if (heads < 1 || head_size < 1 || hidden < 1 || heads > OAC_TOY_MAX_DIM ||
+        head_size > OAC_TOY_MAX_DIM || hidden > OAC_TOY_MAX_DIM ||
+        heads * head_size > OAC_TOY_MAX_DIM)
+        return OAC_EINVAL;
+    const int H = heads, D = head_size, E = hidden, HD = heads * head_size,
+              L = OAC_TOY_MAX_LEN, V = OAC_TOY_VOCAB;
     oac_gb *g = oac_mb_graph(mb);
-    char cache_dims[64], n1[64], n2[64], n3[96], pre[16];
+    char cache_dims[64], n1[64], n2[64], n3[96], pre[16], dims[32];
     if (aliased)
         snprintf(cache_dims, sizeof cache_dims, "1,%d,%d,%d", H, L, D);
     else
         snprintf(cache_dims, sizeof cache_dims, "1,%d,past_len,%d", H, D);
+
+    /* One scratch buffer for every constant: the largest of them (the
+     * builder copies each), from the builder's arena. */
+    size_t most = (size_t)E * (size_t)(HD > V ? HD : V);
+    if (most < (size_t)L * (size_t)L)
+        most = (size_t)L * (size_t)L;
+    float *scratch = oac_mb_alloc(mb, most * sizeof *scratch);
 
     oac_gb_input(g, "input_ids", OAC_T_INT64, "1,1");
     if (aliased)
@@ -284,24 +319,27 @@ void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased)
     }
 
     /* Shared constants. */
-    float emb[V * E];
-    fill(emb, V * E, 1, 1.0f);
-    oac_gb_init_f32(g, "embedding", "16,8", emb, V * E);
-    int64_t s4[4] = { 1, 1, H, D }, s3[3] = { 1, 1, E };
+    if (scratch) {
+        fill(scratch, (size_t)V * (size_t)E, 1, 1.0f);
+        snprintf(dims, sizeof dims, "%d,%d", V, E);
+        oac_gb_init_f32(g, "embedding", dims, scratch, (size_t)V * (size_t)E);
+    }
+    int64_t s4[4] = { 1, 1, H, D }, s3[3] = { 1, 1, HD };
     oac_gb_init_i64(g, "shape_heads", "4", s4, 4);
     oac_gb_init_i64(g, "shape_hidden", "3", s3, 3);
-    float scale = 0.5f;   /* 1 / sqrt(head_size) */
+    float scale = inv_sqrt(D);
     oac_gb_init_f32(g, "scale", "", &scale, 1);
     oac_gb_node(g, "Gather", NULL, "embed", "embedding,input_ids", "h_0");
-    if (aliased) {
+    if (aliased && scratch) {
         /* Row p: 0 for slots 0..p (written), -1e9 after (still empty). */
-        float mask[L * L];
         for (int p = 0; p < L; p++)
             for (int j = 0; j < L; j++)
-                mask[p * L + j] = j <= p ? 0.0f : -1e9f;
-        oac_gb_init_f32(g, "mask_table", "16,16", mask, L * L);
-        oac_gb_node(g, "Gather", NULL, "mask", "mask_table,position", "mask_row");
+                scratch[p * L + j] = j <= p ? 0.0f : -1e9f;
+        snprintf(dims, sizeof dims, "%d,%d", L, L);
+        oac_gb_init_f32(g, "mask_table", dims, scratch, (size_t)L * (size_t)L);
     }
+    if (aliased)
+        oac_gb_node(g, "Gather", NULL, "mask", "mask_table,position", "mask_row");
 
     for (int l = 0; l < layers; l++) {
         snprintf(pre, sizeof pre, "l%d_", l);
@@ -310,7 +348,7 @@ void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased)
         const char *proj[3] = { "q", "k", "v" };
         for (int i = 0; i < 3; i++) {
             snprintf(a, sizeof a, "%sW%s", pre, proj[i]);
-            weight(g, a, E, E, (uint32_t)(10 * l + i + 2));
+            weight(g, scratch, a, E, HD, (uint32_t)(10 * l + i + 2));
             snprintf(n3, sizeof n3, "h_%d,%s", l, a);
             snprintf(node, sizeof node, "%s%s_proj", pre, proj[i]);
             oac_gb_node(g, "MatMul", NULL, node, n3, NM(o, proj[i]));
@@ -360,7 +398,7 @@ void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased)
                                  NM(b, "context_t")), "perm", 0, 2, 1, 3);
         snprintf(n3, sizeof n3, "%scontext_t,shape_hidden", pre);
         oac_gb_node(g, "Reshape", NULL, NM(node, "merge"), n3, NM(a, "merged"));
-        weight(g, NM(c, "Wo"), E, E, (uint32_t)(10 * l + 5));
+        weight(g, scratch, NM(c, "Wo"), HD, E, (uint32_t)(10 * l + 5));
         snprintf(n3, sizeof n3, "%smerged,%sWo", pre, pre);
         oac_gb_node(g, "MatMul", NULL, NM(node, "out"), n3, NM(a, "attn_out"));
         snprintf(n3, sizeof n3, "h_%d,%sattn_out", l, pre);
@@ -368,10 +406,11 @@ void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased)
         oac_gb_node(g, "Add", NULL, NM(node, "residual"), n3, o);
 #undef NM
     }
-    weight(g, "W_vocab", E, V, 99);
+    weight(g, scratch, "W_vocab", E, V, 99);
     snprintf(n3, sizeof n3, "h_%d,W_vocab", layers);
     oac_gb_node(g, "MatMul", NULL, "lm_head", n3, "logits");
-    oac_gb_output(g, "logits", OAC_T_FLOAT, "1,1,16");
+    snprintf(dims, sizeof dims, "1,1,%d", V);
+    oac_gb_output(g, "logits", OAC_T_FLOAT, dims);
     for (int l = 0; l < layers; l++) {
         char out[64], in[64];
         const char *kv[2] = { "key", "value" };
@@ -387,6 +426,7 @@ void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased)
             }
         }
     }
+    return OAC_OK;
 }
 
 static void build_toy_decoder(oac_mb *mb)

@@ -46,11 +46,25 @@ int oac_example_write(oac_ctx *ctx, const oac_example *ex, const char *path);
  * aliased, K/V caches READ_WRITE and updated in place by CacheUpdate at
  * graph input `position`; otherwise present = Concat(past, new). */
 void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased);
+/* The same decoder at other sizes (the benchmark's weights): caches
+ * [1, heads, OAC_TOY_MAX_LEN, head_size], projections q, k, v of
+ * hidden x (heads * head_size) and o of (heads * head_size) x hidden,
+ * embedding OAC_TOY_VOCAB x hidden, lm_head hidden x OAC_TOY_VOCAB, all
+ * FLOAT initializers; scale 1 / sqrt(head_size).  Weight bytes:
+ * 4 * (4 * layers * hidden * heads * head_size + 2 * OAC_TOY_VOCAB *
+ * hidden).  oac_example_toy_decoder is this with OAC_TOY_HEADS,
+ * OAC_TOY_HEAD_SIZE and OAC_TOY_HIDDEN.  OAC_EINVAL (and mb untouched)
+ * unless heads, head_size, hidden and heads * head_size are in
+ * 1..OAC_TOY_MAX_DIM; otherwise OAC_OK, builder failures being sticky. */
+int oac_example_toy_decoder_sized(oac_mb *mb, int layers, bool aliased, int heads,
+                                  int head_size, int hidden);
 
 /* Toy decoder dimensions, for tests that feed it (all rows use them). */
 enum {
     OAC_TOY_LAYERS = 2, OAC_TOY_HEADS = 2, OAC_TOY_HEAD_SIZE = 4,
     OAC_TOY_HIDDEN = 8, OAC_TOY_MAX_LEN = 16, OAC_TOY_VOCAB = 16
 };
+/* Largest dimension oac_example_toy_decoder_sized accepts. */
+enum { OAC_TOY_MAX_DIM = 65536 };
 
 #endif /* OAC_EXAMPLES_MODELS_H */
