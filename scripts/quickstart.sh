@@ -19,6 +19,6 @@ $tool run --steps 4 --dim batch=1 --dim heads=2 --dim max_length=16 \
   --dim head_size=8 --dim new_length=1 examples/dense_cache.onnx
 echo "== run: the toy decoder in place, and its Concat twin"
 $tool run --steps 4 examples/toy_decoder.onnx
-$tool run --steps 4 examples/toy_decoder_concat.onnx
+$tool run --steps 4 --dim past_len=3 examples/toy_decoder_concat.onnx
 echo "== run: a paged cache with INT4, FP8 and INT2 pages"
 $tool run --steps 4 examples/paged_cache.onnx

@@ -1,5 +1,6 @@
 /* check_core.c: contexts, the allocator, diagnostics, strmap, elem. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
