@@ -1,13 +1,12 @@
 /* arena.c: the bump allocator behind every parsed message (arena.h).
  *
- * Contract 1 (loading without copying payloads): protobuf-c allocates the
- * unpacked tree here.  Chunks grow geometrically from 16 KiB up to 1 MiB
+ * Contract 1 (loading without copying payloads): decode.c allocates the
+ * decoded tree here.  Chunks grow geometrically from 16 KiB up to 1 MiB
  * so a small model costs one or two allocations and a large graph a few
  * hundred; a request of 8 KiB or more gets a block of its own.
  *
- * Invariants: see arena.h.  Chunks form a singly linked list freed in
- * oac_arena_free; small blocks have no per-block free, big blocks are
- * released by the protobuf-c allocator's free (a doubly linked list).
+ * Invariants: see arena.h.  Chunks and big blocks form two singly linked
+ * lists freed in oac_arena_free; no block is freed before.
  */
 #include <stdalign.h>
 #include <stddef.h>
@@ -26,35 +25,29 @@ typedef union arena_align_u {
     size_t z;
 } arena_align_u;
 #define ARENA_ALIGN (alignof(arena_align_u))
+_Static_assert(ARENA_ALIGN == OAC_ARENA_ALIGN, "arena.h's fast path aligns as arena.c");
 #define CHUNK_MIN ((size_t)16 * 1024)
 #define CHUNK_MAX ((size_t)1024 * 1024)
-/* Requests from this size up get a block of their own, which pb_free
- * releases: protobuf-c's scratch (the scanned-member slabs of a message
- * with many fields, about 4 MiB for a graph of 50 000 nodes) is freed
- * as soon as that message is unpacked instead of living as long as the
- * tree. */
+/* Requests from this size up (the arrays of a large graph) get a block
+ * of their own instead of leaving the rest of a chunk unused. */
 #define BIG_MIN ((size_t)8 * 1024)
 
 struct chunk {
     struct chunk *next;
-    size_t size;   /* usable bytes after the header */
-    size_t used;
     alignas(arena_align_u) unsigned char data[];
 };
 
 struct big {
-    struct big *next, *prev;
-    size_t size;
+    struct big *next;
     alignas(arena_align_u) unsigned char data[];
 };
 
 struct oac_arena {
+    oac_arena_head h;      /* first: arena.h's fast path reads it */
     oac_ctx *ctx;
-    struct chunk *head;
-    struct big *big;       /* live big blocks, newest first */
+    struct chunk *head;    /* newest first; blocks come from the newest */
+    struct big *big;       /* big blocks, newest first */
     size_t next_size;
-    size_t used;
-    bool failed;
 };
 
 oac_arena *oac_arena_new(oac_ctx *ctx)
@@ -63,6 +56,8 @@ oac_arena *oac_arena_new(oac_ctx *ctx)
     if (a) {
         a->ctx = ctx;
         a->next_size = CHUNK_MIN;
+        /* no chunk yet: an empty range at a valid address */
+        a->h.cur = a->h.lim = (unsigned char *)a;
     }
     return a;
 }
@@ -88,7 +83,6 @@ void oac_arena_free(oac_arena *a)
 
 static void *nomem(oac_arena *a, size_t n)
 {
-    a->failed = true;
     oac_err(a->ctx, OAC_ENOMEM, "out of memory (%zu bytes)", n);
     return NULL;
 }
@@ -98,21 +92,15 @@ static void *big_alloc(oac_arena *a, size_t n)
     if (n > SIZE_MAX - sizeof(struct big))
         return nomem(a, n);
     struct big *b = oac_alloc(a->ctx, sizeof(struct big) + n);
-    if (!b) {
-        a->failed = true;
+    if (!b)
         return NULL;
-    }
-    b->size = n;
-    b->prev = NULL;
     b->next = a->big;
-    if (a->big)
-        a->big->prev = b;
     a->big = b;
-    a->used += n;
+    a->h.used += n;
     return b->data;
 }
 
-void *oac_arena_alloc(oac_arena *a, size_t n)
+void *oac_arena_alloc_slow(oac_arena *a, size_t n)
 {
     if (n == 0)
         n = 1;
@@ -122,76 +110,25 @@ void *oac_arena_alloc(oac_arena *a, size_t n)
     n = (n + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1);
     if (n >= BIG_MIN)
         return big_alloc(a, n);
-    struct chunk *c = a->head;
-    if (!c || c->size - c->used < n) {
+    if ((size_t)(a->h.lim - a->h.cur) < n) {
         size_t size = a->next_size;
-        c = oac_alloc(a->ctx, sizeof(struct chunk) + size);
-        if (!c) {
-            a->failed = true;
+        struct chunk *c = oac_alloc(a->ctx, sizeof(struct chunk) + size);
+        if (!c)
             return NULL;
-        }
-        c->size = size;
-        c->used = 0;
         c->next = a->head;
         a->head = c;
+        a->h.cur = c->data;
+        a->h.lim = c->data + size;
         if (a->next_size < CHUNK_MAX)
             a->next_size *= 2;
     }
-    void *p = c->data + c->used;
-    c->used += n;
-    a->used += n;
+    void *p = a->h.cur;
+    a->h.cur += n;
+    a->h.used += n;
     return p;
-}
-
-/* How deep arena_release looks among the live big blocks: the slabs it
- * is meant for are among the newest, and protobuf-c's cleanup after a
- * failed unpack frees every pointer of the tree, which must not cost
- * a search of all big blocks each. */
-#define RELEASE_DEPTH 64
-
-/* Release p when it is one of the newest live big blocks (protobuf-c
- * frees a message's slabs right after allocating what the message
- * holds); anything else is released with the arena. */
-static void arena_release(oac_arena *a, void *p)
-{
-    int depth = 0;
-    for (struct big *b = a->big; b && p && depth < RELEASE_DEPTH; b = b->next, depth++) {
-        if ((void *)b->data != p)
-            continue;
-        if (b->prev)
-            b->prev->next = b->next;
-        else
-            a->big = b->next;
-        if (b->next)
-            b->next->prev = b->prev;
-        a->used -= b->size;
-        oac_dealloc(a->ctx, b);
-        return;
-    }
-}
-
-bool oac_arena_failed(const oac_arena *a)
-{
-    return a->failed;
 }
 
 size_t oac_arena_used(const oac_arena *a)
 {
-    return a->used;
-}
-
-static void *pb_alloc(void *data, size_t n)
-{
-    return oac_arena_alloc(data, n);
-}
-
-static void pb_free(void *data, void *p)
-{
-    arena_release(data, p);
-}
-
-ProtobufCAllocator oac_arena_allocator(oac_arena *a)
-{
-    ProtobufCAllocator al = { pb_alloc, pb_free, a };
-    return al;
+    return a->h.used;
 }

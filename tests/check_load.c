@@ -623,15 +623,15 @@ START_TEST(test_deep_nesting)
 }
 END_TEST
 
-/* Unknown fields anywhere, small and large, and fields that collide with
- * the loader's own marker number, come back byte for byte. */
+/* Unknown fields anywhere, small and large, and the largest legal field
+ * number (the former loader's marker), come back byte for byte. */
 START_TEST(test_unknown_fields_round_trip)
 {
     uint8_t b[1024], *p = b;
     uint8_t node[600], *q = node;
     /* NodeProto: op_type=4 "Foo", unknown 77 varint, unknown 78 bytes of
-     * 200 (large: left in the mapping), marker-numbered field 536870911
-     * as a varint and as bytes, unknown fixed32 and fixed64. */
+     * 200 (large: left in the mapping), field 536870911 as a varint and
+     * as bytes, unknown fixed32 and fixed64. */
     memcpy(q, "\x22\x03" "Foo", 5); q += 5;
     q += put_varint(q, 77 << 3); q += put_varint(q, 12345);
     q += put_varint(q, (78 << 3) | 2); q += put_varint(q, 200);
@@ -655,15 +655,19 @@ START_TEST(test_unknown_fields_round_trip)
     ck_assert_int_eq(oac_model_load_buffer(ctx, &m, b, len, "u", NULL, NULL), 0);
     const Onnx__NodeProto *n = oac_model_proto(m)->graph->node[0];
     ck_assert_str_eq(n->op_type, "Foo");
-    /* The two adjacent marker-numbered fields form one span. */
-    ck_assert_uint_eq(n->base.n_unknown_fields, 5);
+    /* Small unknown fields are copied one by one, in order. */
+    ck_assert_uint_eq(n->base.n_unknown_fields, 6);
     ck_assert_uint_eq(n->base.unknown_fields[0].tag, 77);
     ck_assert_uint_eq(n->base.unknown_fields[1].tag, 78);
     /* the large one points into the caller's buffer */
     ck_assert(n->base.unknown_fields[1].data > b && n->base.unknown_fields[1].data < b + len);
     ck_assert_uint_eq(n->base.unknown_fields[2].tag, 536870911);
-    ck_assert_uint_eq(n->base.unknown_fields[3].tag, 79);
-    ck_assert_uint_eq(n->base.unknown_fields[4].tag, 80);
+    ck_assert_uint_eq(n->base.unknown_fields[2].wire_type, PROTOBUF_C_WIRE_TYPE_VARINT);
+    ck_assert_uint_eq(n->base.unknown_fields[3].tag, 536870911);
+    ck_assert_uint_eq(n->base.unknown_fields[3].wire_type, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+    ck_assert(n->base.unknown_fields[3].data < b || n->base.unknown_fields[3].data >= b + len);
+    ck_assert_uint_eq(n->base.unknown_fields[4].tag, 79);
+    ck_assert_uint_eq(n->base.unknown_fields[5].tag, 80);
     uint8_t *out;
     size_t out_len;
     ck_assert_int_eq(oac_model_save_buffer(ctx, m, &out, &out_len), 0);

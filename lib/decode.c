@@ -1,0 +1,903 @@
+/* decode.c: protobuf wire format straight into protobuf-c structs (decode.h).
+ *
+ * Owns oac_decode.  Contract 1 (wire format, unknown fields survive,
+ * payloads are never copied) and 3 (a bad file is one parse-error with a
+ * byte offset).
+ *
+ * Each message is read in one pass over its bytes (a tensor's top-level
+ * fields are scanned once before, to decide which payloads stay in the
+ * buffer; repeated fields grow by doubling in the arena), guided by the
+ * protobuf-c descriptors: every type and label, packed and unpacked
+ * repeated scalars, strings (NUL-terminated copies), bytes, enums,
+ * submessages, oneofs and their case field, has_ flags, defaults from
+ * descriptor->message_init, unknown fields in order.  The result
+ * is what protobuf_c_message_unpack builds, with protobuf-c's semantics
+ * for repeated occurrences of a singular field: scalars, strings and bytes
+ * take the last one, submessages merge (merge() is protobuf-c's
+ * merge_messages: repeated fields concatenate, singular ones of the later
+ * occurrence win, the earlier occurrence's unknown fields are dropped),
+ * a oneof takes its last member; like protobuf-c 1.4, merging two
+ * occurrences of a message in which a oneof is set in neither fails.
+ * tests/check_decode.c holds this to the former loader (wire pre-pass,
+ * protobuf_c_message_unpack, post-pass) on many valid and broken inputs.
+ *
+ * Payloads: in a TensorProto whose data fields 4,5,7,9,10,11 (in a
+ * QuantizedTensorProto, raw_data 2) add up to more than
+ * OAC_DECODE_THRESHOLD bytes, and for unknown fields whose run of adjacent
+ * occurrences is longer than that, the bytes are not copied: a run of
+ * adjacent occurrences of the field becomes one unknown field with the
+ * original tag whose data points into the buffer (the bytes after the
+ * first tag up to the run's end; tensor.c decodes that form, and
+ * protobuf-c packs it back verbatim).  Payload bytes are skipped by their
+ * length, never read.
+ *
+ * Invariants:
+ *  1. No read outside [buf, buf+len): every length is compared with the
+ *     bytes left before it is used.
+ *  2. Recursion depth <= OAC_MAX_DEPTH.
+ *  3. Errors come in the order a walk of the bytes meets them; a
+ *     submessage merge that protobuf-c would refuse ("not a valid") or
+ *     that would drop a payload left in the buffer is reported only when
+ *     the whole buffer is otherwise valid.
+ *  4. Everything allocated is in the arena; nothing to free on failure.
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decode.h"
+
+typedef struct dec {
+    oac_ctx *ctx;
+    oac_arena *arena;
+    const uint8_t *buf;
+    size_t len;
+    bool external;     /* a TensorProto has a data_location field */
+    bool invalid;      /* a merge protobuf-c refuses */
+    bool lost;         /* a payload left in the buffer was dropped */
+    char err[256];
+} dec;
+
+static int fail(dec *d, const uint8_t *at, const char *fmt, ...) OAC_PRINTF(3, 4);
+static int fail(dec *d, const uint8_t *at, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(d->err, sizeof d->err, "%s at byte %zu", what, (size_t)(at - d->buf));
+    return OAC_EPARSE;
+}
+
+static void *alloc(dec *d, size_t n)
+{
+    return oac_arena_alloc(d->arena, n);
+}
+
+/* ---- the wire format ---------------------------------------------------- */
+
+/* Varint within [p, end): bytes used, 0 when truncated, -1 overlong. */
+static inline int get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+    if (p < end && !(*p & 0x80)) {
+        *v = *p;
+        return 1;
+    }
+    uint64_t r = 0;
+    for (int i = 0; i < 10; i++) {
+        if (p + i >= end)
+            return 0;
+        r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = r;
+            return i + 1;
+        }
+    }
+    return -1;
+}
+
+/* One field occurrence: where its tag starts, its number and wire type,
+ * where its value starts and ends (for wire type 2 the value is the
+ * content after the length). */
+typedef struct wfield {
+    const uint8_t *tag_at;
+    const uint8_t *val;
+    const uint8_t *end;
+    uint32_t number;
+    int wt;
+    size_t tag_len;
+} wfield;
+
+/* Scan the field at p (p < end): validates the tag, the wire type and the
+ * value's extent; does not read a length-delimited value. */
+static int scan_field(dec *d, const uint8_t *p, const uint8_t *end, wfield *f)
+{
+    uint64_t tag, v;
+    int k = get_varint(p, end, &tag);
+    if (k == 0)
+        return fail(d, p, "truncated tag");
+    if (k < 0 || k > 5 || tag > UINT32_MAX)
+        return fail(d, p, "overlong tag");
+    f->tag_at = p;
+    f->tag_len = (size_t)k;
+    f->number = (uint32_t)(tag >> 3);
+    f->wt = (int)(tag & 7);
+    if (f->number == 0)
+        return fail(d, p, "field number 0");
+    p += k;
+    switch (f->wt) {
+    case 0:
+        k = get_varint(p, end, &v);
+        if (k == 0)
+            return fail(d, p, "truncated varint");
+        if (k < 0)
+            return fail(d, p, "overlong varint");
+        f->val = p;
+        f->end = p + k;
+        return OAC_OK;
+    case 1:
+    case 5: {
+        size_t w = f->wt == 1 ? 8 : 4;
+        if ((size_t)(end - p) < w)
+            return fail(d, p, "truncated %s field", f->wt == 1 ? "64-bit" : "32-bit");
+        f->val = p;
+        f->end = p + w;
+        return OAC_OK;
+    }
+    case 2:
+        k = get_varint(p, end, &v);
+        if (k == 0)
+            return fail(d, p, "truncated length");
+        if (k < 0 || k > 5)
+            return fail(d, p, "overlong length");
+        if (v > (uint64_t)(end - p - k))
+            return fail(d, p, "truncated length-delimited field (length %llu, %zu bytes left)",
+                        (unsigned long long)v, (size_t)(end - p - k));
+        f->val = p + k;
+        f->end = p + k + v;
+        return OAC_OK;
+    case 3:
+    case 4:
+        return fail(d, f->tag_at, "group wire type %d (groups are not supported)", f->wt);
+    default:
+        return fail(d, f->tag_at, "invalid wire type %d", f->wt);
+    }
+}
+
+/* scan_field for the common cases: a tag of one or two bytes and a
+ * one-byte varint, a fixed-size value or a length of one or two bytes
+ * that fits.  False means "not that case": scan_field then decides, and
+ * reports any error. */
+static inline __attribute__((always_inline)) bool
+scan_fast(const uint8_t *p, const uint8_t *end, wfield *f)
+{
+    ptrdiff_t left = end - p;
+    if (left < 2)
+        return false;
+    uint32_t t = p[0];
+    ptrdiff_t i = 1;
+    if (t & 0x80) {
+        if (left < 3 || (p[1] & 0x80))
+            return false;
+        t = (t & 0x7f) | (uint32_t)p[1] << 7;
+        i = 2;
+    }
+    if (t < 8)
+        return false;
+    switch (t & 7) {
+    case 0:
+        if (p[i] & 0x80)
+            return false;
+        f->val = p + i;
+        f->end = p + i + 1;
+        break;
+    case 2: {
+        size_t n = p[i];
+        ptrdiff_t j = i + 1;
+        if (n & 0x80) {
+            if (left < i + 2 || (p[i + 1] & 0x80))
+                return false;
+            n = (n & 0x7f) | (size_t)p[i + 1] << 7;
+            j = i + 2;
+        }
+        if ((ptrdiff_t)n > left - j)
+            return false;
+        f->val = p + j;
+        f->end = p + j + n;
+        break;
+    }
+    case 5:
+        if (left - i < 4)
+            return false;
+        f->val = p + i;
+        f->end = p + i + 4;
+        break;
+    case 1:
+        if (left - i < 8)
+            return false;
+        f->val = p + i;
+        f->end = p + i + 8;
+        break;
+    default:
+        return false;
+    }
+    f->tag_at = p;
+    f->tag_len = (size_t)i;
+    f->number = t >> 3;
+    f->wt = (int)(t & 7);
+    return true;
+}
+
+static inline __attribute__((always_inline)) int
+next_field(dec *d, const uint8_t *p, const uint8_t *end, wfield *f)
+{
+    return scan_fast(p, end, f) ? OAC_OK : scan_field(d, p, end, f);
+}
+
+/* The wire type a field type is written with (0 for varints). */
+static inline int natural_wt(ProtobufCType t)
+{
+    static const uint8_t wt[] = {
+        [PROTOBUF_C_TYPE_SFIXED32] = 5, [PROTOBUF_C_TYPE_FIXED32] = 5,
+        [PROTOBUF_C_TYPE_FLOAT] = 5,
+        [PROTOBUF_C_TYPE_SFIXED64] = 1, [PROTOBUF_C_TYPE_FIXED64] = 1,
+        [PROTOBUF_C_TYPE_DOUBLE] = 1,
+        [PROTOBUF_C_TYPE_STRING] = 2, [PROTOBUF_C_TYPE_BYTES] = 2,
+        [PROTOBUF_C_TYPE_MESSAGE] = 2,
+    };
+    return (unsigned)t < sizeof wt ? wt[t] : 0;
+}
+
+static inline bool wt_ok(const ProtobufCFieldDescriptor *fd, int wt)
+{
+    int nat = natural_wt(fd->type);
+    if (wt == nat)
+        return true;
+    /* Repeated scalars may come packed. */
+    return wt == 2 && fd->label == PROTOBUF_C_LABEL_REPEATED && nat != 2;
+}
+
+/* Packed content of a repeated scalar kept in the struct. */
+static int check_packed(dec *d, const ProtobufCFieldDescriptor *fd, const wfield *f)
+{
+    size_t n = (size_t)(f->end - f->val);
+    switch (natural_wt(fd->type)) {
+    case 5:
+        if (n % 4)
+            return fail(d, f->tag_at, "packed field %s holds %zu bytes, not a multiple of 4",
+                        fd->name, n);
+        return OAC_OK;
+    case 1:
+        if (n % 8)
+            return fail(d, f->tag_at, "packed field %s holds %zu bytes, not a multiple of 8",
+                        fd->name, n);
+        return OAC_OK;
+    default:
+        for (const uint8_t *p = f->val; p < f->end;) {
+            uint64_t v;
+            int k = get_varint(p, f->end, &v);
+            if (k <= 0)
+                return fail(d, p, "malformed packed varint in field %s", fd->name);
+            if (fd->type == PROTOBUF_C_TYPE_BOOL && v > 1)
+                return fail(d, p, "packed bool in field %s is %llu", fd->name,
+                            (unsigned long long)v);
+            p += k;
+        }
+        return OAC_OK;
+    }
+}
+
+static bool payload_field(const ProtobufCMessageDescriptor *desc, uint32_t n)
+{
+    if (desc == &onnx__tensor_proto__descriptor)
+        return n == 4 || n == 5 || n == 7 || n == 9 || n == 10 || n == 11;
+    if (desc == &onnx__quantized_tensor_proto__descriptor)
+        return n == 2;
+    return false;
+}
+
+/* The field numbered n of desc, or NULL.  ONNX numbers fields mostly
+ * densely from 1, so the direct probe usually hits. */
+static inline const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor *desc,
+                                                       uint32_t n)
+{
+    if (n - 1 < desc->n_fields && desc->fields[n - 1].id == n)
+        return &desc->fields[n - 1];
+    return protobuf_c_message_descriptor_get_field(desc, n);
+}
+
+/* ---- struct layout ----------------------------------------------------- */
+
+#define MEMBER(m, off) ((void *)((char *)(m) + (off)))
+
+static size_t elt_size(ProtobufCType t)
+{
+    switch (t) {
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return 8;
+    case PROTOBUF_C_TYPE_BOOL:
+        return sizeof(protobuf_c_boolean);
+    case PROTOBUF_C_TYPE_STRING:
+        return sizeof(char *);
+    case PROTOBUF_C_TYPE_BYTES:
+        return sizeof(ProtobufCBinaryData);
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return sizeof(ProtobufCMessage *);
+    default:
+        return 4;
+    }
+}
+
+/* Elements in packed content of n bytes (check_packed has passed). */
+static size_t packed_count(ProtobufCType t, const uint8_t *p, size_t n)
+{
+    switch (natural_wt(t)) {
+    case 5:
+        return n / 4;
+    case 1:
+        return n / 8;
+    default: {
+        if (t == PROTOBUF_C_TYPE_BOOL)
+            return n;
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++)
+            c += !(p[i] & 0x80);
+        return c;
+    }
+    }
+}
+
+/* Store one scalar value (the bytes of one wire value) at dst. */
+static void put_scalar(ProtobufCType t, const uint8_t *val, const uint8_t *end, void *dst)
+{
+    uint64_t v = 0;
+    switch (t) {
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_FLOAT:
+        memcpy(dst, val, 4);
+        return;
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE:
+        memcpy(dst, val, 8);
+        return;
+    case PROTOBUF_C_TYPE_BOOL: {
+        /* protobuf-c: true when any 7-bit group is not zero */
+        protobuf_c_boolean b = 0;
+        for (const uint8_t *p = val; p < end; p++)
+            if (*p & 0x7f)
+                b = 1;
+        memcpy(dst, &b, sizeof b);
+        return;
+    }
+    default:
+        break;
+    }
+    (void)get_varint(val, end, &v);
+    switch (t) {
+    case PROTOBUF_C_TYPE_SINT32: {
+        uint32_t u = (uint32_t)v;
+        int32_t s = (int32_t)(u >> 1) ^ -(int32_t)(u & 1);
+        memcpy(dst, &s, 4);
+        return;
+    }
+    case PROTOBUF_C_TYPE_SINT64: {
+        int64_t s = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+        memcpy(dst, &s, 8);
+        return;
+    }
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64:
+        memcpy(dst, &v, 8);
+        return;
+    default: {           /* INT32, UINT32, ENUM: the low 32 bits */
+        uint32_t u = (uint32_t)v;
+        memcpy(dst, &u, 4);
+        return;
+    }
+    }
+}
+
+/* ---- dropped parts: payloads left in the buffer must not vanish ------- */
+
+static bool in_buf(const dec *d, const void *p)
+{
+    const uint8_t *q = p;
+    return q >= d->buf && q < d->buf + d->len;
+}
+
+static bool unknowns_mapped(const dec *d, const ProtobufCMessage *m)
+{
+    for (size_t i = 0; i < m->n_unknown_fields; i++)
+        if (in_buf(d, m->unknown_fields[i].data))
+            return true;
+    return false;
+}
+
+/* Does the tree under m hold a payload left in the buffer? */
+static bool tree_mapped(const dec *d, const ProtobufCMessage *m)
+{
+    if (!m)
+        return false;
+    if (unknowns_mapped(d, m))
+        return true;
+    const ProtobufCMessageDescriptor *desc = m->descriptor;
+    for (unsigned i = 0; i < desc->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &desc->fields[i];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)MEMBER(m, fd->quantifier_offset) != fd->id)
+            continue;
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)MEMBER(m, fd->quantifier_offset);
+            ProtobufCMessage **arr = *(ProtobufCMessage ***)MEMBER(m, fd->offset);
+            for (size_t j = 0; j < n; j++)
+                if (tree_mapped(d, arr[j]))
+                    return true;
+        } else if (tree_mapped(d, *(ProtobufCMessage **)MEMBER(m, fd->offset))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The member of a oneof that is set, or NULL. */
+static const ProtobufCFieldDescriptor *oneof_field(const ProtobufCMessageDescriptor *desc,
+                                                   uint32_t which)
+{
+    return which ? protobuf_c_message_descriptor_get_field(desc, which) : NULL;
+}
+
+/* Before a oneof member is replaced: a message member is dropped whole. */
+static void drop_oneof(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd)
+{
+    uint32_t which = *(uint32_t *)MEMBER(m, fd->quantifier_offset);
+    const ProtobufCFieldDescriptor *old = oneof_field(m->descriptor, which);
+    if (!old)
+        return;
+    if (old->type == PROTOBUF_C_TYPE_MESSAGE &&
+        tree_mapped(d, *(ProtobufCMessage **)MEMBER(m, old->offset)))
+        d->lost = true;
+    memset(MEMBER(m, fd->offset), 0, elt_size(old->type));
+}
+
+/* protobuf-c's merge_messages: earlier into latter, latter wins.  OAC_OK
+ * or OAC_ENOMEM; a merge protobuf-c refuses sets d->invalid. */
+static int merge(dec *d, ProtobufCMessage *earlier, ProtobufCMessage *latter)
+{
+    const ProtobufCMessageDescriptor *desc = latter->descriptor;
+    if (unknowns_mapped(d, earlier))
+        d->lost = true;
+    for (unsigned i = 0; i < desc->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &desc->fields[i];
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t *ne = MEMBER(earlier, fd->quantifier_offset);
+            size_t *nl = MEMBER(latter, fd->quantifier_offset);
+            void **pe = MEMBER(earlier, fd->offset);
+            void **pl = MEMBER(latter, fd->offset);
+            if (*ne == 0)
+                continue;
+            if (*nl > 0) {
+                size_t es = elt_size(fd->type);
+                char *a = alloc(d, (*ne + *nl) * es);
+                if (!a)
+                    return OAC_ENOMEM;
+                memcpy(a, *pe, *ne * es);
+                memcpy(a + *ne * es, *pl, *nl * es);
+                *pl = a;
+                *nl += *ne;
+            } else {
+                *nl = *ne;
+                *pl = *pe;
+            }
+            *ne = 0;
+            *pe = NULL;
+            continue;
+        }
+        if (fd->label != PROTOBUF_C_LABEL_OPTIONAL && fd->label != PROTOBUF_C_LABEL_NONE)
+            continue;
+        const ProtobufCFieldDescriptor *f = fd;
+        uint32_t *ce = MEMBER(earlier, fd->quantifier_offset);
+        uint32_t *cl = MEMBER(latter, fd->quantifier_offset);
+        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+            if (*cl != 0) {
+                /* the later occurrence's member wins, the earlier's goes */
+                const ProtobufCFieldDescriptor *old = oneof_field(desc, *ce);
+                if (old && old->type == PROTOBUF_C_TYPE_MESSAGE &&
+                    tree_mapped(d, *(ProtobufCMessage **)MEMBER(earlier, old->offset)))
+                    d->lost = true;
+                continue;
+            }
+            f = oneof_field(desc, *ce);
+            if (!f) {
+                /* protobuf-c finds no field for case 0 and fails */
+                d->invalid = true;
+                return OAC_OK;
+            }
+        }
+        void *e = MEMBER(earlier, f->offset), *l = MEMBER(latter, f->offset);
+        bool move = false;
+        switch (f->type) {
+        case PROTOBUF_C_TYPE_MESSAGE: {
+            ProtobufCMessage *em = *(ProtobufCMessage **)e, *lm = *(ProtobufCMessage **)l;
+            if (em && lm) {
+                int rc = merge(d, em, lm);
+                if (rc)
+                    return rc;
+            } else if (em) {
+                move = true;
+            }
+            break;
+        }
+        case PROTOBUF_C_TYPE_BYTES: {
+            const ProtobufCBinaryData *def = f->default_value;
+            uint8_t *ed = ((ProtobufCBinaryData *)e)->data;
+            uint8_t *ld = ((ProtobufCBinaryData *)l)->data;
+            move = (ed && (!def || ed != def->data)) && (!ld || (def && ld == def->data));
+            break;
+        }
+        case PROTOBUF_C_TYPE_STRING: {
+            const char *def = f->default_value;
+            move = *(char **)e != def && *(char **)l == def;
+            break;
+        }
+        default:
+            move = *ce != 0 && *cl == 0;
+            break;
+        }
+        if (move) {
+            size_t es = elt_size(f->type);
+            memcpy(l, e, es);
+            memset(e, 0, es);
+            if (f->quantifier_offset != 0) {
+                *cl = *ce;
+                *ce = 0;
+            }
+        }
+    }
+    return OAC_OK;
+}
+
+/* ---- one message ---------------------------------------------------------- */
+
+/* Repeated fields grow by doubling: an array of n elements has room for
+ * capacity(n) (4, or the next power of two >= n), so no capacity is
+ * stored.  Room for k more
+ * elements at *arr (of n elements of size es); false when out of memory.
+ * (A merged array has exactly its elements, but is never appended to:
+ * merges happen once a message is complete.) */
+static inline size_t capacity(size_t n)
+{
+    if (n <= 4)
+        return 4;
+    return (size_t)1 << (sizeof(unsigned long long) * CHAR_BIT -
+                         (size_t)__builtin_clzll((unsigned long long)(n - 1)));
+}
+
+static bool grow_slow(dec *d, void *arr, size_t n, size_t k, size_t es)
+{
+    size_t cap = capacity(n + k);
+    if (cap > SIZE_MAX / es) {
+        oac_err(d->ctx, OAC_ENOMEM, "array too large");
+        return false;
+    }
+    void *a = alloc(d, cap * es);
+    if (!a)
+        return false;
+    void **pa = arr;
+    if (n)
+        memcpy(a, *pa, n * es);
+    *pa = a;
+    return true;
+}
+
+static inline bool grow(dec *d, void *arr, size_t n, size_t k, size_t es)
+{
+    return (n && n + k <= capacity(n)) || grow_slow(d, arr, n, k, es);
+}
+
+static int decode_msg(dec *d, const ProtobufCMessageDescriptor *desc,
+                      const uint8_t *p, const uint8_t *end, int depth,
+                      ProtobufCMessage **out);
+
+static int add_unknown(dec *d, ProtobufCMessage *m, uint32_t tag, int wt,
+                       const uint8_t *data, size_t len, bool copy)
+{
+    if (!grow(d, &m->unknown_fields, m->n_unknown_fields, 1, sizeof *m->unknown_fields))
+        return OAC_ENOMEM;
+    ProtobufCMessageUnknownField *u = &m->unknown_fields[m->n_unknown_fields++];
+    u->tag = tag;
+    u->wire_type = (ProtobufCWireType)wt;
+    u->len = len;
+    if (copy) {
+        u->data = alloc(d, len);
+        if (!u->data)
+            return OAC_ENOMEM;
+        memcpy(u->data, data, len);
+    } else {
+        /* Points into the read-only buffer: the arena never frees it and
+         * nothing writes through unknown fields. */
+        u->data = (uint8_t *)(uintptr_t)data;
+    }
+    return OAC_OK;
+}
+
+/* Which payload fields of a tensor stay in the buffer: those whose
+ * occurrences add up to more than the threshold (all occurrences of a
+ * field go together, so kept and mapped parts never interleave).  Scans
+ * the whole message first, so its scan errors come before those of its
+ * fields' contents. */
+static int payload_mask(dec *d, const ProtobufCMessageDescriptor *desc,
+                        const uint8_t *p, const uint8_t *end, uint32_t *mask)
+{
+    size_t total[12] = { 0 };
+    *mask = 0;
+    while (p < end) {
+        wfield f;
+        int rc = next_field(d, p, end, &f);
+        if (rc)
+            return rc;
+        if (f.number < 12 && payload_field(desc, f.number)) {
+            total[f.number] += (size_t)(f.end - f.tag_at);
+            if (total[f.number] > OAC_DECODE_THRESHOLD)
+                *mask |= 1u << f.number;
+        }
+        p = f.end;
+    }
+    return OAC_OK;
+}
+
+/* A payload or unknown field at f: its run of adjacent occurrences (each
+ * validated with fd, NULL for an unknown field), kept or left in the
+ * buffer.  *next: the run's end. */
+static int take_span(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd,
+                     const wfield *f, const uint8_t *end, bool payload,
+                     const uint8_t **next)
+{
+    const uint8_t *p = f->end;
+    while (p < end) {
+        wfield g;
+        int rc = next_field(d, p, end, &g);
+        if (rc)
+            return rc;
+        if (g.number != f->number)
+            break;
+        if (fd && !wt_ok(fd, g.wt))
+            return fail(d, g.tag_at, "wrong wire type %d for field %s", g.wt, fd->name);
+        p = g.end;
+    }
+    *next = p;
+    const uint8_t *data = f->tag_at + f->tag_len;
+    if (payload || (size_t)(p - f->tag_at) > OAC_DECODE_THRESHOLD)
+        return add_unknown(d, m, f->number, f->wt, data, (size_t)(p - data), false);
+    /* Small: one copied unknown field per occurrence, as protobuf-c. */
+    for (const uint8_t *q = f->tag_at; q < p;) {
+        wfield g;
+        (void)next_field(d, q, p, &g);
+        const uint8_t *gd = g.tag_at + g.tag_len;
+        int rc = add_unknown(d, m, g.number, g.wt, gd, (size_t)(g.end - gd), true);
+        if (rc)
+            return rc;
+        q = g.end;
+    }
+    return OAC_OK;
+}
+
+/* Store a submessage sub decoded for field fd of m. */
+static int put_message(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd,
+                       ProtobufCMessage *sub)
+{
+    void *member = MEMBER(m, fd->offset);
+    if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+        size_t *n = MEMBER(m, fd->quantifier_offset);
+        if (!grow(d, member, *n, 1, sizeof sub))
+            return OAC_ENOMEM;
+        (*(ProtobufCMessage ***)member)[(*n)++] = sub;
+        return OAC_OK;
+    }
+    if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+        drop_oneof(d, m, fd);
+        *(ProtobufCMessage **)member = sub;
+        *(uint32_t *)MEMBER(m, fd->quantifier_offset) = fd->id;
+        return OAC_OK;
+    }
+    ProtobufCMessage *old = *(ProtobufCMessage **)member;
+    if (old && old != fd->default_value) {
+        int rc = merge(d, old, sub);
+        if (rc)
+            return rc;
+    }
+    *(ProtobufCMessage **)member = sub;
+    return OAC_OK;
+}
+
+/* Store a string or bytes value of field fd. */
+static int put_bytes(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd,
+                     const wfield *f)
+{
+    size_t n = (size_t)(f->end - f->val);
+    void *member = MEMBER(m, fd->offset);
+    void *dst;
+    if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+        size_t *cnt = MEMBER(m, fd->quantifier_offset);
+        size_t es = elt_size(fd->type);
+        if (!grow(d, member, *cnt, 1, es))
+            return OAC_ENOMEM;
+        dst = (char *)*(void **)member + es * (*cnt)++;
+    } else {
+        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+            drop_oneof(d, m, fd);
+            *(uint32_t *)MEMBER(m, fd->quantifier_offset) = fd->id;
+        } else if (fd->type == PROTOBUF_C_TYPE_BYTES && fd->quantifier_offset) {
+            *(protobuf_c_boolean *)MEMBER(m, fd->quantifier_offset) = 1;
+        }
+        dst = member;
+    }
+    if (fd->type == PROTOBUF_C_TYPE_STRING) {
+        char *s = alloc(d, n + 1);
+        if (!s)
+            return OAC_ENOMEM;
+        memcpy(s, f->val, n);
+        s[n] = '\0';
+        *(char **)dst = s;
+        return OAC_OK;
+    }
+    ProtobufCBinaryData *bd = dst;
+    bd->len = n;
+    bd->data = NULL;
+    if (n) {
+        bd->data = alloc(d, n);
+        if (!bd->data)
+            return OAC_ENOMEM;
+        memcpy(bd->data, f->val, n);
+    }
+    return OAC_OK;
+}
+
+/* Store a scalar occurrence (packed or not) of field fd. */
+static int put_scalars(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd,
+                       const wfield *f)
+{
+    void *member = MEMBER(m, fd->offset);
+    if (fd->label != PROTOBUF_C_LABEL_REPEATED) {
+        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+            drop_oneof(d, m, fd);
+            *(uint32_t *)MEMBER(m, fd->quantifier_offset) = fd->id;
+        } else if (fd->quantifier_offset) {
+            *(protobuf_c_boolean *)MEMBER(m, fd->quantifier_offset) = 1;
+        }
+        put_scalar(fd->type, f->val, f->end, member);
+        return OAC_OK;
+    }
+    size_t *n = MEMBER(m, fd->quantifier_offset);
+    size_t es = elt_size(fd->type);
+    size_t len = (size_t)(f->end - f->val);
+    size_t k = f->wt == 2 ? packed_count(fd->type, f->val, len) : 1;
+    if (k == 0)
+        return OAC_OK;
+    if (!grow(d, member, *n, k, es))
+        return OAC_ENOMEM;
+    char *arr = *(char **)member;
+    if (f->wt != 2) {
+        put_scalar(fd->type, f->val, f->end, arr + es * (*n)++);
+        return OAC_OK;
+    }
+    switch (natural_wt(fd->type)) {
+    case 5:
+    case 1:
+        memcpy(arr + es * *n, f->val, len);
+        *n += k;
+        return OAC_OK;
+    default:
+        for (const uint8_t *p = f->val; p < f->end;) {
+            const uint8_t *q = p;
+            while (*q & 0x80)
+                q++;
+            q++;
+            put_scalar(fd->type, p, q, arr + es * (*n)++);
+            p = q;
+        }
+        return OAC_OK;
+    }
+}
+
+static int decode_msg(dec *d, const ProtobufCMessageDescriptor *desc,
+                      const uint8_t *p, const uint8_t *end, int depth,
+                      ProtobufCMessage **out)
+{
+    if (depth > OAC_MAX_DEPTH)
+        return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
+    int rc;
+    uint32_t mask = 0;
+    bool tensor = desc == &onnx__tensor_proto__descriptor;
+    if ((tensor || desc == &onnx__quantized_tensor_proto__descriptor) &&
+        (rc = payload_mask(d, desc, p, end, &mask)))
+        return rc;
+    ProtobufCMessage *m = alloc(d, desc->sizeof_message);
+    if (!m)
+        return OAC_ENOMEM;
+    desc->message_init(m);
+    while (p < end) {
+        wfield f;
+        if ((rc = next_field(d, p, end, &f)))
+            return rc;
+        const ProtobufCFieldDescriptor *fd = field_of(desc, f.number);
+        if (fd && !wt_ok(fd, f.wt))
+            return fail(d, f.tag_at, "wrong wire type %d for field %s of %s", f.wt,
+                        fd->name, desc->short_name);
+        bool payload = mask && f.number < 32 && (mask & (1u << f.number));
+        if (payload || !fd) {
+            if ((rc = take_span(d, m, fd, &f, end, payload, &p)))
+                return rc;
+            continue;
+        }
+        p = f.end;
+        switch (fd->type) {
+        case PROTOBUF_C_TYPE_MESSAGE: {
+            ProtobufCMessage *sub;
+            if ((rc = decode_msg(d, fd->descriptor, f.val, f.end, depth + 1, &sub)) ||
+                (rc = put_message(d, m, fd, sub)))
+                return rc;
+            break;
+        }
+        case PROTOBUF_C_TYPE_STRING:
+        case PROTOBUF_C_TYPE_BYTES:
+            if ((rc = put_bytes(d, m, fd, &f)))
+                return rc;
+            break;
+        default:
+            if (f.wt == 2 && (rc = check_packed(d, fd, &f)))
+                return rc;
+            if ((rc = put_scalars(d, m, fd, &f)))
+                return rc;
+            /* TensorProto.data_location: only then can a tensor be
+             * external (extdata.c is skipped for models without one). */
+            if (tensor && f.number == 14)
+                d->external = true;
+            break;
+        }
+    }
+    *out = m;
+    return OAC_OK;
+}
+
+int oac_decode(oac_ctx *ctx, oac_arena *arena,
+               const ProtobufCMessageDescriptor *desc, const uint8_t *buf,
+               size_t len, ProtobufCMessage **out, bool *external,
+               char *err, size_t err_size)
+{
+    dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len };
+    *out = NULL;
+    if (external)
+        *external = false;
+    ProtobufCMessage *m = NULL;
+    int rc = decode_msg(&d, desc, buf, buf + len, 1, &m);
+    if (rc == OAC_EPARSE) {
+        snprintf(err, err_size, "%s", d.err);
+        return rc;
+    }
+    if (rc)
+        return rc;
+    if (d.invalid) {
+        snprintf(err, err_size, "not a valid %s", desc->name);
+        return OAC_EPARSE;
+    }
+    if (d.lost) {
+        snprintf(err, err_size, "a singular message field occurs more than once and "
+                 "its payloads cannot be kept");
+        return OAC_EPARSE;
+    }
+    *out = m;
+    if (external)
+        *external = d.external;
+    return OAC_OK;
+}

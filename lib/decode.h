@@ -1,0 +1,31 @@
+/* decode.h: protobuf wire format straight into protobuf-c structs.
+ *
+ * Owns oac_decode (decode.c), the loader's parser (load.c): one pass per
+ * message over the bytes, driven by the protobuf-c descriptors, building
+ * the same structs protobuf_c_message_unpack would, in an arena, with
+ * large payload fields left in the buffer as unknown fields (contract 1).
+ */
+#ifndef OAC_DECODE_H
+#define OAC_DECODE_H
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "arena.h"
+#include "oac_int.h"
+
+/* Spans of payload fields (and unknown fields) longer than this stay in
+ * the buffer. */
+#define OAC_DECODE_THRESHOLD 64
+
+/* Decode buf[0, len) (len > 0) as a message of type desc into arena.
+ * OAC_OK: *out is the message; it points into buf for payloads, so buf
+ * must outlive it; *external (may be NULL) tells whether a TensorProto
+ * has a data_location field.  OAC_EPARSE: err holds the reason, without
+ * a file name ("truncated tag at byte 12").  OAC_ENOMEM: out of memory.
+ * Whatever was allocated stays in the arena either way. */
+int oac_decode(oac_ctx *ctx, oac_arena *arena,
+               const ProtobufCMessageDescriptor *desc, const uint8_t *buf,
+               size_t len, ProtobufCMessage **out, bool *external,
+               char *err, size_t err_size);
+
+#endif /* OAC_DECODE_H */
