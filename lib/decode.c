@@ -15,8 +15,10 @@
  * for repeated occurrences of a singular field: scalars, strings and bytes
  * take the last one, submessages merge (merge() is protobuf-c's
  * merge_messages: repeated fields concatenate, singular ones of the later
- * occurrence win, the earlier occurrence's unknown fields are dropped),
- * a oneof takes its last member; like protobuf-c 1.4, merging two
+ * occurrence win, the earlier occurrence's unknown fields are dropped;
+ * but in amortised linear time over any number of occurrences, where
+ * protobuf-c copies the accumulated arrays on every merge), a oneof
+ * takes its last member; like protobuf-c 1.4, merging two
  * occurrences of a message in which a oneof is set in neither fails.
  * tests/check_decode.c holds this to the former loader (wire pre-pass,
  * protobuf_c_message_unpack, post-pass) on many valid and broken inputs.
@@ -29,7 +31,9 @@
  * original tag whose data points into the buffer (the bytes after the
  * first tag up to the run's end; tensor.c decodes that form, and
  * protobuf-c packs it back verbatim).  Payload bytes are skipped by their
- * length, never read.
+ * length, never read.  With OAC_DECODE_DROP_PAGES (a file mapping), the
+ * walk drops the pages it has passed from the resident set every
+ * OAC_DECODE_DROP_STEP bytes (drop_pages).
  *
  * Invariants:
  *  1. No read outside [buf, buf+len): every length is compared with the
@@ -45,6 +49,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "decode.h"
 
@@ -56,6 +62,12 @@ typedef struct dec {
     bool external;     /* a TensorProto has a data_location field */
     bool invalid;      /* a merge protobuf-c refuses */
     bool lost;         /* a payload left in the buffer was dropped */
+    /* OAC_DECODE_DROP_PAGES: pages of buf below dropped are out of the
+     * resident set; the walk drops more once it reaches drop_at
+     * (UINTPTR_MAX: never). */
+    const uint8_t *dropped;
+    uintptr_t drop_at;
+    uintptr_t page_mask;
     char err[256];
 } dec;
 
@@ -74,6 +86,26 @@ static int fail(dec *d, const uint8_t *at, const char *fmt, ...)
 static void *alloc(dec *d, size_t n)
 {
     return oac_arena_alloc(d->arena, n);
+}
+
+/* ---- resident pages ------------------------------------------------------ */
+
+/* The walk has passed p: drop the whole pages of buf before it from the
+ * resident set.  The buffer is a read-only private file mapping
+ * (OAC_DECODE_DROP_PAGES), so a later read (a payload, a re-scan) faults
+ * the same bytes back in from the file; without this, the pages that
+ * reading the tensor headers brought in (fault-around maps up to 64 KiB
+ * of cached file around each fault, MADV_RANDOM or not) stay resident
+ * until the whole file is decoded. */
+static void __attribute__((noinline)) drop_pages(dec *d, const uint8_t *p)
+{
+    const uint8_t *hi = (const uint8_t *)((uintptr_t)p & ~d->page_mask);
+    if (hi > d->dropped) {
+        (void)madvise((void *)(uintptr_t)d->dropped, (size_t)(hi - d->dropped),
+                      MADV_DONTNEED);
+        d->dropped = hi;
+    }
+    d->drop_at = (uintptr_t)d->dropped + OAC_DECODE_DROP_STEP;
 }
 
 /* ---- the wire format ---------------------------------------------------- */
@@ -406,6 +438,42 @@ static void put_scalar(ProtobufCType t, const uint8_t *val, const uint8_t *end, 
     }
 }
 
+/* ---- repeated fields ------------------------------------------------------ */
+
+/* Repeated fields grow by doubling: every array of n > 0 elements, merged
+ * ones included, has room for capacity(n) (4, or the next power of two
+ * >= n), so no capacity is stored.  Room for k more elements at *arr (of
+ * n elements of size es); false when out of memory. */
+static inline size_t capacity(size_t n)
+{
+    if (n <= 4)
+        return 4;
+    return (size_t)1 << (sizeof(unsigned long long) * CHAR_BIT -
+                         (size_t)__builtin_clzll((unsigned long long)(n - 1)));
+}
+
+static bool grow_slow(dec *d, void *arr, size_t n, size_t k, size_t es)
+{
+    size_t cap = capacity(n + k);
+    if (cap > SIZE_MAX / es) {
+        oac_err(d->ctx, OAC_ENOMEM, "array too large");
+        return false;
+    }
+    void *a = alloc(d, cap * es);
+    if (!a)
+        return false;
+    void **pa = arr;
+    if (n)
+        memcpy(a, *pa, n * es);
+    *pa = a;
+    return true;
+}
+
+static inline bool grow(dec *d, void *arr, size_t n, size_t k, size_t es)
+{
+    return (n && n + k <= capacity(n)) || grow_slow(d, arr, n, k, es);
+}
+
 /* ---- dropped parts: payloads left in the buffer must not vanish ------- */
 
 static bool in_buf(const dec *d, const void *p)
@@ -487,13 +555,15 @@ static int merge(dec *d, ProtobufCMessage *earlier, ProtobufCMessage *latter)
             if (*ne == 0)
                 continue;
             if (*nl > 0) {
+                /* Append the later elements to the earlier array, which
+                 * has room for capacity(*ne) (grow): a file repeating a
+                 * singular message n times costs O(n), not the O(n^2)
+                 * of a fresh array per merge. */
                 size_t es = elt_size(fd->type);
-                char *a = alloc(d, (*ne + *nl) * es);
-                if (!a)
+                if (!grow(d, pe, *ne, *nl, es))
                     return OAC_ENOMEM;
-                memcpy(a, *pe, *ne * es);
-                memcpy(a + *ne * es, *pl, *nl * es);
-                *pl = a;
+                memcpy((char *)*pe + *ne * es, *pl, *nl * es);
+                *pl = *pe;
                 *nl += *ne;
             } else {
                 *nl = *ne;
@@ -568,42 +638,6 @@ static int merge(dec *d, ProtobufCMessage *earlier, ProtobufCMessage *latter)
 }
 
 /* ---- one message ---------------------------------------------------------- */
-
-/* Repeated fields grow by doubling: an array of n elements has room for
- * capacity(n) (4, or the next power of two >= n), so no capacity is
- * stored.  Room for k more
- * elements at *arr (of n elements of size es); false when out of memory.
- * (A merged array has exactly its elements, but is never appended to:
- * merges happen once a message is complete.) */
-static inline size_t capacity(size_t n)
-{
-    if (n <= 4)
-        return 4;
-    return (size_t)1 << (sizeof(unsigned long long) * CHAR_BIT -
-                         (size_t)__builtin_clzll((unsigned long long)(n - 1)));
-}
-
-static bool grow_slow(dec *d, void *arr, size_t n, size_t k, size_t es)
-{
-    size_t cap = capacity(n + k);
-    if (cap > SIZE_MAX / es) {
-        oac_err(d->ctx, OAC_ENOMEM, "array too large");
-        return false;
-    }
-    void *a = alloc(d, cap * es);
-    if (!a)
-        return false;
-    void **pa = arr;
-    if (n)
-        memcpy(a, *pa, n * es);
-    *pa = a;
-    return true;
-}
-
-static inline bool grow(dec *d, void *arr, size_t n, size_t k, size_t es)
-{
-    return (n && n + k <= capacity(n)) || grow_slow(d, arr, n, k, es);
-}
 
 static int decode_msg(dec *d, const ProtobufCMessageDescriptor *desc,
                       const uint8_t *p, const uint8_t *end, int depth,
@@ -828,6 +862,8 @@ static int decode_msg(dec *d, const ProtobufCMessageDescriptor *desc,
     desc->message_init(m);
     while (p < end) {
         wfield f;
+        if ((uintptr_t)p >= d->drop_at)
+            drop_pages(d, p);
         if ((rc = next_field(d, p, end, &f)))
             return rc;
         const ProtobufCFieldDescriptor *fd = field_of(desc, f.number);
@@ -872,10 +908,18 @@ static int decode_msg(dec *d, const ProtobufCMessageDescriptor *desc,
 
 int oac_decode(oac_ctx *ctx, oac_arena *arena,
                const ProtobufCMessageDescriptor *desc, const uint8_t *buf,
-               size_t len, ProtobufCMessage **out, bool *external,
+               size_t len, unsigned flags, ProtobufCMessage **out, bool *external,
                char *err, size_t err_size)
 {
-    dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len };
+    dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len,
+              .drop_at = UINTPTR_MAX };
+    long page = sysconf(_SC_PAGESIZE);
+    if ((flags & OAC_DECODE_DROP_PAGES) && page > 0 && !(page & (page - 1))) {
+        d.page_mask = (uintptr_t)page - 1;
+        /* from the first whole page of buf on */
+        d.dropped = buf + (((uintptr_t)page - ((uintptr_t)buf & d.page_mask)) & d.page_mask);
+        d.drop_at = (uintptr_t)d.dropped + OAC_DECODE_DROP_STEP;
+    }
     *out = NULL;
     if (external)
         *external = false;

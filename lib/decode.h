@@ -17,6 +17,15 @@
  * the buffer. */
 #define OAC_DECODE_THRESHOLD 64
 
+/* flags: buf is a read-only private file mapping; every
+ * OAC_DECODE_DROP_STEP bytes the walk drops the pages it has passed from
+ * the resident set (madvise MADV_DONTNEED), so the file pages resident
+ * while decoding stay around that step, not the file's size.  Never for
+ * memory that is not such a mapping (anonymous pages would read back as
+ * zeros). */
+#define OAC_DECODE_DROP_PAGES 1u
+#define OAC_DECODE_DROP_STEP ((uintptr_t)2 << 20)
+
 /* Decode buf[0, len) (len > 0) as a message of type desc into arena.
  * OAC_OK: *out is the message; it points into buf for payloads, so buf
  * must outlive it; *external (may be NULL) tells whether a TensorProto
@@ -25,7 +34,7 @@
  * Whatever was allocated stays in the arena either way. */
 int oac_decode(oac_ctx *ctx, oac_arena *arena,
                const ProtobufCMessageDescriptor *desc, const uint8_t *buf,
-               size_t len, ProtobufCMessage **out, bool *external,
+               size_t len, unsigned flags, ProtobufCMessage **out, bool *external,
                char *err, size_t err_size);
 
 #endif /* OAC_DECODE_H */

@@ -22,9 +22,14 @@
  *     releases blocks it handed out itself.  The walk also notes whether
  *     any TensorProto has a data_location: without one, the
  *     external-data walk (extdata.c) would find nothing and is skipped.
- *  3. drop the mapping's pages from the resident set (MADV_DONTNEED):
- *     the walk touched the graph's pages, later reads of payloads fault
- *     theirs back in from the file.
+ *     As it goes, every OAC_DECODE_DROP_STEP (2 MiB) the walk drops the
+ *     pages it has passed (OAC_DECODE_DROP_PAGES): reading a tensor's
+ *     header faults in the cached file pages around it (fault-around
+ *     ignores MADV_RANDOM), which would otherwise keep most of the
+ *     weights resident until the end of the walk.
+ *  3. drop the rest of the mapping's pages from the resident set
+ *     (MADV_DONTNEED): later reads of payloads fault theirs back in from
+ *     the file.
  *
  * Memory therefore follows the graph, not the weight bytes: the tree is
  * graph-sized.
@@ -82,9 +87,10 @@ static int parse_error(oac_ctx *ctx, oac_diags *diags, const char *fmt, ...)
 
 /* Decode buf as a message of type desc.  On success the tree lives in
  * *arena_out and points into buf; *external (may be NULL) tells whether
- * any TensorProto has a data_location field. */
+ * any TensorProto has a data_location field.  mapped: buf is our file
+ * mapping, whose pages the walk may drop as it goes. */
 static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
-                      const uint8_t *buf, size_t len, const char *name,
+                      const uint8_t *buf, size_t len, bool mapped, const char *name,
                       oac_diags *diags, oac_arena **arena_out,
                       ProtobufCMessage **msg_out, bool *external)
 {
@@ -98,7 +104,8 @@ static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
     if (!arena)
         return OAC_ENOMEM;
     char err[256];
-    int rc = oac_decode(ctx, arena, desc, buf, len, msg_out, external, err, sizeof err);
+    int rc = oac_decode(ctx, arena, desc, buf, len, mapped ? OAC_DECODE_DROP_PAGES : 0,
+                        msg_out, external, err, sizeof err);
     if (rc == OAC_EPARSE)
         rc = parse_error(ctx, diags, "%s: %s", name, err);
     if (rc != OAC_OK) {
@@ -186,7 +193,7 @@ static int model_from(oac_ctx *ctx, oac_model **out, const uint8_t *buf,
     }
     ProtobufCMessage *msg = NULL;
     bool external = false;
-    rc = parse_into(ctx, &onnx__model_proto__descriptor, buf, len, name, diags,
+    rc = parse_into(ctx, &onnx__model_proto__descriptor, buf, len, mapped, name, diags,
                     &m->arena, &msg, &external);
     if (rc != OAC_OK)
         goto done;
@@ -282,7 +289,7 @@ int oac_pbfile_load(oac_ctx *ctx, oac_pbfile **out, const char *path,
         rc = OAC_ENOMEM;
         goto done;
     }
-    rc = parse_into(ctx, desc, map, len, path, diags, &f->arena, &f->msg, NULL);
+    rc = parse_into(ctx, desc, map, len, true, path, diags, &f->arena, &f->msg, NULL);
 done:
     if (rc != OAC_OK) {
         oac_pbfile_free(f);

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "decode.h"
@@ -65,7 +67,7 @@ static void same(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, siz
         rn = OAC_EPARSE;
         snprintf(err_new, sizeof err_new, "empty file at byte 0");
     } else {
-        rn = oac_decode(ctx, a, desc, copy, len, &mn, &ext_new, err_new, sizeof err_new);
+        rn = oac_decode(ctx, a, desc, copy, len, 0, &mn, &ext_new, err_new, sizeof err_new);
     }
     ck_assert_msg(ro == rn, "%s (%zu bytes): old %d '%s', new %d '%s'", what, len, ro,
                   err_old, rn, err_new);
@@ -318,6 +320,316 @@ START_TEST(test_wire_forms)
 }
 END_TEST
 
+/* ---- many occurrences of a singular message ------------------------------ */
+
+typedef struct wbuf {
+    uint8_t *b;
+    size_t n, cap;
+} wbuf;
+
+static void w_bytes(wbuf *w, const void *p, size_t n)
+{
+    if (w->n + n > w->cap) {
+        w->cap = 2 * (w->n + n) + 64;
+        w->b = realloc(w->b, w->cap);
+        ck_assert_ptr_nonnull(w->b);
+    }
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+
+static void w_varint(wbuf *w, uint64_t v)
+{
+    uint8_t t[10];
+    size_t k = 0;
+    do {
+        t[k] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            t[k] |= 0x80;
+        k++;
+    } while (v);
+    w_bytes(w, t, k);
+}
+
+/* field number f, wire type 2, the bytes of sub (which is freed) */
+static void w_sub(wbuf *w, uint32_t f, wbuf *sub)
+{
+    w_varint(w, (uint64_t)f << 3 | 2);
+    w_varint(w, sub->n);
+    w_bytes(w, sub->b, sub->n);
+    free(sub->b);
+    *sub = (wbuf){ 0 };
+}
+
+static void w_str(wbuf *w, uint32_t f, const char *s)
+{
+    w_varint(w, (uint64_t)f << 3 | 2);
+    w_varint(w, strlen(s));
+    w_bytes(w, s, strlen(s));
+}
+
+static void w_int(wbuf *w, uint32_t f, uint64_t v)
+{
+    w_varint(w, (uint64_t)f << 3);
+    w_varint(w, v);
+}
+
+/* A ModelProto with graph (field 7) k times: occurrence i holds node
+ * "n<i>", and some an input, an initializer with dims packed or not, an
+ * attribute whose tensor t occurs several times (its dims merge), a name;
+ * ir_version and opset_import in between. */
+static void many_graphs(wbuf *w, size_t k)
+{
+    char name[32];
+    for (size_t i = 0; i < k; i++) {
+        wbuf g = { 0 }, n = { 0 }, sub = { 0 };
+        snprintf(name, sizeof name, "n%zu", i);
+        w_str(&n, 3, name);
+        w_str(&n, 4, "Relu");
+        if (i % 4 == 1) {
+            wbuf at = { 0 };
+            w_str(&at, 1, "value");
+            for (size_t j = 0; j < 1 + i % 7; j++) {
+                wbuf t = { 0 };
+                w_int(&t, 1, j + 1);
+                w_int(&t, 2, 1);
+                w_sub(&at, 5, &t);
+            }
+            w_int(&at, 20, 4);
+            w_sub(&n, 5, &at);
+        }
+        w_sub(&g, 1, &n);
+        if (i % 3 == 0) {
+            snprintf(name, sizeof name, "x%zu", i);
+            w_str(&sub, 1, name);
+            w_sub(&g, 11, &sub);
+        }
+        if (i % 5 == 2) {
+            wbuf dims = { 0 };
+            w_varint(&dims, i);
+            w_varint(&dims, 300);
+            w_sub(&sub, 1, &dims);
+            w_int(&sub, 1, 7);
+            w_int(&sub, 2, 7);
+            snprintf(name, sizeof name, "w%zu", i);
+            w_str(&sub, 8, name);
+            w_sub(&g, 5, &sub);
+        }
+        if (i % 11 == 3) {
+            snprintf(name, sizeof name, "g%zu", i);
+            w_str(&g, 2, name);
+        }
+        w_sub(w, 7, &g);
+        if (i % 13 == 0)
+            w_int(w, 1, 7 + i);
+        if (i % 17 == 5) {
+            w_str(&sub, 1, "");
+            w_int(&sub, 2, 17);
+            w_sub(w, 8, &sub);
+        }
+    }
+}
+
+/* protobuf-c merges k occurrences in O(k^2): compared on small k only. */
+START_TEST(test_repeated_singular_same)
+{
+    stats st = { 0 };
+    static const size_t ks[] = { 1, 2, 3, 4, 5, 8, 9, 17, 33, 100, 257, 600 };
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+        wbuf w = { 0 };
+        many_graphs(&w, ks[i]);
+        oac_ctx *ctx = oac_ctx_new();
+        oac_model *m;
+        ck_assert_int_eq(oac_model_load_buffer(ctx, &m, w.b, w.n, "many", NULL, NULL), 0);
+        ck_assert_uint_eq(oac_model_proto(m)->graph->n_node, ks[i]);
+        oac_model_free(m);
+        oac_ctx_free(ctx);
+        variants(&onnx__model_proto__descriptor, w.b, w.n, "many graphs", 20, &st);
+        free(w.b);
+    }
+    fprintf(stderr, "repeated singular: %zu inputs, %zu decoded, %zu parse errors\n",
+            st.inputs, st.ok, st.errors);
+}
+END_TEST
+
+/* 50,000 occurrences of ModelProto.graph, each with one node: linear
+ * work, checked by the allocations and bytes it takes (protobuf-c's
+ * merge would copy 10 GB of node pointers in 50,000 allocations). */
+START_TEST(test_repeated_singular_linear)
+{
+    enum { K = 50000 };
+    wbuf w = { 0 };
+    char name[32];
+    for (size_t i = 0; i < K; i++) {
+        wbuf g = { 0 }, n = { 0 };
+        snprintf(name, sizeof name, "n%zu", i);
+        w_str(&n, 3, name);
+        w_sub(&g, 1, &n);
+        w_sub(&w, 7, &g);
+    }
+    oac_ctx *ctx = oac_ctx_new();
+    unsigned long before = oac_ctx_alloc_count(ctx);
+    oac_model *m;
+    ck_assert_int_eq(oac_model_load_buffer(ctx, &m, w.b, w.n, "many", NULL, NULL), 0);
+    unsigned long allocs = oac_ctx_alloc_count(ctx) - before;
+    size_t used = oac_arena_used(m->arena);
+    const Onnx__GraphProto *g = oac_model_proto(m)->graph;
+    ck_assert_ptr_nonnull(g);
+    ck_assert_uint_eq(g->n_node, K);
+    for (size_t i = 0; i < K; i++) {
+        snprintf(name, sizeof name, "n%zu", i);
+        ck_assert_str_eq(g->node[i]->name, name);
+    }
+    /* each occurrence: a graph, a node, a 4-slot array, a name; the
+     * merged array at most doubles the final node pointers */
+    size_t per = sizeof(Onnx__GraphProto) + sizeof(Onnx__NodeProto) + 4 * sizeof(void *) + 16;
+    fprintf(stderr, "%d graph occurrences (%zu bytes): %lu allocations, %zu arena bytes\n", K,
+            w.n, allocs, used);
+    ck_assert_uint_le(used, (size_t)K * per + 4 * (size_t)K * sizeof(void *));
+    ck_assert_uint_le(allocs, 200);
+
+    /* and the same for a nested singular message: one attribute whose
+     * tensor t occurs 50,000 times, one dimension each */
+    wbuf at = { 0 }, n = { 0 }, g2 = { 0 }, w2 = { 0 };
+    w_str(&at, 1, "value");
+    for (size_t i = 0; i < K; i++) {
+        wbuf t = { 0 };
+        w_int(&t, 1, i);
+        w_sub(&at, 5, &t);
+    }
+    w_sub(&n, 5, &at);
+    w_sub(&g2, 1, &n);
+    w_sub(&w2, 7, &g2);
+    oac_model *m2;
+    before = oac_ctx_alloc_count(ctx);
+    ck_assert_int_eq(oac_model_load_buffer(ctx, &m2, w2.b, w2.n, "many t", NULL, NULL), 0);
+    allocs = oac_ctx_alloc_count(ctx) - before;
+    used = oac_arena_used(m2->arena);
+    const Onnx__TensorProto *t = oac_model_proto(m2)->graph->node[0]->attribute[0]->t;
+    ck_assert_uint_eq(t->n_dims, K);
+    for (size_t i = 0; i < K; i++)
+        ck_assert_int_eq(t->dims[i], (int64_t)i);
+    fprintf(stderr, "%d tensor occurrences (%zu bytes): %lu allocations, %zu arena bytes\n",
+            K, w2.n, allocs, used);
+    ck_assert_uint_le(used, (size_t)K * (sizeof(Onnx__TensorProto) + 4 * 8) + 4 * (size_t)K * 8);
+    ck_assert_uint_le(allocs, 200);
+    oac_model_free(m2);
+    oac_model_free(m);
+    free(w.b);
+    free(w2.b);
+    oac_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- resident pages of a mapped file ----------------------------------- */
+
+/* Rss of the mapping that starts at addr, in KiB (/proc/self/smaps); -1
+ * when unknown.  Address lines start with a lower-case hex digit, field
+ * lines ("Rss:     12 kB") with a capital. */
+static long mapping_rss_kb(const void *addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    bool in = false;
+    long kb = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo;
+        if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')) {
+            in = sscanf(line, "%lx-", &lo) == 1 && lo == (unsigned long)(uintptr_t)addr;
+            continue;
+        }
+        if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return kb;
+}
+
+/* OAC_DECODE_DROP_PAGES: decoding a file mapping with many weights, the
+ * pages the walk has passed leave the resident set as it goes (load.c
+ * drops the rest after the walk), and payloads read back right after. */
+START_TEST(test_drop_pages)
+{
+    enum { NT = 2048, TB = 16 * 1024 };
+    oac_ctx *ctx = oac_ctx_new();
+    oac_mb *mb = oac_mb_new(ctx);
+    oac_gb *g = oac_mb_graph(mb);
+    uint8_t *w = malloc(TB);
+    char name[32], dims[32];
+    snprintf(dims, sizeof dims, "%d", TB / 4);
+    for (int i = 0; i < NT; i++) {
+        for (int j = 0; j < TB; j++)
+            w[j] = (uint8_t)(i * 31 + j);
+        snprintf(name, sizeof name, "w%d", i);
+        oac_gb_init_raw(g, name, OAC_T_FLOAT, dims, w, TB);
+    }
+    free(w);
+    uint8_t *mbuf;
+    size_t mlen;
+    ck_assert_int_eq(oac_mb_pack(mb, &mbuf, &mlen), 0);
+    oac_mb_free(mb);
+    /* the graph alone, so that the walk ends in the initializers (in a
+     * model, the top-level fields after the graph would drop its pages) */
+    oac_model *m;
+    ck_assert_int_eq(oac_model_load_buffer(ctx, &m, mbuf, mlen, "m", NULL, NULL), 0);
+    size_t len;
+    uint8_t *buf = packed(&oac_model_proto(m)->graph->base, &len);
+    oac_model_free(m);
+    free(mbuf);
+    char path[] = "/tmp/oac_decode_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+    free(buf);
+    /* in the page cache, where fault-around maps many pages per fault */
+    uint8_t *back = malloc(len);
+    ck_assert_int_eq(pread(fd, back, len, 0), (ssize_t)len);
+    free(back);
+    long kb[2];
+    for (int drop = 0; drop < 2; drop++) {
+        uint8_t *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        ck_assert(map != MAP_FAILED);
+        (void)madvise(map, len, MADV_RANDOM);
+        oac_arena *a = oac_arena_new(ctx);
+        ProtobufCMessage *msg;
+        char err[256];
+        ck_assert_int_eq(oac_decode(ctx, a, &onnx__graph_proto__descriptor, map, len,
+                                    drop ? OAC_DECODE_DROP_PAGES : 0, &msg, NULL, err,
+                                    sizeof err), 0);
+        kb[drop] = mapping_rss_kb(map);
+        const Onnx__GraphProto *gp = (const Onnx__GraphProto *)msg;
+        ck_assert_uint_eq(gp->n_initializer, NT);
+        for (int i = 0; i < NT; i += 97) {
+            oac_payload pl;
+            ck_assert(oac_tensor_payload(gp->initializer[i], &pl));
+            ck_assert_uint_eq(pl.len, TB);
+            ck_assert(pl.bytes > map && pl.bytes + pl.len <= map + len);
+            for (int j = 0; j < TB; j += 1000)
+                ck_assert_uint_eq(pl.bytes[j], (uint8_t)(i * 31 + j));
+        }
+        oac_arena_free(a);
+        munmap(map, len);
+    }
+    close(fd);
+    unlink(path);
+    fprintf(stderr, "%zu-byte file mapping after decoding: %ld KiB resident, %ld KiB "
+            "with OAC_DECODE_DROP_PAGES\n", len, kb[0], kb[1]);
+    if (kb[0] < 0 || kb[1] < 0) {
+        fprintf(stderr, "test_drop_pages: no /proc/self/smaps here, skipped\n");
+    } else {
+        /* every tensor header is on a page of its own: without dropping,
+         * at least those stay; with it, at most what the walk met since
+         * the last drop, one step and a fault-around window */
+        ck_assert_int_ge(kb[0], NT * 4);
+        ck_assert_int_le(kb[1], (long)(OAC_DECODE_DROP_STEP / 1024) + 256);
+    }
+    oac_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -325,6 +637,9 @@ static Suite *decode_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_wire_forms);
     tcase_add_test(tc, test_builder_models);
+    tcase_add_test(tc, test_repeated_singular_same);
+    tcase_add_test(tc, test_repeated_singular_linear);
+    tcase_add_test(tc, test_drop_pages);
     tcase_add_test(tc, test_examples);
     tcase_add_test(tc, test_testdata_models);
     suite_add_tcase(s, tc);
