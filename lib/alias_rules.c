@@ -409,8 +409,10 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         }
     }
 done:
-    oac_dealloc(ctx, entry_of_out);
-    oac_dealloc(ctx, out_of_in);
+    if (entry_of_out)
+        oac_dealloc(ctx, entry_of_out);
+    if (out_of_in)
+        oac_dealloc(ctx, out_of_in);
     return rc;
 }
 

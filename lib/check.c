@@ -157,7 +157,14 @@ int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
     oac_unchecked u = { 0 };
     va_list ap;
     va_start(ap, fmt);
-    u.reason = oac_vasprintf(ctx, fmt, ap);
+    /* "%s" (capacity's one reason per cache update) is a copy: no
+     * printf to measure and then write it. */
+    if (fmt[0] == '%' && fmt[1] == 's' && fmt[2] == '\0') {
+        const char *r = va_arg(ap, const char *);
+        u.reason = oac_strdup(ctx, r ? r : "(null)");
+    } else {
+        u.reason = oac_vasprintf(ctx, fmt, ap);
+    }
     va_end(ap);
     u.rule = oac_strdup(ctx, rule);
     u.graph = oac_strdup(ctx, graph);

@@ -97,7 +97,16 @@ static void *pool_alloc(oac_graphs *g, size_t n)
 
 /* "<a><b><n>" (n in decimal) in the pool, without the cost of a printf:
  * node and declaration locations are made once per node and value. */
+static char *pool_cat_num_len(oac_graphs *g, const char *a, size_t la,
+                              const char *b, size_t n);
 static char *pool_cat_num(oac_graphs *g, const char *a, const char *b, size_t n)
+{
+    return pool_cat_num_len(g, a, strlen(a), b, n);
+}
+
+/* The same with a's length known (a scope's location, once per scope). */
+static char *pool_cat_num_len(oac_graphs *g, const char *a, size_t la,
+                              const char *b, size_t n)
 {
     char num[24];
     size_t k = sizeof num;
@@ -105,7 +114,7 @@ static char *pool_cat_num(oac_graphs *g, const char *a, const char *b, size_t n)
         num[--k] = (char)('0' + n % 10);
         n /= 10;
     } while (n);
-    size_t la = strlen(a), lb = strlen(b), ln = sizeof num - k;
+    size_t lb = strlen(b), ln = sizeof num - k;
     if (la > SIZE_MAX / 4 || lb > SIZE_MAX / 4)
         return NULL;
     size_t need = la + lb + ln + 1;
@@ -170,7 +179,7 @@ oac_value *oac_scope_lookup(const oac_scope *s, const char *name, bool *outer)
 
 /* Both resolved once by build_scope (in_vals, out_vals); the lookups
  * below are what they hold. */
-oac_value *oac_node_input(const oac_scope *s, long i, size_t port)
+oac_value *oac_node_input_slow(const oac_scope *s, long i, size_t port)
 {
     oac_node *n = oac_scope_node(s, i);
     if (!n || port >= n->proto->n_input)
@@ -180,7 +189,7 @@ oac_value *oac_node_input(const oac_scope *s, long i, size_t port)
     return oac_scope_lookup(s, n->proto->input[port], NULL);
 }
 
-oac_value *oac_node_output(const oac_scope *s, long i, size_t port)
+oac_value *oac_node_output_slow(const oac_scope *s, long i, size_t port)
 {
     oac_node *n = oac_scope_node(s, i);
     if (!n || port >= n->proto->n_output)
@@ -266,14 +275,22 @@ static oac_value *new_value(oac_graphs *g, oac_scope *s, scope_build *b,
     *rc = OAC_OK;
     if (empty(name))
         return NULL;
-    oac_value *old = oac_strmap_get(&s->by_name, name);
-    if (old)
-        return old;
     if (b->used >= b->cap) {
+        oac_value *old = oac_strmap_get(&s->by_name, name);
+        if (old)
+            return old;
         *rc = oac_err(g->ctx, OAC_EINTERNAL, "value block overflow");
         return NULL;
     }
-    oac_value *v = &b->block[b->used++];
+    /* One hash and probe: the value already defined, or the next entry
+     * of the block inserted under the name. */
+    oac_value *v = &b->block[b->used];
+    void *old = NULL;
+    if ((*rc = oac_strmap_get_or_put(&s->by_name, name, v, &old)))
+        return NULL;
+    if (old)
+        return old;
+    b->used++;
     memset(v, 0, sizeof *v);
     v->name = name;
     v->scope = s;
@@ -283,8 +300,6 @@ static oac_value *new_value(oac_graphs *g, oac_scope *s, scope_build *b,
     v->port = -1;
     v->id = g->n_values++;
     s->values[s->n_values++] = v;
-    if ((*rc = oac_strmap_put(&s->by_name, name, v)))
-        return NULL;
     return v;
 }
 
@@ -411,9 +426,39 @@ static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
     return OAC_OK;
 }
 
+/* oac_op_find through a small cache of the operator types a scope uses
+ * (a few distinct ones over thousands of nodes): the result depends only
+ * on op_type and on the domain (any ONNX spelling alike). */
+#define OP_CACHE 8
+typedef struct op_cache {
+    const char *type[OP_CACHE];
+    const char *dom[OP_CACHE];     /* NULL for the ONNX domain */
+    const struct oac_op *op[OP_CACHE];
+    size_t n, next;
+} op_cache;
+
+static const struct oac_op *op_lookup(op_cache *c, const char *domain,
+                                      const char *op_type)
+{
+    if (!op_type || !*op_type)
+        return NULL;
+    const char *d = oac_domain_is_onnx(domain) ? NULL : domain;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->type[i][0] == op_type[0] && strcmp(c->type[i], op_type) == 0 &&
+            (d ? c->dom[i] && strcmp(c->dom[i], d) == 0 : !c->dom[i]))
+            return c->op[i];
+    const struct oac_op *op = oac_op_find(domain, op_type);
+    size_t at = c->n < OP_CACHE ? c->n++ : (c->next++ % OP_CACHE);
+    c->type[at] = op_type;
+    c->dom[at] = d;
+    c->op[at] = op;
+    return op;
+}
+
 static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
 {
     oac_ctx *ctx = g->ctx;
+    op_cache oc = { .n = 0 };
     int rc = OAC_OK;
     const Onnx__GraphProto *gp = s->graph;
     const Onnx__FunctionProto *fp = s->func;
@@ -493,6 +538,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
             v->init = t;
         }
     }
+    size_t loc_len = strlen(s->loc);
     for (size_t i = 0; i < s->n_nodes; i++) {
         oac_node *n = &s->nodes[i];
         const Onnx__NodeProto *np = s->node_protos[i];
@@ -501,10 +547,10 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         n->index = i;
         n->display = empty(n->proto->name) ? pool_cat_num(g, "#", "", i)
                                            : n->proto->name;
-        n->loc = pool_cat_num(g, s->loc, "/node/", i);
+        n->loc = pool_cat_num_len(g, s->loc, loc_len, "/node/", i);
         if (!n->display || !n->loc)
             return OAC_ENOMEM;
-        n->op = oac_op_find(n->proto->domain, n->proto->op_type);
+        n->op = op_lookup(&oc, n->proto->domain, n->proto->op_type);
         n->in_vals = s->ports_block + port_at;
         port_at += n->proto->n_input;
         n->out_vals = s->ports_block + port_at;

@@ -201,6 +201,12 @@ typedef struct oac_graphs {
     bool model_imports_alias;
 } oac_graphs;
 
+/* strmap.c: the value of key when present (*found set, map unchanged);
+ * else insert (key, val) with *found = NULL, growing as oac_strmap_put
+ * does.  One hash and one probe.  OAC_ENOMEM on failure. */
+int oac_strmap_get_or_put(oac_strmap *m, const char *key, void *val,
+                          void **found);
+
 /* Build and free the index (graph.c; oac_pass_graph stores it in
  * st->graphs). */
 int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
@@ -222,11 +228,31 @@ static inline oac_node *oac_scope_node(const oac_scope *s, long i)
     return (i >= 0 && (size_t)i < s->n_nodes) ? &s->nodes[i] : NULL;
 }
 
+/* Lookups for a node whose ports are not resolved (graph.c). */
+oac_value *oac_node_input_slow(const oac_scope *s, long i, size_t port);
+oac_value *oac_node_output_slow(const oac_scope *s, long i, size_t port);
+
 /* The value read at input port `port` of node i (NULL for an omitted
- * optional input or an unknown name). */
-oac_value *oac_node_input(const oac_scope *s, long i, size_t port);
+ * optional input or an unknown name).  Inline: every pass calls it per
+ * port, and build_scope resolved it already (in_vals). */
+static inline oac_value *oac_node_input(const oac_scope *s, long i,
+                                        size_t port)
+{
+    oac_node *n = oac_scope_node(s, i);
+    if (!n || port >= n->proto->n_input)
+        return NULL;
+    return n->in_vals ? n->in_vals[port] : oac_node_input_slow(s, i, port);
+}
+
 /* The value defined by output port `port` of node i (NULL when omitted). */
-oac_value *oac_node_output(const oac_scope *s, long i, size_t port);
+static inline oac_value *oac_node_output(const oac_scope *s, long i,
+                                         size_t port)
+{
+    oac_node *n = oac_scope_node(s, i);
+    if (!n || port >= n->proto->n_output)
+        return NULL;
+    return n->out_vals ? n->out_vals[port] : oac_node_output_slow(s, i, port);
+}
 
 /* Is the node's domain the ONNX domain ("" or "ai.onnx")? */
 bool oac_domain_is_onnx(const char *domain);

@@ -490,7 +490,12 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     bool *kept = NULL;         /* buffer backs a graph output */
     size_t *nfree = NULL;      /* node -> buffers freed after it */
     int64_t *fmt = NULL;       /* alias class -> page format (rule 5) */
-    oac_opt_u64 *trans = NULL; /* node -> control transient (rule 9) */
+    /* Rules 5, 5b: the few nodes whose page effects during/after them
+     * are not zero (PagedCacheUpdate), in node order; the rest of each
+     * node's effects and its transient (rule 9) go to its step at once,
+     * with no per-node array. */
+    struct page_after { size_t node; oac_opt_u64 during, freed; } *pa = NULL;
+    size_t n_pa = 0, cap_pa = 0;
     size_t ncls = st->aliases ? st->aliases->n_classes : 0;
     oac_plan_sched *p = oac_calloc(ctx, 1, sizeof *p);
     if (!p)
@@ -503,12 +508,10 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     p->bufs = oac_calloc(ctx, nout ? nout : 1, sizeof *p->bufs);
     p->frees = oac_calloc(ctx, nout ? nout : 1, sizeof *p->frees);
     last = oac_calloc(ctx, nout ? nout : 1, sizeof *last);
-    trans = oac_calloc(ctx, nn ? nn : 1, sizeof *trans);
     kept = oac_calloc(ctx, nout ? nout : 1, sizeof *kept);
     nfree = oac_calloc(ctx, nn + 1, sizeof *nfree);
     fmt = oac_calloc(ctx, ncls ? ncls : 1, sizeof *fmt);
-    if (!p->steps || !p->bufs || !p->frees || !last || !kept || !nfree || !fmt ||
-        !trans)
+    if (!p->steps || !p->bufs || !p->frees || !last || !kept || !nfree || !fmt)
         goto done;
     for (size_t k = 0; k < ncls; k++)
         fmt[k] = INT64_MIN;
@@ -581,33 +584,37 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     t->persistent_cache_bytes = (oac_opt_u64){ true, 0 };
     /* Rule 5b: pages the first updates create, live from the start. */
     oac_opt_u64 live = { true, 0 };
-    page_fx *fx = oac_calloc(ctx, nn ? nn : 1, sizeof *fx);
-    if (!fx)
-        goto done;
     for (size_t i = 0; i < nn; i++) {
         /* Pages are planned for the main graph only (rule 5b). */
+        page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
         if (main_graph)
-            fx[i] = paged_effects(st, s, (long)i, fmt);
-        else
-            fx[i] = (page_fx){ { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
-        opt_add(&live, fx[i].created);
-        if ((rc = control_transient(w, s, (long)i, depth, &trans[i], &p->steps[i]))) {
-            oac_dealloc(ctx, fx);
-            goto done;
+            fx = paged_effects(st, s, (long)i, fmt);
+        opt_add(&live, fx.created);
+        p->steps[i].workspace = fx.workspace;
+        if (!fx.during.known || fx.during.value || !fx.freed.known ||
+            fx.freed.value) {
+            if (oac_grow(ctx, (void **)&pa, &cap_pa, n_pa + 1, sizeof *pa))
+                goto done;
+            pa[n_pa++] = (struct page_after){ i, fx.during, fx.freed };
         }
+        if ((rc = control_transient(w, s, (long)i, depth,
+                                    &p->steps[i].transient, &p->steps[i])))
+            goto done;
         rc = OAC_ENOMEM;
     }
     p->page_bytes = live;
+    size_t pa_at = 0;
     for (size_t i = 0; i < nn; i++) {
         oac_plan_step *stp = &p->steps[i];
         for (size_t b = stp->first_alloc; b < stp->first_alloc + stp->n_alloc; b++) {
             opt_add(&live, p->bufs[b].bytes);
             opt_add(&t->planned_output_bytes, p->bufs[b].bytes);
         }
-        opt_add(&live, fx[i].during);
+        const struct page_after *fa =
+            pa_at < n_pa && pa[pa_at].node == i ? &pa[pa_at++] : NULL;
+        if (fa)
+            opt_add(&live, fa->during);
         stp->live = live;
-        stp->workspace = fx[i].workspace;
-        stp->transient = trans[i];
         oac_opt_u64 here = live;
         opt_add(&here, stp->workspace);
         opt_add(&here, stp->transient);
@@ -620,10 +627,10 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             if (live.known && bb.known)
                 live.value -= bb.value;
         }
-        if (!fx[i].freed.known)
+        if (fa && !fa->freed.known)
             live.known = false;
-        else if (live.known)
-            live.value -= fx[i].freed.value;
+        else if (fa && live.known)
+            live.value -= fa->freed.value;
         const oac_node *nd = &s->nodes[i];
         if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->proto->n_output) {
             oac_value *o = oac_node_output(s, (long)i, 0);
@@ -636,7 +643,6 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     for (size_t c = 0; a && c < a->n_classes; c++)
         if (a->classes[c].read_write)
             opt_add(&t->persistent_cache_bytes, a->classes[c].bytes);
-    oac_dealloc(ctx, fx);
     *out = p;
     p = NULL;
     rc = OAC_OK;
@@ -644,7 +650,7 @@ done:
     if (rc == OAC_ENOMEM)
         oac_err(ctx, OAC_ENOMEM, "out of memory");
     oac_plan_sched_free(ctx, p);
-    oac_dealloc(ctx, trans);
+    oac_dealloc(ctx, pa);
     oac_dealloc(ctx, last);
     oac_dealloc(ctx, kept);
     oac_dealloc(ctx, nfree);

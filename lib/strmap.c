@@ -31,9 +31,9 @@ static uint64_t hash_str(const char *s)
         h ^= h >> 32;
     }
     if (n) {
+        /* The tail as one word (its byte order only moves slots). */
         uint64_t w = 0;
-        for (size_t i = 0; i < n; i++)
-            w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+        memcpy(&w, s, n);
         h = (h ^ w) * k;
     }
     h ^= h >> 33;
@@ -145,6 +145,43 @@ int oac_strmap_put(oac_strmap *m, const char *key, void *val)
         m->slots[idx[i] - 1].val = val;
         return OAC_OK;
     }
+    struct oac_strmap_slot *s = &m->slots[m->count];
+    s->key = key;
+    s->hash = h;
+    s->val = val;
+    idx[i] = (uint32_t)(m->count + 1);
+    m->count++;
+    return OAC_OK;
+}
+
+/* The value of key when present (*found, map unchanged); else inserts
+ * (key, val) and sets *found to NULL: one hash and (unless the table
+ * grows) one probe instead of a get followed by a put (graph.c defines
+ * values this way). */
+int oac_strmap_get_or_put(oac_strmap *m, const char *key, void *val,
+                          void **found)
+{
+    *found = NULL;
+    uint64_t h = hash_str(key);
+    size_t i = 0;
+    if (m->cap) {
+        i = find(m, key, h);
+        uint32_t e = index_of(m)[i];
+        if (e) {
+            *found = m->slots[e - 1].val;
+            return OAC_OK;
+        }
+    }
+    /* Absent: grow as put would, then insert. */
+    if ((m->count + 1) * 4 >= m->cap * 3) {
+        if (m->cap > SIZE_MAX / 4)
+            return oac_err(m->ctx, OAC_ENOMEM, "map too large");
+        int rc = rehash(m, m->cap ? m->cap * 2 : 16);
+        if (rc)
+            return rc;
+        i = find(m, key, h);
+    }
+    uint32_t *idx = index_of(m);
     struct oac_strmap_slot *s = &m->slots[m->count];
     s->key = key;
     s->hash = h;
