@@ -521,79 +521,52 @@ END_TEST
 
 /* ---- operand-invalid (type parts, contract 2) ---- */
 
+/* One CacheUpdate model per row, varying one operand; each must be
+ * operand-invalid naming that operand. */
+static const struct {
+    const char *why;
+    int32_t cache_t, values_t, pos_t;
+    const char *values_dims, *pos_dims;
+    int64_t axis;            /* 0: attribute absent */
+    const char *value;       /* the operand the finding names */
+} bad_operands[] = {
+    { "values of another element type", OAC_T_FLOAT16, OAC_T_FLOAT, OAC_T_INT64,
+      "1,2,1,4", "", 0, "values" },
+    { "values differ off the axis", OAC_T_FLOAT16, OAC_T_FLOAT16, OAC_T_INT64,
+      "1,3,1,4", "", 0, "values" },
+    { "values of another rank", OAC_T_FLOAT16, OAC_T_FLOAT16, OAC_T_INT64,
+      "2,1,4", "", 0, "values" },
+    { "position INT32", OAC_T_FLOAT16, OAC_T_FLOAT16, OAC_T_INT32,
+      "1,2,1,4", "", 0, "position" },
+    { "position [2]", OAC_T_FLOAT16, OAC_T_FLOAT16, OAC_T_INT64,
+      "1,2,1,4", "2", 0, "position" },
+    { "position [1,1]", OAC_T_FLOAT16, OAC_T_FLOAT16, OAC_T_INT64,
+      "1,2,1,4", "1,1", 0, "position" },
+    { "position FLOAT without shape: the type alone decides", OAC_T_FLOAT16,
+      OAC_T_FLOAT16, OAC_T_FLOAT, "1,2,1,4", NULL, 0, "position" },
+    { "axis out of range", OAC_T_FLOAT16, OAC_T_FLOAT16, OAC_T_INT64,
+      "1,2,1,4", "", 4, "cache" },
+    { "STRING cache is not numeric", OAC_T_STRING, OAC_T_STRING, OAC_T_INT64,
+      "1,2,1,4", "", 0, "cache" },
+};
+
 START_TEST(test_operand_cache_update)
 {
-    /* values of another element type */
-    run r;
-    run_begin(&r);
-    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
-    oac_gb_input(r.g, "values", OAC_T_FLOAT, "1,2,1,4");
-    oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    cu(r.g, "upd", "cache,values,position", "out", true);
-    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "upd", "values");
-    run_end(&r);
-
-    /* values differ off the axis */
-    run_begin(&r);
-    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
-    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,3,1,4");
-    oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    cu(r.g, "upd", "cache,values,position", "out", true);
-    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "upd", "values");
-    run_end(&r);
-
-    /* values of another rank */
-    run_begin(&r);
-    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
-    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,1,4");
-    oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    cu(r.g, "upd", "cache,values,position", "out", true);
-    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "upd", "values");
-    run_end(&r);
-
-    /* position INT32, and position [2] */
-    const struct { int32_t t; const char *dims; } bad_pos[] = {
-        { OAC_T_INT32, "" }, { OAC_T_INT64, "2" }, { OAC_T_INT64, "1,1" },
-        { OAC_T_FLOAT, NULL },   /* no shape: the type alone decides */
-    };
-    for (size_t i = 0; i < sizeof bad_pos / sizeof bad_pos[0]; i++) {
+    for (size_t i = 0; i < sizeof bad_operands / sizeof bad_operands[0]; i++) {
+        run r;
         run_begin(&r);
-        oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
-        oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,1,4");
-        oac_gb_input(r.g, "position", bad_pos[i].t, bad_pos[i].dims);
-        cu(r.g, "upd", "cache,values,position", "out", true);
-        oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-        ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-        expect(&r, OAC_OPERAND_INVALID, "upd", "position");
+        oac_vi_access(r.g, oac_gb_input(r.g, "cache", bad_operands[i].cache_t, "1,2,16,4"), 1);
+        oac_gb_input(r.g, "values", bad_operands[i].values_t, bad_operands[i].values_dims);
+        oac_gb_input(r.g, "position", bad_operands[i].pos_t, bad_operands[i].pos_dims);
+        Onnx__NodeProto *n = cu(r.g, "upd", "cache,values,position", "out", true);
+        if (bad_operands[i].axis)
+            oac_node_attr_int(r.g, n, "axis", bad_operands[i].axis);
+        oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", bad_operands[i].cache_t, "1,2,16,4"),
+                        "cache");
+        ck_assert_msg(run_check(&r, NULL) == OAC_OK, "%s", bad_operands[i].why);
+        expect(&r, OAC_OPERAND_INVALID, "upd", bad_operands[i].value);
         run_end(&r);
     }
-
-    /* axis out of range */
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    Onnx__NodeProto *n = cu(r.g, "upd", "cache,values,position", "out", true);
-    oac_node_attr_int(r.g, n, "axis", 4);
-    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "upd", "cache");
-    run_end(&r);
-
-    /* STRING cache is not numeric */
-    run_begin(&r);
-    oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_STRING, "1,2,16,4"), 1);
-    oac_gb_input(r.g, "values", OAC_T_STRING, "1,2,1,4");
-    oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    cu(r.g, "upd", "cache,values,position", "out", true);
-    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_STRING, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "upd", "cache");
-    run_end(&r);
 }
 END_TEST
 
