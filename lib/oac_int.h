@@ -84,9 +84,11 @@ oac_ctx *oac_diags_ctx(const oac_diags *diags);
 
 typedef struct oac_strmap {
     oac_ctx *ctx;
-    struct oac_strmap_slot *slots;
+    struct oac_strmap_slot *slots;  /* entries, insertion order */
+    struct oac_strmap_idx *idx;     /* cap probe slots */
     size_t cap;    /* power of two or 0 */
     size_t count;
+    size_t ecap;   /* room in slots */
 } oac_strmap;
 
 void oac_strmap_init(oac_strmap *m, oac_ctx *ctx);

@@ -9,10 +9,17 @@
 
 #include "oac_int.h"
 
+/* An entry: 16 bytes, no padding.  The hash lives in the probe slot
+ * (struct oac_strmap_idx), so a probe compares it without touching the
+ * entry and growing the table rehashes no key. */
 struct oac_strmap_slot {
     const char *key;
     void *val;
-    uint64_t hash;
+};
+
+struct oac_strmap_idx {
+    uint32_t e;    /* entry + 1, 0 for an empty slot */
+    uint32_t h;    /* the key's 32-bit hash; its low bits pick the slot */
 };
 
 /* Eight bytes at a time, then a murmur-style finalizer: value names are
@@ -51,67 +58,76 @@ void oac_strmap_init(oac_strmap *m, oac_ctx *ctx)
 void oac_strmap_fini(oac_strmap *m)
 {
     oac_dealloc(m->ctx, m->slots);
+    oac_dealloc(m->ctx, m->idx);
     m->slots = NULL;
-    m->cap = m->count = 0;
+    m->idx = NULL;
+    m->cap = m->count = m->ecap = 0;
 }
 
-/* Layout of the one block at m->slots (a "compact" table): the entries
- * in insertion order, room for cap * 3/4 of them (put keeps the load
- * below that), then cap 32-bit indices (entry + 1, 0 for an empty
- * slot) probed linearly.  The probes walk a small array, and entries
- * inserted close together (a value and the nodes reading it) sit close
- * together in memory, so lookups mostly hit the cache. */
-static size_t entries_cap(size_t cap)
+/* Two blocks: the entries in insertion order, grown on their own (a
+ * reserve makes them exactly as many as asked for, so a map sized once
+ * wastes no entry), and cap probe slots (entry index and hash, 8 bytes)
+ * probed linearly below a 3/4 load.  The probes walk a small array, and
+ * entries inserted close together (a value and the nodes reading it) sit
+ * close together in memory, so lookups mostly hit the cache. */
+static uint32_t hash32(const char *key)
 {
-    return cap / 4 * 3;
+    uint64_t h = hash_str(key);
+    return (uint32_t)(h ^ (h >> 32));
 }
 
-static uint32_t *index_of(const oac_strmap *m)
-{
-    return (uint32_t *)(void *)(m->slots + entries_cap(m->cap));
-}
-
-/* The index slot of key: holding its entry, or the empty slot where it
+/* The probe slot of key: holding its entry, or the empty slot where it
  * would go. */
-static size_t find(const oac_strmap *m, const char *key, uint64_t h)
+static size_t find(const oac_strmap *m, const char *key, uint32_t h)
 {
-    const uint32_t *idx = index_of(m);
+    const struct oac_strmap_idx *idx = m->idx;
     size_t mask = m->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        uint32_t e = idx[i];
+        uint32_t e = idx[i].e;
         if (!e)
             return i;
-        const struct oac_strmap_slot *s = &m->slots[e - 1];
-        if (s->hash == h && (s->key == key || strcmp(s->key, key) == 0))
-            return i;
+        if (idx[i].h == h) {
+            const char *k = m->slots[e - 1].key;
+            if (k == key || strcmp(k, key) == 0)
+                return i;
+        }
     }
 }
 
 static int rehash(oac_strmap *m, size_t ncap)
 {
-    /* 32-bit indices: at most 2^31 slots. */
+    /* 32-bit entry indices and hashes: at most 2^31 slots. */
     if (ncap > ((size_t)1 << 31) ||
-        ncap > SIZE_MAX / (sizeof(struct oac_strmap_slot) + sizeof(uint32_t)))
+        ncap > SIZE_MAX / sizeof(struct oac_strmap_idx))
         return oac_err(m->ctx, OAC_ENOMEM, "map too large");
-    size_t ecap = entries_cap(ncap);
-    struct oac_strmap_slot *slots =
-        oac_alloc(m->ctx, ecap * sizeof *slots + ncap * sizeof(uint32_t));
-    if (!slots)
+    struct oac_strmap_idx *idx = oac_calloc(m->ctx, ncap, sizeof *idx);
+    if (!idx)
         return OAC_ENOMEM;
-    if (m->count)
-        memcpy(slots, m->slots, m->count * sizeof *slots);
-    uint32_t *idx = (uint32_t *)(void *)(slots + ecap);
-    memset(idx, 0, ncap * sizeof *idx);
-    /* Keys are distinct: each entry takes the first empty slot. */
-    for (size_t e = 0; e < m->count; e++) {
-        size_t i = slots[e].hash & (ncap - 1);
-        while (idx[i])
+    /* Keys are distinct: each takes the first empty slot. */
+    for (size_t j = 0; j < m->cap; j++) {
+        if (!m->idx[j].e)
+            continue;
+        size_t i = m->idx[j].h & (ncap - 1);
+        while (idx[i].e)
             i = (i + 1) & (ncap - 1);
-        idx[i] = (uint32_t)(e + 1);
+        idx[i] = m->idx[j];
     }
-    oac_dealloc(m->ctx, m->slots);
-    m->slots = slots;
+    oac_dealloc(m->ctx, m->idx);
+    m->idx = idx;
     m->cap = ncap;
+    return OAC_OK;
+}
+
+/* Room for n entries (n > ecap). */
+static int grow_entries(oac_strmap *m, size_t n)
+{
+    if (n > SIZE_MAX / sizeof *m->slots)
+        return oac_err(m->ctx, OAC_ENOMEM, "map too large");
+    struct oac_strmap_slot *e = oac_realloc(m->ctx, m->slots, n * sizeof *e);
+    if (!e)
+        return OAC_ENOMEM;
+    m->slots = e;
+    m->ecap = n;
     return OAC_OK;
 }
 
@@ -122,35 +138,59 @@ int oac_strmap_reserve(oac_strmap *m, size_t n)
         return oac_err(m->ctx, OAC_ENOMEM, "map too large");
     size_t cap = m->cap ? m->cap : 16;
     while ((n + 1) * 4 >= cap * 3) {
-        if (cap > SIZE_MAX / 4 / sizeof(struct oac_strmap_slot))
+        if (cap > SIZE_MAX / 4 / sizeof(struct oac_strmap_idx))
             return oac_err(m->ctx, OAC_ENOMEM, "map too large");
         cap *= 2;
     }
+    int rc;
+    if (n > m->ecap && (rc = grow_entries(m, n)))
+        return rc;
     return cap > m->cap ? rehash(m, cap) : OAC_OK;
+}
+
+/* Room for one more key (index below its load, an entry free); *grew
+ * set when the probe slots moved. */
+static int make_room(oac_strmap *m, bool *grew)
+{
+    int rc;
+    *grew = false;
+    if ((m->count + 1) * 4 >= m->cap * 3) {
+        if (m->cap > SIZE_MAX / 4)
+            return oac_err(m->ctx, OAC_ENOMEM, "map too large");
+        if ((rc = rehash(m, m->cap ? m->cap * 2 : 16)))
+            return rc;
+        *grew = true;
+    }
+    if (m->count == m->ecap) {
+        if (m->ecap > SIZE_MAX / 4)
+            return oac_err(m->ctx, OAC_ENOMEM, "map too large");
+        if ((rc = grow_entries(m, m->ecap ? m->ecap * 2 : 12)))
+            return rc;
+    }
+    return OAC_OK;
+}
+
+static void insert_at(oac_strmap *m, size_t i, const char *key, void *val,
+                      uint32_t h)
+{
+    m->slots[m->count] = (struct oac_strmap_slot){ key, val };
+    m->idx[i] = (struct oac_strmap_idx){ (uint32_t)(m->count + 1), h };
+    m->count++;
 }
 
 int oac_strmap_put(oac_strmap *m, const char *key, void *val)
 {
-    if ((m->count + 1) * 4 >= m->cap * 3) {
-        if (m->cap > SIZE_MAX / 4)
-            return oac_err(m->ctx, OAC_ENOMEM, "map too large");
-        int rc = rehash(m, m->cap ? m->cap * 2 : 16);
-        if (rc)
-            return rc;
-    }
-    uint64_t h = hash_str(key);
+    bool grew;
+    int rc = make_room(m, &grew);
+    if (rc)
+        return rc;
+    uint32_t h = hash32(key);
     size_t i = find(m, key, h);
-    uint32_t *idx = index_of(m);
-    if (idx[i]) {
-        m->slots[idx[i] - 1].val = val;
+    if (m->idx[i].e) {
+        m->slots[m->idx[i].e - 1].val = val;
         return OAC_OK;
     }
-    struct oac_strmap_slot *s = &m->slots[m->count];
-    s->key = key;
-    s->hash = h;
-    s->val = val;
-    idx[i] = (uint32_t)(m->count + 1);
-    m->count++;
+    insert_at(m, i, key, val, h);
     return OAC_OK;
 }
 
@@ -162,32 +202,24 @@ int oac_strmap_get_or_put(oac_strmap *m, const char *key, void *val,
                           void **found)
 {
     *found = NULL;
-    uint64_t h = hash_str(key);
+    uint32_t h = hash32(key);
     size_t i = 0;
     if (m->cap) {
         i = find(m, key, h);
-        uint32_t e = index_of(m)[i];
+        uint32_t e = m->idx[i].e;
         if (e) {
             *found = m->slots[e - 1].val;
             return OAC_OK;
         }
     }
     /* Absent: grow as put would, then insert. */
-    if ((m->count + 1) * 4 >= m->cap * 3) {
-        if (m->cap > SIZE_MAX / 4)
-            return oac_err(m->ctx, OAC_ENOMEM, "map too large");
-        int rc = rehash(m, m->cap ? m->cap * 2 : 16);
-        if (rc)
-            return rc;
+    bool grew;
+    int rc = make_room(m, &grew);
+    if (rc)
+        return rc;
+    if (grew)
         i = find(m, key, h);
-    }
-    uint32_t *idx = index_of(m);
-    struct oac_strmap_slot *s = &m->slots[m->count];
-    s->key = key;
-    s->hash = h;
-    s->val = val;
-    idx[i] = (uint32_t)(m->count + 1);
-    m->count++;
+    insert_at(m, i, key, val, h);
     return OAC_OK;
 }
 
@@ -195,7 +227,7 @@ void *oac_strmap_get(const oac_strmap *m, const char *key)
 {
     if (!m->cap || !key)
         return NULL;
-    uint32_t e = index_of(m)[find(m, key, hash_str(key))];
+    uint32_t e = m->idx[find(m, key, hash32(key))].e;
     return e ? m->slots[e - 1].val : NULL;
 }
 
