@@ -15,13 +15,17 @@
  *  2. While the subgraphs of node i of scope P are indexed, the only
  *     implicit uses appended to values of P are those of node i, so
  *     "the last use is (i, -1)" suffices to keep each implicit use once.
- *  3. Strings the index makes (locations, "#3") and the values' use lists
- *     live in a block pool freed with the index: one allocation per
- *     64 KiB, not per node or value.  Node ports (in_vals, out_vals) are
- *     resolved once, into one block per scope, so oac_node_input and
- *     oac_node_output never hash a name.
+ *  3. Strings the index makes (locations, "#3") live in a block pool
+ *     freed with the index: one allocation per 64 KiB, not per node or
+ *     value.  Node ports (in_vals, then the outputs) are resolved once,
+ *     into one block per scope, so oac_node_input and oac_node_output
+ *     never hash a name.
+ *  4. Use lists are counted first and then laid out in one exact block
+ *     per scope (uses_block): explicit reads are counted while the ports
+ *     are resolved; implicit reads (port -1) arrive while the subgraphs
+ *     are indexed and wait in a list per nesting depth (the scopes being
+ *     built form one chain, one per depth) until their scope lays out.
  */
-#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +38,25 @@
 struct pool_block {
     struct pool_block *next;
     size_t used, cap;
-    alignas(oac_use) char data[];
+    char data[];
 };
+
+/* An implicit read waiting for its scope's layout (invariant 4). */
+typedef struct pending_use {
+    oac_value *v;
+    int32_t node;
+    bool meta_only;
+} pending_use;
+
+typedef struct pending_list {
+    pending_use *e;
+    size_t n, cap;
+} pending_list;
 
 struct oac_graphs_priv {
     oac_graphs pub;
     struct pool_block *pool;
+    pending_list pending[OAC_MAX_DEPTH];   /* by depth of the value's scope */
 };
 
 static char *pool_vprintf(oac_graphs *g, const char *fmt, va_list ap)
@@ -69,18 +86,15 @@ static char *pool_vprintf(oac_graphs *g, const char *fmt, va_list ap)
     return s;
 }
 
-/* n bytes from the pool, aligned for oac_use (the use lists live here
- * too: one allocation per 64 KiB instead of one per value, and nothing
- * to free per value). */
-static void *pool_alloc(oac_graphs *g, size_t n)
+/* n bytes of string from the pool (unaligned: only strings live here). */
+static char *pool_alloc(oac_graphs *g, size_t n)
 {
     struct oac_graphs_priv *p = (struct oac_graphs_priv *)g;
-    const size_t al = alignof(oac_use);
     if (n > SIZE_MAX / 2)
         return NULL;
     struct pool_block *blk = p->pool;
-    size_t at = blk ? (blk->used + al - 1) & ~(al - 1) : 0;
-    if (!blk || at > blk->cap || blk->cap - at < n) {
+    size_t at = blk ? blk->used : 0;
+    if (!blk || blk->cap - at < n) {
         size_t cap = n > 65536 ? n : 65536;
         blk = oac_alloc(g->ctx, sizeof *blk + cap);
         if (!blk)
@@ -177,7 +191,7 @@ oac_value *oac_scope_lookup(const oac_scope *s, const char *name, bool *outer)
     return NULL;
 }
 
-/* Both resolved once by build_scope (in_vals, out_vals); the lookups
+/* Both resolved once by build_scope (in_vals); the lookups
  * below are what they hold. */
 oac_value *oac_node_input_slow(const oac_scope *s, long i, size_t port)
 {
@@ -194,8 +208,8 @@ oac_value *oac_node_output_slow(const oac_scope *s, long i, size_t port)
     oac_node *n = oac_scope_node(s, i);
     if (!n || port >= n->proto->n_output)
         return NULL;
-    if (n->out_vals)
-        return n->out_vals[port];
+    if (n->in_vals)
+        return n->in_vals[n->proto->n_input + port];
     oac_value *v = oac_scope_local(s, n->proto->output[port]);
     /* A name defined twice belongs to its first definition (graph.h,
      * invariant 2); the later port defines nothing. */
@@ -224,30 +238,15 @@ oac_scope *oac_graphs_function(const oac_graphs *g, const char *domain,
 
 /* ---- building ------------------------------------------------------- */
 
-static int add_use(oac_graphs *g, oac_value *v, long node, int port,
-                   bool meta_only)
+/* An implicit read (port -1) of v by node `node` of v's scope, kept once
+ * per (value, node) when that scope lays out its uses (invariant 2). */
+static int add_pending(oac_graphs *g, oac_value *v, long node, bool meta_only)
 {
-    if (port < 0 && v->n_uses && v->uses[v->n_uses - 1].node == node &&
-        v->uses[v->n_uses - 1].port < 0) {
-        v->uses[v->n_uses - 1].meta_only &= meta_only;
-        return OAC_OK;              /* invariant 2 */
-    }
-    if (v->n_uses == v->cap_uses) {
-        /* Most values are read once or twice: start small, double, and
-         * take the lists from the pool (an outgrown list stays there
-         * unused: at most as much again as the final lists). */
-        size_t ncap = v->cap_uses ? v->cap_uses * 2 : 2;
-        if (ncap > SIZE_MAX / 2 / sizeof *v->uses)
-            return oac_err(g->ctx, OAC_ENOMEM, "array too large");
-        oac_use *u = pool_alloc(g, ncap * sizeof *u);
-        if (!u)
-            return OAC_ENOMEM;
-        if (v->n_uses)
-            memcpy(u, v->uses, v->n_uses * sizeof *u);
-        v->uses = u;
-        v->cap_uses = ncap;
-    }
-    v->uses[v->n_uses++] = (oac_use){ node, port, port < 0 && meta_only };
+    struct oac_graphs_priv *p = (struct oac_graphs_priv *)g;
+    pending_list *l = &p->pending[v->scope->depth];
+    if (oac_grow(g->ctx, (void **)&l->e, &l->cap, l->n + 1, sizeof *l->e))
+        return OAC_ENOMEM;
+    l->e[l->n++] = (pending_use){ v, (int32_t)node, meta_only };
     return OAC_OK;
 }
 
@@ -290,15 +289,20 @@ static oac_value *new_value(oac_graphs *g, oac_scope *s, scope_build *b,
         return NULL;
     if (old)
         return old;
+    if (g->n_values >= UINT32_MAX) {
+        *rc = oac_err(g->ctx, OAC_ENOMEM, "graph too large");
+        return NULL;
+    }
     b->used++;
     memset(v, 0, sizeof *v);
     v->name = name;
     v->scope = s;
     v->kind = kind;
-    v->input_index = v->init_index = v->output_index = -1;
+    v->init_index = -1;
+    v->input_index = v->output_index = -1;
     v->producer = -1;
     v->port = -1;
-    v->id = g->n_values++;
+    v->id = (uint32_t)g->n_values++;
     s->values[s->n_values++] = v;
     return v;
 }
@@ -315,13 +319,16 @@ static int record_outer(oac_graphs *g, const oac_scope *s, oac_value *ov,
         return OAC_OK;
     for (const oac_scope *c = s; c && c != ov->scope && c->parent; c = c->parent) {
         oac_node *owner = &c->parent->nodes[c->owner_node];
-        if (oac_grow(g->ctx, (void **)&owner->outer_reads,
-                     &owner->cap_outer_reads, owner->n_outer_reads + 1,
-                     sizeof *owner->outer_reads))
+        size_t cap = owner->cap_outer_reads;
+        if (owner->n_outer_reads >= INT32_MAX)
+            return oac_err(g->ctx, OAC_ENOMEM, "graph too large");
+        if (oac_grow(g->ctx, (void **)&owner->outer_reads, &cap,
+                     owner->n_outer_reads + 1, sizeof *owner->outer_reads))
             return OAC_ENOMEM;
+        owner->cap_outer_reads = (uint32_t)cap;
         owner->outer_reads[owner->n_outer_reads++] = ov;
         if (c->parent == ov->scope &&
-            (rc = add_use(g, ov, c->owner_node, -1, meta_only)))
+            (rc = add_pending(g, ov, c->owner_node, meta_only)))
             return rc;
     }
     return OAC_OK;
@@ -329,8 +336,9 @@ static int record_outer(oac_graphs *g, const oac_scope *s, oac_value *ov,
 
 static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s);
 
-/* Record the reads of node i of s, and index its subgraphs. */
-static int index_node(oac_graphs *g, size_t *scap, oac_scope *s, size_t i)
+/* Resolve the inputs of node i of s, counting the reads of local values
+ * (laid out by lay_out_uses) and recording the outer ones. */
+static int read_inputs(oac_graphs *g, oac_scope *s, size_t i)
 {
     oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
@@ -338,9 +346,9 @@ static int index_node(oac_graphs *g, size_t *scap, oac_scope *s, size_t i)
     for (size_t p = 0; p < np->n_input; p++) {
         oac_value *v = oac_scope_local(s, np->input[p]);
         n->in_vals[p] = v;
-        if (v && (rc = add_use(g, v, (long)i, (int)p, false)))
-            return rc;
-        if (!v && s->parent) {
+        if (v)
+            v->n_uses++;
+        else if (s->parent) {
             oac_value *ov = oac_scope_lookup(s, np->input[p], NULL);
             n->in_vals[p] = ov;
             if ((rc = record_outer(g, s, ov,
@@ -348,6 +356,79 @@ static int index_node(oac_graphs *g, size_t *scap, oac_scope *s, size_t i)
                 return rc;
         }
     }
+    return OAC_OK;
+}
+
+static int cmp_pending(const void *a, const void *b)
+{
+    const pending_use *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->v->id < y->v->id ? -1 : x->v->id > y->v->id;
+}
+
+/* The use lists of s in one block: the counted reads of every node in
+ * file order, each node's ports first, then its implicit reads. */
+static int lay_out_uses(oac_graphs *g, oac_scope *s)
+{
+    struct oac_graphs_priv *pv = (struct oac_graphs_priv *)g;
+    pending_list *l = &pv->pending[s->depth];
+    /* One implicit use per (node, value), reading only metadata when
+     * every read was. */
+    size_t k = 0;
+    if (l->n) {
+        qsort(l->e, l->n, sizeof *l->e, cmp_pending);
+        for (size_t j = 0; j < l->n; j++) {
+            if (k && l->e[k - 1].node == l->e[j].node &&
+                l->e[k - 1].v == l->e[j].v) {
+                l->e[k - 1].meta_only &= l->e[j].meta_only;
+                continue;
+            }
+            l->e[k++] = l->e[j];
+            l->e[j].v->n_uses++;
+        }
+    }
+    l->n = 0;
+    uint64_t total = 0;
+    for (size_t v = 0; v < s->n_values; v++)
+        total += s->values[v]->n_uses;
+    if (total > SIZE_MAX / sizeof(oac_use))
+        return oac_err(g->ctx, OAC_ENOMEM, "graph too large");
+    if (!total)
+        return OAC_OK;
+    s->uses_block = oac_alloc(g->ctx, (size_t)total * sizeof *s->uses_block);
+    if (!s->uses_block)
+        return OAC_ENOMEM;
+    oac_use *at = s->uses_block;
+    for (size_t v = 0; v < s->n_values; v++) {
+        oac_value *x = s->values[v];
+        x->uses = x->n_uses ? at : NULL;
+        at += x->n_uses;
+        x->n_uses = 0;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < s->n_nodes; i++) {
+        const oac_node *n = &s->nodes[i];
+        for (size_t p = 0; p < n->proto->n_input; p++) {
+            oac_value *v = n->in_vals[p];
+            if (v && v->scope == s)
+                v->uses[v->n_uses++] = (oac_use){ (int32_t)i, (int32_t)p, false };
+        }
+        for (; j < k && l->e[j].node == (int32_t)i; j++) {
+            oac_value *v = l->e[j].v;
+            v->uses[v->n_uses++] = (oac_use){ (int32_t)i, -1, l->e[j].meta_only };
+        }
+    }
+    return OAC_OK;
+}
+
+/* Index the subgraphs of node i of s. */
+static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
+                           size_t i)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    int rc;
     size_t nsub = 0;
     for (size_t a = 0; a < np->n_attribute; a++) {
         const Onnx__AttributeProto *at = np->attribute[a];
@@ -357,6 +438,8 @@ static int index_node(oac_graphs *g, size_t *scap, oac_scope *s, size_t i)
     }
     if (!nsub)
         return OAC_OK;
+    if (nsub > UINT32_MAX)
+        return oac_err(g->ctx, OAC_ENOMEM, "graph too large");
     if (s->depth + 1 >= OAC_MAX_DEPTH) {
         s->truncated = true;
         return OAC_OK;
@@ -476,7 +559,9 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
             n_ports += (uint64_t)s->node_protos[i]->n_input +
                        s->node_protos[i]->n_output;
         }
-    if (bound > SIZE_MAX / sizeof(oac_value) || n_ports > SIZE_MAX / sizeof(oac_value *))
+    /* 32-bit node indices, ports and use counts (graph.h). */
+    if (bound > SIZE_MAX / sizeof(oac_value) || n_ports > INT32_MAX ||
+        s->n_nodes > INT32_MAX || n_in > INT32_MAX || n_out > INT32_MAX)
         return oac_err(ctx, OAC_ENOMEM, "graph too large");
     s->ports_block = oac_calloc(ctx, n_ports ? (size_t)n_ports : 1,
                                 sizeof *s->ports_block);
@@ -521,7 +606,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         if (rc)
             return rc;
         if (v && v->input_index < 0)
-            v->input_index = (long)i;
+            v->input_index = (int32_t)i;
         s->inputs[i] = v;
     }
     for (size_t i = 0; i < n_init; i++) {
@@ -544,7 +629,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         const Onnx__NodeProto *np = s->node_protos[i];
         static const Onnx__NodeProto empty_node = ONNX__NODE_PROTO__INIT;
         n->proto = np ? np : &empty_node;
-        n->index = i;
+        n->index = (uint32_t)i;
         n->display = empty(n->proto->name) ? pool_cat_num(g, "#", "", i)
                                            : n->proto->name;
         n->loc = pool_cat_num_len(g, s->loc, loc_len, "/node/", i);
@@ -553,7 +638,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         n->op = op_lookup(&oc, n->proto->domain, n->proto->op_type);
         n->in_vals = s->ports_block + port_at;
         port_at += n->proto->n_input;
-        n->out_vals = s->ports_block + port_at;
+        oac_value **out_vals = s->ports_block + port_at;
         port_at += n->proto->n_output;
         for (size_t p = 0; p < n->proto->n_output; p++) {
             const char *name = n->proto->output[p];
@@ -563,9 +648,9 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
                 return rc;
             if (!v || g->n_values == before)
                 continue;           /* omitted, or defined before */
-            v->producer = (long)i;
-            v->port = (int)p;
-            n->out_vals[p] = v;
+            v->producer = (int32_t)i;
+            v->port = (int32_t)p;
+            out_vals[p] = v;
         }
     }
     for (size_t i = 0; i < n_out; i++) {
@@ -576,7 +661,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         oac_value *v = oac_scope_lookup(s, name, NULL);
         s->outputs[i] = v;
         if (v && v->scope == s && v->output_index < 0)
-            v->output_index = (long)i;
+            v->output_index = (int32_t)i;
         if (v && v->scope != s && (rc = record_outer(g, s, v, false)))
             return rc;
     }
@@ -618,11 +703,15 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
     }
     s->n_vinfos = k;
 
-    /* 3. Uses and subgraphs, node by node (invariant 2). */
+    /* 3. Reads, subgraphs node by node (invariant 2), then the use
+     * lists (invariant 4). */
     for (size_t i = 0; i < s->n_nodes; i++)
-        if ((rc = index_node(g, scap, s, i)))
+        if ((rc = read_inputs(g, s, i)))
             return rc;
-    return OAC_OK;
+    for (size_t i = 0; i < s->n_nodes; i++)
+        if ((rc = index_subgraphs(g, scap, s, i)))
+            return rc;
+    return lay_out_uses(g, s);
 }
 
 static bool imports_alias(Onnx__OperatorSetIdProto *const *ops, size_t n)
@@ -797,7 +886,7 @@ static void scope_free(oac_ctx *ctx, oac_scope *s)
 {
     if (!s)
         return;
-    /* Use lists live in the pool (freed with the index). */
+    /* Use lists live in uses_block. */
     if (s->nodes)
         for (size_t i = 0; i < s->n_nodes; i++) {
             if (s->nodes[i].subgraphs)
@@ -811,6 +900,7 @@ static void scope_free(oac_ctx *ctx, oac_scope *s)
     oac_dealloc(ctx, s->nodes);
     oac_dealloc(ctx, s->values);
     oac_dealloc(ctx, s->values_block);
+    oac_dealloc(ctx, s->uses_block);
     oac_dealloc(ctx, s->ports_block);
     oac_dealloc(ctx, s->input_names);
     oac_dealloc(ctx, s->inputs);
@@ -844,6 +934,8 @@ void oac_graphs_free(oac_graphs *g)
     oac_dealloc(ctx, g->keys);
     oac_dealloc(ctx, g->value_by_id);
     oac_strmap_fini(&g->func_by_key);
+    for (size_t d = 0; d < OAC_MAX_DEPTH; d++)
+        oac_dealloc(ctx, p->pending[d].e);
     while (p->pool) {
         struct pool_block *b = p->pool;
         p->pool = b->next;

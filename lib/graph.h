@@ -53,24 +53,19 @@ typedef enum oac_value_kind {
  * of the scope the use is listed in.  port == -1: an implicit read, a
  * subgraph of node `node` reads the name as an outer value. */
 typedef struct oac_use {
-    long node;
-    int port;
+    int32_t node;                  /* a scope has at most INT32_MAX nodes */
+    int32_t port;
     /* port -1 only: every read inside the subgraphs is by an operator
      * that reads no storage (Shape, Size). */
     bool meta_only;
 } oac_use;
 
+/* Counts and indices are 32-bit (graph.c refuses a scope of more than
+ * INT32_MAX nodes or ports) and the fields are ordered without padding:
+ * a large model has tens of thousands of values, all live at once. */
 typedef struct oac_value {
     const char *name;
     struct oac_scope *scope;       /* scope that defines it */
-    size_t id;                     /* dense over all scopes (invariant 3) */
-    oac_value_kind kind;
-    bool is_initializer;           /* in GraphProto.initializer (also when an input) */
-    long input_index;              /* port in graph/function input, or -1 */
-    long init_index;               /* index in GraphProto.initializer, or -1 */
-    long output_index;             /* first index in graph/function output, or -1 */
-    long producer;                 /* node index in scope, or -1 */
-    int port;                      /* producer's output port, or -1 */
     /* Declaration: graph input, output, or value_info, in that order of
      * preference (FunctionProto.value_info for functions).  NULL when not
      * declared.  vi_loc is its location ("/graph/input/0"). */
@@ -79,22 +74,27 @@ typedef struct oac_value {
     const Onnx__TypeProto *type;   /* vi->type, or NULL */
     const Onnx__TensorProto *init; /* initializer, or NULL */
     /* Reads in the defining scope, file order of nodes (invariant 4).
-     * Owned by the index (graph.c's pool), never freed on its own. */
+     * Owned by the scope (its uses_block), never freed on its own. */
     oac_use *uses;
-    size_t n_uses;
-    size_t cap_uses;
+    long init_index;               /* index in GraphProto.initializer, or -1 */
+    uint32_t id;                   /* dense over all scopes (invariant 3) */
+    uint32_t n_uses;
+    int32_t input_index;           /* port in graph/function input, or -1 */
+    int32_t output_index;          /* first index in graph/function output, or -1 */
+    int32_t producer;              /* node index in scope, or -1 */
+    int32_t port;                  /* producer's output port, or -1 */
+    oac_value_kind kind;
+    bool is_initializer;           /* in GraphProto.initializer (also when an input) */
 } oac_value;
 
 typedef struct oac_node {
     const Onnx__NodeProto *proto;
-    size_t index;                  /* in its scope, file order */
     const char *display;           /* node name, or "#<index>" */
     const char *loc;               /* "/graph/node/3" */
     const struct oac_op *op;       /* operator table row, or NULL */
     struct oac_scope *callee;      /* called local function, or NULL */
     /* Subgraphs held by its attributes (scopes owned by graphs). */
     struct oac_scope **subgraphs;
-    size_t n_subgraphs;
     /* Resolved must-alias per output port: the input port, or -1.  Filled
      * by the ports pass (alias_rules.c), in the scope's alias_block; NULL
      * before it. */
@@ -102,13 +102,14 @@ typedef struct oac_node {
     /* Outer values (of any enclosing scope) read by its subgraphs,
      * transitively, each once. */
     oac_value **outer_reads;
-    size_t n_outer_reads;
-    size_t cap_outer_reads;
     /* What oac_node_input and oac_node_output return, per port, resolved
-     * once while the index is built (n_input and n_output entries, in the
-     * scope's ports block). */
+     * once while the index is built: n_input entries, then the n_output
+     * entries of the outputs, in the scope's ports block. */
     oac_value **in_vals;
-    oac_value **out_vals;
+    uint32_t index;                /* in its scope, file order */
+    uint32_t n_subgraphs;
+    uint32_t n_outer_reads;
+    uint32_t cap_outer_reads;
 } oac_node;
 
 typedef struct oac_scope {
@@ -158,6 +159,7 @@ typedef struct oac_scope {
     size_t n_values;
     oac_strmap by_name;            /* name -> oac_value* defined here */
     oac_value *values_block;       /* storage of values[] (owned) */
+    oac_use *uses_block;           /* storage of the values' uses (owned) */
     oac_value **ports_block;       /* storage of nodes' in_vals/out_vals (owned) */
     int *alias_block;              /* storage of nodes' alias_in, set by the
                                       ports pass (owned; NULL before it) */
@@ -251,7 +253,8 @@ static inline oac_value *oac_node_output(const oac_scope *s, long i,
     oac_node *n = oac_scope_node(s, i);
     if (!n || port >= n->proto->n_output)
         return NULL;
-    return n->out_vals ? n->out_vals[port] : oac_node_output_slow(s, i, port);
+    return n->in_vals ? n->in_vals[n->proto->n_input + port]
+                      : oac_node_output_slow(s, i, port);
 }
 
 /* Is the node's domain the ONNX domain ("" or "ai.onnx")? */
