@@ -716,8 +716,7 @@ static int check_roots(build *b)
             w.op_type = wnode->proto->op_type;
         }
         if (rk == OAC_ROOT_CONSTANT) {
-            oac_node *cn = oac_scope_node(s, r->producer);
-            w.location = cn->loc;
+            w.location = oac_node_loc(loc, sizeof loc, s, r->producer, NULL);
         } else if (r->is_initializer && r->kind == OAC_VAL_INITIALIZER) {
             snprintf(loc, sizeof loc, "%s/initializer/%ld", s->loc,
                      r->init_index);

@@ -156,7 +156,7 @@ static int check_operands(oac_check_state *st, oac_scope *s, long i)
             continue;
         char l2[LOC_MAX];
         oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
-        snprintf(l2, sizeof l2, "%s/input/%zu", n->loc, p);
+        oac_node_loc(l2, sizeof l2, s, i, "/input/%zu", p);
         if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
                 "node '%s' (%s) of graph '%s' omits its required input %zu",
                 n->display, op->op_type, s->name, p)))
@@ -186,7 +186,7 @@ static int check_operands(oac_check_state *st, oac_scope *s, long i)
             continue;
         char l2[LOC_MAX];
         oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
-        snprintf(l2, sizeof l2, "%s/attribute/%zu", n->loc, ai);
+        oac_node_loc(l2, sizeof l2, s, i, "/attribute/%zu", ai);
         if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
                 "node '%s' (%s) of graph '%s': attribute '%s' must be an int",
                 n->display, op->op_type, s->name, int_attrs[k])))
@@ -203,7 +203,7 @@ static int check_operands(oac_check_state *st, oac_scope *s, long i)
         if (!is_str || !oac_op_enum_ok(op, (const char *)ea->s.data, ea->s.len)) {
             char l2[LOC_MAX];
             oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
-            snprintf(l2, sizeof l2, "%s/attribute/%zu", n->loc, ai);
+            oac_node_loc(l2, sizeof l2, s, i, "/attribute/%zu", ai);
             if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
                     "node '%s' (%s) of graph '%s': attribute '%s' must be "
                     "one of %s", n->display, op->op_type, s->name,

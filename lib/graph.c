@@ -110,18 +110,11 @@ static char *pool_alloc(oac_graphs *g, size_t n)
 }
 
 /* "<a><b><n>" (n in decimal) in the pool, without the cost of a printf:
- * node and declaration locations are made once per node and value. */
-static char *pool_cat_num_len(oac_graphs *g, const char *a, size_t la,
-                              const char *b, size_t n);
+ * declaration locations and unnamed nodes' display names are made once
+ * per declaration and node. */
 static char *pool_cat_num(oac_graphs *g, const char *a, const char *b, size_t n)
 {
-    return pool_cat_num_len(g, a, strlen(a), b, n);
-}
-
-/* The same with a's length known (a scope's location, once per scope). */
-static char *pool_cat_num_len(oac_graphs *g, const char *a, size_t la,
-                              const char *b, size_t n)
-{
+    size_t la = strlen(a);
     char num[24];
     size_t k = sizeof num;
     do {
@@ -470,10 +463,11 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
             c->imports_alias = s->imports_alias;
             c->name = empty(gp->name) ? (at->name ? at->name : "") : gp->name;
             if (at->g && k == 0)
-                c->loc = pool_printf(g, "%s/attribute/%zu/g", n->loc, a);
+                c->loc = pool_printf(g, "%s/node/%zu/attribute/%zu/g", s->loc,
+                                     i, a);
             else
-                c->loc = pool_printf(g, "%s/attribute/%zu/graphs/%zu", n->loc,
-                                     a, k - (at->g ? 1 : 0));
+                c->loc = pool_printf(g, "%s/node/%zu/attribute/%zu/graphs/%zu",
+                                     s->loc, i, a, k - (at->g ? 1 : 0));
             if (!c->loc || (rc = push_scope(g, scap, c))) {
                 oac_strmap_fini(&c->by_name);
                 oac_dealloc(g->ctx, c);
@@ -623,7 +617,6 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
             v->init = t;
         }
     }
-    size_t loc_len = strlen(s->loc);
     for (size_t i = 0; i < s->n_nodes; i++) {
         oac_node *n = &s->nodes[i];
         const Onnx__NodeProto *np = s->node_protos[i];
@@ -632,8 +625,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         n->index = (uint32_t)i;
         n->display = empty(n->proto->name) ? pool_cat_num(g, "#", "", i)
                                            : n->proto->name;
-        n->loc = pool_cat_num_len(g, s->loc, loc_len, "/node/", i);
-        if (!n->display || !n->loc)
+        if (!n->display)
             return OAC_ENOMEM;
         n->op = op_lookup(&oc, n->proto->domain, n->proto->op_type);
         n->in_vals = s->ports_block + port_at;
@@ -953,6 +945,57 @@ int oac_pass_graph(oac_check_state *st)
 
 /* ---- reporting ------------------------------------------------------ */
 
+/* Append n bytes of src at *at in buf, cut as snprintf cuts (buflen > 0);
+ * *at counts the full length. */
+static void put_cut(char *buf, size_t buflen, size_t *at, const char *src,
+                    size_t n)
+{
+    if (*at < buflen - 1) {
+        size_t room = buflen - 1 - *at;
+        memcpy(buf + *at, src, n < room ? n : room);
+    }
+    *at += n;
+}
+
+/* "<scope loc>/node/<i>" then suffix into buf (buflen > 0) without a
+ * printf (some passes ask per node); the full length. */
+static size_t put_node_loc(char *buf, size_t buflen, const oac_scope *s,
+                           long i, const char *suffix)
+{
+    char num[24];
+    size_t k = sizeof num;
+    unsigned long u = i < 0 ? 0UL - (unsigned long)i : (unsigned long)i;
+    do {
+        num[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (i < 0)
+        num[--k] = '-';
+    size_t at = 0;
+    put_cut(buf, buflen, &at, s->loc, strlen(s->loc));
+    put_cut(buf, buflen, &at, "/node/", 6);
+    put_cut(buf, buflen, &at, num + k, sizeof num - k);
+    if (suffix)
+        put_cut(buf, buflen, &at, suffix, strlen(suffix));
+    buf[at < buflen ? at : buflen - 1] = '\0';
+    return at;
+}
+
+const char *oac_node_loc(char *buf, size_t buflen, const oac_scope *s,
+                         long i, const char *fmt, ...)
+{
+    if (!buflen)
+        return buf;
+    size_t k = put_node_loc(buf, buflen, s, i, NULL);
+    if (k < buflen && fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf + k, buflen - k, fmt, ap);
+        va_end(ap);
+    }
+    return buf;
+}
+
 oac_where oac_where_node(const oac_scope *s, long i, const char *value,
                          const char *suffix, char *buf, size_t buflen)
 {
@@ -961,7 +1004,8 @@ oac_where oac_where_node(const oac_scope *s, long i, const char *value,
     if (n) {
         w.node = n->display;
         w.op_type = n->proto->op_type;
-        snprintf(buf, buflen, "%s%s", n->loc, suffix ? suffix : "");
+        if (buflen)
+            put_node_loc(buf, buflen, s, i, suffix);
         w.location = buf;
     } else {
         snprintf(buf, buflen, "%s%s", s->loc, suffix ? suffix : "");

@@ -90,7 +90,6 @@ typedef struct oac_value {
 typedef struct oac_node {
     const Onnx__NodeProto *proto;
     const char *display;           /* node name, or "#<index>" */
-    const char *loc;               /* "/graph/node/3" */
     const struct oac_op *op;       /* operator table row, or NULL */
     struct oac_scope *callee;      /* called local function, or NULL */
     /* Subgraphs held by its attributes (scopes owned by graphs). */
@@ -272,6 +271,12 @@ oac_scope *oac_graphs_function(const oac_graphs *g, const char *domain,
 int oac_scope_diag(oac_check_state *st, const oac_scope *s, oac_code code,
                    const oac_where *where, const char *fmt, ...)
     OAC_PRINTF(5, 6);
+
+/* The location of node i of s ("/graph/node/3"), then fmt (NULL for
+ * nothing) formatted, in buf (cut to buflen as snprintf cuts); returns
+ * buf.  Made on demand: a report needs a few, a model has many nodes. */
+const char *oac_node_loc(char *buf, size_t buflen, const oac_scope *s,
+                         long i, const char *fmt, ...) OAC_PRINTF(5, 6);
 
 /* Convenience: a where for node i of s (graph, node, op_type, location =
  * node loc + suffix, e.g. "/output_alias/0"; suffix may be NULL) and a

@@ -220,8 +220,7 @@ static void place_loc(const pass *p, const place *pl, char *buf, size_t len)
         return;
     const oac_value *v = p->g->value_by_id[pl->value];
     if (pl->kind == OAC_ORIGIN_INFERRED && v->producer >= 0) {
-        snprintf(buf, len, "%s/output/%d", v->scope->nodes[v->producer].loc,
-                 v->port);
+        oac_node_loc(buf, len, v->scope, v->producer, "/output/%d", v->port);
     } else if (v->vi_loc) {
         const Onnx__TypeProto *t = v->type;
         const char *mid = "/type/tensor_type/shape/dim/";
@@ -996,7 +995,7 @@ static void value_where(const pass *p, const oac_value *v, char *loc,
     *w = (oac_where){ .graph = v->scope->name, .value = v->name };
     if (v->producer >= 0) {
         const oac_node *n = &v->scope->nodes[v->producer];
-        snprintf(loc, len, "%s/output/%d", n->loc, v->port);
+        oac_node_loc(loc, len, v->scope, v->producer, "/output/%d", v->port);
         w->node = n->display;
         w->op_type = n->proto->op_type;
     }

@@ -77,13 +77,27 @@ START_TEST(test_scopes)
     /* Nodes: display names, locations, subgraphs, callee. */
     ck_assert_str_eq(m->nodes[0].display, "#0");
     ck_assert_str_eq(m->nodes[1].display, "n1");
-    ck_assert_str_eq(m->nodes[2].loc, "/graph/node/2");
+    char nl[64];
+    ck_assert_str_eq(oac_node_loc(nl, sizeof nl, m, 2, NULL), "/graph/node/2");
     ck_assert_uint_eq(m->nodes[1].n_subgraphs, 2);
     ck_assert_ptr_eq(m->nodes[2].callee, fn);
     ck_assert_uint_eq(fn->n_calls, 1);
     ck_assert_ptr_eq(fn->calls[0].scope, m);
     ck_assert_int_eq(fn->calls[0].node, 2);
-    ck_assert_str_eq(fn->nodes[0].loc, "/functions/0/node/0");
+    ck_assert_str_eq(oac_node_loc(nl, sizeof nl, fn, 0, NULL),
+                     "/functions/0/node/0");
+    /* Made on demand, cut as snprintf cuts. */
+    ck_assert_str_eq(oac_node_loc(nl, sizeof nl, m, 12, "/input/%d", 3),
+                     "/graph/node/12/input/3");
+    ck_assert_str_eq(oac_node_loc(nl, 9, m, 12, "/input/%d", 3), "/graph/n");
+    ck_assert_str_eq(oac_node_loc(nl, 14, m, 12, "/input/%d", 3),
+                     "/graph/node/1");
+    ck_assert_str_eq(oac_node_loc(nl, 17, m, 12, "/input/%d", 3),
+                     "/graph/node/12/i");
+    char wl[12];
+    oac_where w = oac_where_node(m, 1, "x", "/output/0", wl, sizeof wl);
+    ck_assert_str_eq(w.location, "/graph/node");
+    ck_assert_str_eq(w.node, "n1");
     oac_graphs_free(g);
     oac_mb_free(mb);
     oac_ctx_free(ctx);
