@@ -38,9 +38,20 @@ static uint64_t hash_str(const char *s)
         h ^= h >> 32;
     }
     if (n) {
-        /* The tail as one word (its byte order only moves slots). */
-        uint64_t w = 0;
-        memcpy(&w, s, n);
+        /* The 1-7 byte tail in fixed-size loads that stay inside the key
+         * (two overlapping halves, or first/middle/last byte): a copy
+         * of variable length cost more than the rest of the hash. */
+        uint64_t w;
+        if (n >= 4) {
+            uint32_t a, b;
+            memcpy(&a, s, 4);
+            memcpy(&b, s + n - 4, 4);
+            w = (uint64_t)a << 32 | b;
+        } else {
+            w = (uint64_t)(unsigned char)s[0] << 16 |
+                (uint64_t)(unsigned char)s[n >> 1] << 8 |
+                (unsigned char)s[n - 1];
+        }
         h = (h ^ w) * k;
     }
     h ^= h >> 33;
