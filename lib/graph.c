@@ -26,6 +26,7 @@
  *     are indexed and wait in a list per nesting depth (the scopes being
  *     built form one chain, one per depth) until their scope lays out.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +167,8 @@ oac_value *oac_scope_local(const oac_scope *s, const char *name)
 {
     if (!s || empty(name))
         return NULL;
-    return oac_strmap_get(&s->by_name, name);
+    size_t e = oac_strindex_get(&s->by_name, name);
+    return e == SIZE_MAX ? NULL : &s->values_block[e];
 }
 
 oac_value *oac_scope_lookup(const oac_scope *s, const char *name, bool *outer)
@@ -268,7 +270,7 @@ static oac_value *new_value(oac_graphs *g, oac_scope *s, scope_build *b,
     if (empty(name))
         return NULL;
     if (b->used >= b->cap) {
-        oac_value *old = oac_strmap_get(&s->by_name, name);
+        oac_value *old = oac_scope_local(s, name);
         if (old)
             return old;
         *rc = oac_err(g->ctx, OAC_EINTERNAL, "value block overflow");
@@ -277,11 +279,11 @@ static oac_value *new_value(oac_graphs *g, oac_scope *s, scope_build *b,
     /* One hash and probe: the value already defined, or the next entry
      * of the block inserted under the name. */
     oac_value *v = &b->block[b->used];
-    void *old = NULL;
-    if ((*rc = oac_strmap_get_or_put(&s->by_name, name, v, &old)))
+    size_t old;
+    if ((*rc = oac_strindex_get_or_add(&s->by_name, name, b->used, &old)))
         return NULL;
-    if (old)
-        return old;
+    if (old != SIZE_MAX)
+        return &b->block[old];
     if (g->n_values >= UINT32_MAX) {
         *rc = oac_err(g->ctx, OAC_ENOMEM, "graph too large");
         return NULL;
@@ -312,13 +314,19 @@ static int record_outer(oac_graphs *g, const oac_scope *s, oac_value *ov,
         return OAC_OK;
     for (const oac_scope *c = s; c && c != ov->scope && c->parent; c = c->parent) {
         oac_node *owner = &c->parent->nodes[c->owner_node];
-        size_t cap = owner->cap_outer_reads;
-        if (owner->n_outer_reads >= INT32_MAX)
+        /* The room is implied by the count (graph.h): full at 0, 4, 8,
+         * 16, ... */
+        uint32_t n = owner->n_outer_reads;
+        if (n >= INT32_MAX)
             return oac_err(g->ctx, OAC_ENOMEM, "graph too large");
-        if (oac_grow(g->ctx, (void **)&owner->outer_reads, &cap,
-                     owner->n_outer_reads + 1, sizeof *owner->outer_reads))
-            return OAC_ENOMEM;
-        owner->cap_outer_reads = (uint32_t)cap;
+        if (n == 0 || (n >= 4 && (n & (n - 1)) == 0)) {
+            oac_value **r = oac_reallocarray(g->ctx, owner->outer_reads,
+                                             n ? (size_t)n * 2 : 4,
+                                             sizeof *r);
+            if (!r)
+                return OAC_ENOMEM;
+            owner->outer_reads = r;
+        }
         owner->outer_reads[owner->n_outer_reads++] = ov;
         if (c->parent == ov->scope &&
             (rc = add_pending(g, ov, c->owner_node, meta_only)))
@@ -452,7 +460,7 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
             oac_scope *c = oac_calloc(g->ctx, 1, sizeof *c);
             if (!c)
                 return OAC_ENOMEM;
-            oac_strmap_init(&c->by_name, g->ctx);
+            oac_strindex_init(&c->by_name, g->ctx, NULL, 0, 0);
             c->kind = OAC_SCOPE_SUBGRAPH;
             c->parent = s;
             c->owner_node = (long)i;
@@ -469,7 +477,7 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
                 c->loc = pool_printf(g, "%s/node/%zu/attribute/%zu/graphs/%zu",
                                      s->loc, i, a, k - (at->g ? 1 : 0));
             if (!c->loc || (rc = push_scope(g, scap, c))) {
-                oac_strmap_fini(&c->by_name);
+                oac_strindex_fini(&c->by_name);
                 oac_dealloc(g->ctx, c);
                 return OAC_ENOMEM;
             }
@@ -588,7 +596,9 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
     /* Size the table once for the usual case (inputs, initializers and
      * one output per node), not through a chain of rehashes; a hint only,
      * so a file of many empty output names costs no big table. */
-    if ((rc = oac_strmap_reserve(&s->by_name, n_in + n_init + s->n_nodes)))
+    oac_strindex_init(&s->by_name, ctx, b.block, sizeof *b.block,
+                      offsetof(oac_value, name));
+    if ((rc = oac_strindex_reserve(&s->by_name, n_in + n_init + s->n_nodes)))
         return rc;
 
     /* 1. Definitions: inputs, initializers, node outputs (invariant 1). */
@@ -622,7 +632,6 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         const Onnx__NodeProto *np = s->node_protos[i];
         static const Onnx__NodeProto empty_node = ONNX__NODE_PROTO__INIT;
         n->proto = np ? np : &empty_node;
-        n->index = (uint32_t)i;
         n->display = empty(n->proto->name) ? pool_cat_num(g, "#", "", i)
                                            : n->proto->name;
         if (!n->display)
@@ -759,7 +768,7 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
             rc = OAC_ENOMEM;
             goto done;
         }
-        oac_strmap_init(&s->by_name, ctx);
+        oac_strindex_init(&s->by_name, ctx, NULL, 0, 0);
         s->kind = OAC_SCOPE_MAIN;
         s->owner_node = s->owner_attr = -1;
         s->graph = model->graph;
@@ -767,7 +776,7 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
         s->loc = "/graph";
         s->imports_alias = g->model_imports_alias;
         if ((rc = push_scope(g, &scap, s))) {
-            oac_strmap_fini(&s->by_name);
+            oac_strindex_fini(&s->by_name);
             oac_dealloc(ctx, s);
             goto done;
         }
@@ -801,7 +810,7 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
             rc = OAC_ENOMEM;
             goto done;
         }
-        oac_strmap_init(&s->by_name, ctx);
+        oac_strindex_init(&s->by_name, ctx, NULL, 0, 0);
         s->kind = OAC_SCOPE_FUNCTION;
         s->owner_node = s->owner_attr = -1;
         s->func = fp;
@@ -814,7 +823,7 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
         g->functions[f] = s;
         if (!s->loc || (rc = oac_strmap_put(&g->func_by_key, g->keys[f], s))) {
             g->functions[f] = NULL;
-            oac_strmap_fini(&s->by_name);
+            oac_strindex_fini(&s->by_name);
             oac_dealloc(ctx, s);
             rc = OAC_ENOMEM;
             goto done;
@@ -902,7 +911,7 @@ static void scope_free(oac_ctx *ctx, oac_scope *s)
     oac_dealloc(ctx, s->output_vi_locs);
     oac_dealloc(ctx, s->vinfos);
     oac_dealloc(ctx, s->calls);
-    oac_strmap_fini(&s->by_name);
+    oac_strindex_fini(&s->by_name);
     oac_dealloc(ctx, s);
 }
 

@@ -105,10 +105,8 @@ typedef struct oac_node {
      * once while the index is built: n_input entries, then the n_output
      * entries of the outputs, in the scope's ports block. */
     oac_value **in_vals;
-    uint32_t index;                /* in its scope, file order */
     uint32_t n_subgraphs;
-    uint32_t n_outer_reads;
-    uint32_t cap_outer_reads;
+    uint32_t n_outer_reads;        /* room grows in powers of two from 4 */
 } oac_node;
 
 typedef struct oac_scope {
@@ -156,7 +154,7 @@ typedef struct oac_scope {
 
     oac_value **values;            /* defined here, in definition order */
     size_t n_values;
-    oac_strmap by_name;            /* name -> oac_value* defined here */
+    oac_strindex by_name;          /* name -> its entry of values_block */
     oac_value *values_block;       /* storage of values[] (owned) */
     oac_use *uses_block;           /* storage of the values' uses (owned) */
     oac_value **ports_block;       /* storage of nodes' in_vals/out_vals (owned) */
@@ -201,12 +199,6 @@ typedef struct oac_graphs {
     char **keys;                   /* owned strings of func_by_key */
     bool model_imports_alias;
 } oac_graphs;
-
-/* strmap.c: the value of key when present (*found set, map unchanged);
- * else insert (key, val) with *found = NULL, growing as oac_strmap_put
- * does.  One hash and one probe.  OAC_ENOMEM on failure. */
-int oac_strmap_get_or_put(oac_strmap *m, const char *key, void *val,
-                          void **found);
 
 /* Build and free the index (graph.c; oac_pass_graph stores it in
  * st->graphs). */

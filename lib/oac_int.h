@@ -101,6 +101,31 @@ int oac_strmap_reserve(oac_strmap *m, size_t n);
 void *oac_strmap_get(const oac_strmap *m, const char *key);
 bool oac_strmap_has(const oac_strmap *m, const char *key);
 
+/* An index over entries the caller stores (an array that never moves,
+ * each entry's string key at key_off): probe slots only (8 bytes each),
+ * no copy of keys or values.  graph.c names a scope's values this way. */
+typedef struct oac_strindex {
+    oac_ctx *ctx;
+    struct oac_strmap_idx *idx;
+    size_t cap;    /* power of two or 0 */
+    size_t count;
+    const void *base;
+    size_t stride, key_off;
+} oac_strindex;
+
+void oac_strindex_init(oac_strindex *x, oac_ctx *ctx, const void *base,
+                       size_t stride, size_t key_off);
+void oac_strindex_fini(oac_strindex *x);
+/* Room for n keys without growing (a hint). */
+int oac_strindex_reserve(oac_strindex *x, size_t n);
+/* The entry whose key is key, or SIZE_MAX. */
+size_t oac_strindex_get(const oac_strindex *x, const char *key);
+/* The entry of key when present (*found); else records entry e under
+ * key (*found = SIZE_MAX), whose key the caller stores next.  One hash
+ * and one probe.  OAC_ENOMEM on failure. */
+int oac_strindex_get_or_add(oac_strindex *x, const char *key, size_t e,
+                            size_t *found);
+
 /* ---- elem.c: TensorProto.DataType facts ----------------------------- */
 
 /* "FLOAT16" for 10; NULL when unknown. */

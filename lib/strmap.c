@@ -105,28 +105,12 @@ static size_t find(const oac_strmap *m, const char *key, uint32_t h)
     }
 }
 
+static int index_rehash(oac_ctx *ctx, struct oac_strmap_idx **pidx,
+                        size_t *pcap, size_t ncap);
+
 static int rehash(oac_strmap *m, size_t ncap)
 {
-    /* 32-bit entry indices and hashes: at most 2^31 slots. */
-    if (ncap > ((size_t)1 << 31) ||
-        ncap > SIZE_MAX / sizeof(struct oac_strmap_idx))
-        return oac_err(m->ctx, OAC_ENOMEM, "map too large");
-    struct oac_strmap_idx *idx = oac_calloc(m->ctx, ncap, sizeof *idx);
-    if (!idx)
-        return OAC_ENOMEM;
-    /* Keys are distinct: each takes the first empty slot. */
-    for (size_t j = 0; j < m->cap; j++) {
-        if (!m->idx[j].e)
-            continue;
-        size_t i = m->idx[j].h & (ncap - 1);
-        while (idx[i].e)
-            i = (i + 1) & (ncap - 1);
-        idx[i] = m->idx[j];
-    }
-    oac_dealloc(m->ctx, m->idx);
-    m->idx = idx;
-    m->cap = ncap;
-    return OAC_OK;
+    return index_rehash(m->ctx, &m->idx, &m->cap, ncap);
 }
 
 /* Room for n entries (n > ecap). */
@@ -205,35 +189,6 @@ int oac_strmap_put(oac_strmap *m, const char *key, void *val)
     return OAC_OK;
 }
 
-/* The value of key when present (*found, map unchanged); else inserts
- * (key, val) and sets *found to NULL: one hash and (unless the table
- * grows) one probe instead of a get followed by a put (graph.c defines
- * values this way). */
-int oac_strmap_get_or_put(oac_strmap *m, const char *key, void *val,
-                          void **found)
-{
-    *found = NULL;
-    uint32_t h = hash32(key);
-    size_t i = 0;
-    if (m->cap) {
-        i = find(m, key, h);
-        uint32_t e = m->idx[i].e;
-        if (e) {
-            *found = m->slots[e - 1].val;
-            return OAC_OK;
-        }
-    }
-    /* Absent: grow as put would, then insert. */
-    bool grew;
-    int rc = make_room(m, &grew);
-    if (rc)
-        return rc;
-    if (grew)
-        i = find(m, key, h);
-    insert_at(m, i, key, val, h);
-    return OAC_OK;
-}
-
 void *oac_strmap_get(const oac_strmap *m, const char *key)
 {
     if (!m->cap || !key)
@@ -245,4 +200,124 @@ void *oac_strmap_get(const oac_strmap *m, const char *key)
 bool oac_strmap_has(const oac_strmap *m, const char *key)
 {
     return oac_strmap_get(m, key) != NULL;
+}
+
+/* ---- strindex: probe slots over entries the caller stores ----------- */
+
+void oac_strindex_init(oac_strindex *x, oac_ctx *ctx, const void *base,
+                       size_t stride, size_t key_off)
+{
+    memset(x, 0, sizeof *x);
+    x->ctx = ctx;
+    x->base = base;
+    x->stride = stride;
+    x->key_off = key_off;
+}
+
+void oac_strindex_fini(oac_strindex *x)
+{
+    oac_dealloc(x->ctx, x->idx);
+    x->idx = NULL;
+    x->cap = x->count = 0;
+}
+
+static const char *entry_key(const oac_strindex *x, uint32_t e)
+{
+    const char *k;
+    memcpy(&k, (const char *)x->base + (size_t)(e - 1) * x->stride + x->key_off,
+           sizeof k);
+    return k;
+}
+
+static size_t index_find(const oac_strindex *x, const char *key, uint32_t h)
+{
+    const struct oac_strmap_idx *idx = x->idx;
+    size_t mask = x->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        uint32_t e = idx[i].e;
+        if (!e)
+            return i;
+        if (idx[i].h == h) {
+            const char *k = entry_key(x, e);
+            if (k == key || strcmp(k, key) == 0)
+                return i;
+        }
+    }
+}
+
+/* The probe slots of a strmap and a strindex grow alike: 32-bit entry
+ * indices and hashes, so at most 2^31 slots; keys are distinct, so each
+ * takes the first empty slot, and none is hashed again. */
+static int index_rehash(oac_ctx *ctx, struct oac_strmap_idx **pidx,
+                        size_t *pcap, size_t ncap)
+{
+    if (ncap > ((size_t)1 << 31) ||
+        ncap > SIZE_MAX / sizeof(struct oac_strmap_idx))
+        return oac_err(ctx, OAC_ENOMEM, "map too large");
+    struct oac_strmap_idx *idx = oac_calloc(ctx, ncap, sizeof *idx);
+    if (!idx)
+        return OAC_ENOMEM;
+    for (size_t j = 0; j < *pcap; j++) {
+        if (!(*pidx)[j].e)
+            continue;
+        size_t i = (*pidx)[j].h & (ncap - 1);
+        while (idx[i].e)
+            i = (i + 1) & (ncap - 1);
+        idx[i] = (*pidx)[j];
+    }
+    oac_dealloc(ctx, *pidx);
+    *pidx = idx;
+    *pcap = ncap;
+    return OAC_OK;
+}
+
+int oac_strindex_reserve(oac_strindex *x, size_t n)
+{
+    if (n > SIZE_MAX / 8)
+        return oac_err(x->ctx, OAC_ENOMEM, "map too large");
+    size_t cap = x->cap ? x->cap : 16;
+    while ((n + 1) * 4 >= cap * 3) {
+        if (cap > SIZE_MAX / 4 / sizeof(struct oac_strmap_idx))
+            return oac_err(x->ctx, OAC_ENOMEM, "map too large");
+        cap *= 2;
+    }
+    return cap > x->cap ? index_rehash(x->ctx, &x->idx, &x->cap, cap)
+                        : OAC_OK;
+}
+
+size_t oac_strindex_get(const oac_strindex *x, const char *key)
+{
+    if (!x->cap || !key)
+        return SIZE_MAX;
+    uint32_t e = x->idx[index_find(x, key, hash32(key))].e;
+    return e ? (size_t)e - 1 : SIZE_MAX;
+}
+
+int oac_strindex_get_or_add(oac_strindex *x, const char *key, size_t e,
+                            size_t *found)
+{
+    *found = SIZE_MAX;
+    if (e >= UINT32_MAX)
+        return oac_err(x->ctx, OAC_ENOMEM, "map too large");
+    uint32_t h = hash32(key);
+    size_t i = 0;
+    if (x->cap) {
+        i = index_find(x, key, h);
+        if (x->idx[i].e) {
+            *found = (size_t)x->idx[i].e - 1;
+            return OAC_OK;
+        }
+    }
+    if ((x->count + 1) * 4 >= x->cap * 3) {
+        int rc;
+        if (x->cap > SIZE_MAX / 4)
+            return oac_err(x->ctx, OAC_ENOMEM, "map too large");
+        if ((rc = index_rehash(x->ctx, &x->idx, &x->cap,
+                               x->cap ? x->cap * 2 : 16)))
+            return rc;
+        i = index_find(x, key, h);
+    }
+    x->idx[i] = (struct oac_strmap_idx){ (uint32_t)(e + 1), h };
+    x->count++;
+    return OAC_OK;
 }
