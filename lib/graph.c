@@ -855,7 +855,8 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
         dedupe_outer(s);
         for (size_t v = 0; v < s->n_values; v++)
             g->value_by_id[s->values[v]->id] = s->values[v];
-        for (size_t i = 0; i < s->n_nodes; i++) {
+        /* Without local functions no node calls one. */
+        for (size_t i = 0; g->func_by_key.count && i < s->n_nodes; i++) {
             oac_node *n = &s->nodes[i];
             if (oac_domain_is_onnx(n->proto->domain) && n->op)
                 continue;           /* ONNX operators are not local functions */

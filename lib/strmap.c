@@ -26,7 +26,7 @@ struct oac_strmap_idx {
  * short and a byte-at-a-time hash was most of a lookup.  Keys come from
  * the model, so the finalizer's avalanche keeps probe runs short for
  * ordinary names; no adversarial key control is worth more here. */
-static uint64_t hash_str(const char *s)
+static inline uint64_t hash_str(const char *s)
 {
     size_t n = strlen(s);
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
@@ -89,7 +89,7 @@ static uint32_t hash32(const char *key)
 
 /* The probe slot of key: holding its entry, or the empty slot where it
  * would go. */
-static size_t find(const oac_strmap *m, const char *key, uint32_t h)
+static inline size_t find(const oac_strmap *m, const char *key, uint32_t h)
 {
     const struct oac_strmap_idx *idx = m->idx;
     size_t mask = m->cap - 1;
@@ -229,7 +229,8 @@ static const char *entry_key(const oac_strindex *x, uint32_t e)
     return k;
 }
 
-static size_t index_find(const oac_strindex *x, const char *key, uint32_t h)
+static inline size_t index_find(const oac_strindex *x, const char *key,
+                                uint32_t h)
 {
     const struct oac_strmap_idx *idx = x->idx;
     size_t mask = x->cap - 1;
