@@ -719,7 +719,7 @@ static int check_roots(build *b)
             w.location = oac_node_loc(loc, sizeof loc, s, r->producer, NULL);
         } else if (r->is_initializer && r->kind == OAC_VAL_INITIALIZER) {
             snprintf(loc, sizeof loc, "%s/initializer/%ld", s->loc,
-                     r->init_index);
+                     (long)r->init_index);
             w.location = loc;
         } else {
             w.location = r->vi_loc ? r->vi_loc : s->loc;

@@ -563,7 +563,8 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         }
     /* 32-bit node indices, ports and use counts (graph.h). */
     if (bound > SIZE_MAX / sizeof(oac_value) || n_ports > INT32_MAX ||
-        s->n_nodes > INT32_MAX || n_in > INT32_MAX || n_out > INT32_MAX)
+        s->n_nodes > INT32_MAX || n_in > INT32_MAX || n_out > INT32_MAX ||
+        n_init > INT32_MAX)
         return oac_err(ctx, OAC_ENOMEM, "graph too large");
     s->ports_block = oac_calloc(ctx, n_ports ? (size_t)n_ports : 1,
                                 sizeof *s->ports_block);
@@ -623,7 +624,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         if (v && !v->is_initializer &&
             (v->kind == OAC_VAL_INPUT || v->kind == OAC_VAL_INITIALIZER)) {
             v->is_initializer = true;
-            v->init_index = (long)i;
+            v->init_index = (int32_t)i;
             v->init = t;
         }
     }

@@ -76,14 +76,14 @@ typedef struct oac_value {
     /* Reads in the defining scope, file order of nodes (invariant 4).
      * Owned by the scope (its uses_block), never freed on its own. */
     oac_use *uses;
-    long init_index;               /* index in GraphProto.initializer, or -1 */
     uint32_t id;                   /* dense over all scopes (invariant 3) */
     uint32_t n_uses;
     int32_t input_index;           /* port in graph/function input, or -1 */
+    int32_t init_index;            /* index in GraphProto.initializer, or -1 */
     int32_t output_index;          /* first index in graph/function output, or -1 */
     int32_t producer;              /* node index in scope, or -1 */
     int32_t port;                  /* producer's output port, or -1 */
-    oac_value_kind kind;
+    oac_value_kind kind : 8;       /* a byte, so the struct is 88 bytes */
     bool is_initializer;           /* in GraphProto.initializer (also when an input) */
 } oac_value;
 

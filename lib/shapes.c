@@ -232,7 +232,7 @@ static void place_loc(const pass *p, const place *pl, char *buf, size_t len)
         snprintf(buf, len, "%s%s%d", v->vi_loc, mid, pl->dim);
     } else if (v->kind == OAC_VAL_INITIALIZER && v->init_index >= 0) {
         snprintf(buf, len, "%s/initializer/%ld/dims/%d", v->scope->loc,
-                 v->init_index, pl->dim);
+                 (long)v->init_index, pl->dim);
     }
 }
 
