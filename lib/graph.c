@@ -344,8 +344,18 @@ static int read_inputs(oac_graphs *g, oac_scope *s, size_t i)
     oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
     int rc;
+    /* Most reads are of what the node before defined (a chain of
+     * operators): a string compare against its output 0 is cheaper than
+     * a hash and probe. */
+    const oac_value *prev = NULL;
+    if (i > 0 && s->nodes[i - 1].proto->n_output)
+        prev = s->nodes[i - 1].in_vals[s->nodes[i - 1].proto->n_input];
     for (size_t p = 0; p < np->n_input; p++) {
-        oac_value *v = oac_scope_local(s, np->input[p]);
+        oac_value *v;
+        if (prev && np->input[p] && strcmp(prev->name, np->input[p]) == 0)
+            v = (oac_value *)prev;
+        else
+            v = oac_scope_local(s, np->input[p]);
         n->in_vals[p] = v;
         if (v)
             v->n_uses++;
