@@ -27,7 +27,10 @@
  *  5. Nesting is bounded by OAC_MAX_DEPTH; a deeper subgraph is not indexed
  *     and the scope that holds it is marked truncated.
  *  6. Everything is linear in the size of the model: lookups go through
- *     strmap, no pass scans a scope per value.
+ *     strmap.c's maps, no pass scans a scope per value.
+ *  7. A scope has at most INT32_MAX nodes, ports, inputs, outputs and
+ *     initializers (a larger one is refused), so indices and counts in
+ *     values, nodes and uses are 32-bit.
  */
 #ifndef OAC_GRAPH_H
 #define OAC_GRAPH_H
@@ -157,7 +160,7 @@ typedef struct oac_scope {
     oac_strindex by_name;          /* name -> its entry of values_block */
     oac_value *values_block;       /* storage of values[] (owned) */
     oac_use *uses_block;           /* storage of the values' uses (owned) */
-    oac_value **ports_block;       /* storage of nodes' in_vals/out_vals (owned) */
+    oac_value **ports_block;       /* storage of nodes' in_vals and outputs (owned) */
     int *alias_block;              /* storage of nodes' alias_in, set by the
                                       ports pass (owned; NULL before it) */
 
