@@ -503,16 +503,18 @@ static int make_classes(build *b)
         oac_alias_class *o = &st->out->classes[k];
         o->rank = -1;
         o->read_write = c->read_write;
-        o->root = oac_strdup(ctx, c->root->name);
-        o->graph = oac_strdup(ctx, c->scope->name);
-        o->members = oac_calloc(ctx, c->n_members, sizeof *o->members);
+        o->root = oac_analysis_strdup(st->out, c->root->name);
+        o->graph = oac_analysis_strdup(st->out, c->scope->name);
+        o->members = oac_analysis_calloc(st->out, c->n_members,
+                                         sizeof *o->members);
         st->out->n_classes = k + 1;
         if (!o->root || !o->graph || !o->members) {
             rc = OAC_ENOMEM;
             goto done;
         }
         for (size_t m = 0; m < c->n_members; m++) {
-            if (!(o->members[m] = oac_strdup(ctx, c->members[m]->name))) {
+            if (!(o->members[m] = oac_analysis_strdup(st->out,
+                                                      c->members[m]->name))) {
                 rc = OAC_ENOMEM;
                 goto done;
             }
