@@ -324,7 +324,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out);
 static oac_value *storage_parent(const oac_check_state *st, const oac_value *v)
 {
     if (st->aliases && st->aliases->parent && v->id < st->aliases->n_values)
-        return st->aliases->parent[v->id];
+        return oac_alias_parent(st->aliases, v);
     return oac_value_aliased_input(v);
 }
 
