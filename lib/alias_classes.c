@@ -311,6 +311,10 @@ static int link_edges(build *b)
             oac_node *n = &s->nodes[i];
             const Onnx__NodeProto *np = n->proto;
             bool is_if = n->op && n->op->alias == OAC_AL_BRANCH;
+            /* alias_in is -1 throughout unless the node has output_alias
+             * entries or calls a function (alias_rules.c). */
+            if (!is_if && !np->n_output_alias && !n->callee)
+                continue;
             for (size_t p = 0; p < np->n_output; p++) {
                 oac_value *v = oac_node_output(s, (long)i, p);
                 if (!v)

@@ -459,12 +459,24 @@ int oac_pass_ports(oac_check_state *st)
             if (!s->alias_block)
                 return OAC_ENOMEM;
         }
+        /* Every port aliases nothing until an entry says otherwise. */
+        for (size_t k = 0; k < n_out; k++)
+            s->alias_block[k] = -1;
         size_t at = 0;
         for (size_t i = 0; i < s->n_nodes && !rc; i++) {
-            if ((rc = check_operands(st, s, (long)i)))
+            oac_node *n = &s->nodes[i];
+            const Onnx__NodeProto *np = n->proto;
+            bool update = oac_op_has(n->op, OAC_OPF_CACHE_UPDATE);
+            /* Most nodes have no entries, call nothing and update nothing:
+             * only the domain import is theirs to check. */
+            if ((!s->imports_alias || update) &&
+                (rc = check_operands(st, s, (long)i)))
                 break;
-            rc = check_ports(st, s, (long)i, s->alias_block + at);
-            at += s->nodes[i].proto->n_output;
+            if (np->n_output_alias || n->callee || update)
+                rc = check_ports(st, s, (long)i, s->alias_block + at);
+            else if (np->n_output)
+                n->alias_in = s->alias_block + at;
+            at += np->n_output;
         }
     }
     return rc;

@@ -545,7 +545,10 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     for (size_t k = 0; k < s->n_values; k++)
         buf_of[s->values[k]->id] = -1;
 
-    /* Rule 2: buffers in allocation order. */
+    /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
+     * node adds beyond its buffers (extras, pa).  Pages the first updates
+     * create are live from the start. */
+    oac_opt_u64 live = { true, 0 };
     for (size_t i = 0; i < nn; i++) {
         const Onnx__NodeProto *np = s->nodes[i].proto;
         p->steps[i].first_alloc = (uint32_t)p->n_bufs;
@@ -569,6 +572,39 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             buf_of[v->id] = (int32_t)b;
         }
         p->steps[i].n_alloc = (uint32_t)(p->n_bufs - p->steps[i].first_alloc);
+        /* Only paged updates and nodes that run a body add anything. */
+        const oac_node *nd = &s->nodes[i];
+        bool paged = main_graph && nd->op &&
+                     nd->op->id == OAC_OP_PAGED_CACHE_UPDATE;
+        if (!paged && !nd->callee &&
+            (!nd->op || (nd->op->id != OAC_OP_IF && nd->op->id != OAC_OP_LOOP)))
+            continue;
+        /* Pages are planned for the main graph only (rule 5b). */
+        page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
+        if (paged)
+            fx = paged_effects(st, s, (long)i, fmt);
+        opt_add(&live, fx.created);
+        oac_plan_extra x = no_extra;
+        x.step = i;
+        x.workspace = fx.workspace;
+        if (!fx.during.known || fx.during.value || !fx.freed.known ||
+            fx.freed.value) {
+            if (oac_grow(ctx, (void **)&pa, &cap_pa, n_pa + 1, sizeof *pa))
+                goto done;
+            pa[n_pa++] = (struct page_after){ i, fx.during, fx.freed };
+        }
+        /* The node's own outputs have their buf_of already; a body's walk
+         * touches only the body's values. */
+        if ((rc = control_transient(w, s, (long)i, depth, &x.transient, &x)))
+            goto done;
+        rc = OAC_ENOMEM;
+        if (!opt_zero(x.workspace) || !opt_zero(x.transient) ||
+            x.loop_trip_input || x.loop_cond_input) {
+            if (oac_grow(ctx, (void **)&p->extras, &cap_x, p->n_extras + 1,
+                         sizeof *p->extras))
+                goto done;
+            p->extras[p->n_extras++] = x;
+        }
     }
     /* Rule 3: last readers (free_after is the last so far), then buffers
      * backing graph outputs are never freed. */
@@ -608,34 +644,6 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     t->peak_bytes = (oac_opt_u64){ true, 0 };
     t->second_cache_bytes = (oac_opt_u64){ true, 0 };
     t->persistent_cache_bytes = (oac_opt_u64){ true, 0 };
-    /* Rule 5b: pages the first updates create, live from the start. */
-    oac_opt_u64 live = { true, 0 };
-    for (size_t i = 0; i < nn; i++) {
-        /* Pages are planned for the main graph only (rule 5b). */
-        page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
-        if (main_graph)
-            fx = paged_effects(st, s, (long)i, fmt);
-        opt_add(&live, fx.created);
-        oac_plan_extra x = no_extra;
-        x.step = i;
-        x.workspace = fx.workspace;
-        if (!fx.during.known || fx.during.value || !fx.freed.known ||
-            fx.freed.value) {
-            if (oac_grow(ctx, (void **)&pa, &cap_pa, n_pa + 1, sizeof *pa))
-                goto done;
-            pa[n_pa++] = (struct page_after){ i, fx.during, fx.freed };
-        }
-        if ((rc = control_transient(w, s, (long)i, depth, &x.transient, &x)))
-            goto done;
-        rc = OAC_ENOMEM;
-        if (!opt_zero(x.workspace) || !opt_zero(x.transient) ||
-            x.loop_trip_input || x.loop_cond_input) {
-            if (oac_grow(ctx, (void **)&p->extras, &cap_x, p->n_extras + 1,
-                         sizeof *p->extras))
-                goto done;
-            p->extras[p->n_extras++] = x;
-        }
-    }
     p->page_bytes = live;
     size_t pa_at = 0, x_at = 0;
     for (size_t i = 0; i < nn; i++) {
