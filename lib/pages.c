@@ -33,10 +33,10 @@
 
 #include "check.h"
 #include "graph.h"
+#include "ops.h"
 #include "quant.h"
 #include "shapes.h"
 
-#define OP_DOMAIN "onnx_alias"
 #define LOC_MAX 512
 
 /* The validated declarations of the model, by index. */
@@ -196,8 +196,8 @@ static int check_node(oac_check_state *st, const decls *ds, const oac_scope *s,
 {
     const oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
-    if (!np->op_type || strcmp(np->op_type, "PagedCacheUpdate") ||
-        !np->domain || strcmp(np->domain, OP_DOMAIN))
+    /* The table row is PagedCacheUpdate of domain onnx_alias exactly. */
+    if (!n->op || n->op->id != OAC_OP_PAGED_CACHE_UPDATE)
         return OAC_OK;
     for (size_t a = 0; a < np->n_attribute; a++) {
         const Onnx__AttributeProto *at = np->attribute[a];
