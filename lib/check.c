@@ -174,19 +174,31 @@ int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param)
     return -1;
 }
 
+/* A copy of s in the arena, or prev (the previous entry's string) when
+ * it is the same text: capacity lists one entry per cache update, with
+ * one rule, graph and reason. */
+static char *copy_or_share(oac_analysis *a, const char *s, char *prev)
+{
+    if (s && prev && strcmp(s, prev) == 0)
+        return prev;
+    return oac_analysis_strdup(a, s);
+}
+
 int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
                       const char *node, const char *value,
                       const char *fmt, ...)
 {
     oac_ctx *ctx = a->ctx;
     oac_unchecked u = { 0 };
+    const oac_unchecked *prev = a->n_unchecked ? &a->unchecked[a->n_unchecked - 1]
+                                               : &u;
     va_list ap;
     va_start(ap, fmt);
     /* "%s" (capacity's one reason per cache update) is a copy: no
      * printf to measure and then write it. */
     if (fmt[0] == '%' && fmt[1] == 's' && fmt[2] == '\0') {
         const char *r = va_arg(ap, const char *);
-        u.reason = oac_analysis_strdup(a, r ? r : "(null)");
+        u.reason = copy_or_share(a, r ? r : "(null)", prev->reason);
     } else {
         va_list copy;
         va_copy(copy, ap);
@@ -200,8 +212,8 @@ int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
             vsnprintf(u.reason, (size_t)n + 1, fmt, ap);
     }
     va_end(ap);
-    u.rule = oac_analysis_strdup(a, rule);
-    u.graph = oac_analysis_strdup(a, graph);
+    u.rule = copy_or_share(a, rule, prev->rule);
+    u.graph = copy_or_share(a, graph, prev->graph);
     u.node = oac_analysis_strdup(a, node);
     u.value = oac_analysis_strdup(a, value);
     void *arr = a->unchecked;

@@ -97,7 +97,8 @@ char *oac_analysis_strdup(oac_analysis *a, const char *s);
 void *oac_analysis_calloc(oac_analysis *a, size_t n, size_t size);
 
 /* Append an entry to the analysis's unchecked list (check.c); its strings
- * are copied into the analysis's arena. */
+ * are copied into the analysis's arena (a rule, graph or reason equal to
+ * the previous entry's shares its copy). */
 int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
                       const char *node, const char *value,
                       const char *fmt, ...) OAC_PRINTF(6, 7);
