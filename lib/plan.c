@@ -661,10 +661,13 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             opt_add(&live, fa->during);
         stp->live = live;
         oac_opt_u64 here = live;
-        opt_add(&here, x->workspace);
-        opt_add(&here, x->transient);
+        if (x != &no_extra) {
+            /* (Adding and taking the maximum of 0 change nothing.) */
+            opt_add(&here, x->workspace);
+            opt_add(&here, x->transient);
+            opt_max(&t->workspace_bytes, x->workspace);
+        }
         opt_max(&t->peak_bytes, here);
-        opt_max(&t->workspace_bytes, x->workspace);
         /* Frees: subtract what is known; an unknown live stays unknown
          * (rule 7: every later step depends on it). */
         for (size_t f = stp->first_free; f < stp->first_free + stp->n_free; f++) {
