@@ -566,14 +566,18 @@ static int make_classes(build *b)
         c->members = al->member_block + start;
         c->n_members = clock - start;
     }
-    /* The public classes (shapes completes types and sizes). */
+    /* The public classes (shapes completes types and sizes).  Their
+     * strings live in the analysis's arena, so one copy serves the root
+     * and members[0], and the classes of one graph share its name. */
     for (size_t k = 0; k < al->n_classes; k++) {
         oac_aclass *c = &al->classes[k];
         oac_alias_class *o = &st->out->classes[k];
         o->rank = -1;
         o->read_write = c->read_write;
         o->root = oac_analysis_strdup(st->out, c->root->name);
-        o->graph = oac_analysis_strdup(st->out, c->scope->name);
+        o->graph = k && al->classes[k - 1].scope == c->scope
+            ? st->out->classes[k - 1].graph
+            : oac_analysis_strdup(st->out, c->scope->name);
         o->members = oac_analysis_calloc(st->out, c->n_members,
                                          sizeof *o->members);
         st->out->n_classes = k + 1;
@@ -582,8 +586,8 @@ static int make_classes(build *b)
             goto done;
         }
         for (size_t m = 0; m < c->n_members; m++) {
-            if (!(o->members[m] = oac_analysis_strdup(st->out,
-                                                      c->members[m]->name))) {
+            if (!(o->members[m] = c->members[m] == c->root ? o->root
+                    : oac_analysis_strdup(st->out, c->members[m]->name))) {
                 rc = OAC_ENOMEM;
                 goto done;
             }
