@@ -616,6 +616,14 @@ static oac_where where_value(const oac_scope *s, const oac_value *v,
     return w;
 }
 
+/* where_value for v, into *w. */
+static const oac_where *at(oac_where *w, const oac_scope *s,
+                           const oac_value *v, const char *loc)
+{
+    *w = where_value(s, v, v->name, loc);
+    return w;
+}
+
 static const char *node_desc(const oac_value *v, char *buf, size_t len)
 {
     const oac_node *n = v ? oac_scope_node(v->scope, v->producer) : NULL;
@@ -671,20 +679,20 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
     if (!v)
         return OAC_OK;          /* declares a name nothing defines */
     has_alias_of[v->id] = 1;
-    oac_where w = where_value(s, v, v->name, e->loc);
+    oac_where w;   /* filled (at) only for a finding */
     oac_value *a = oac_scope_lookup(s, an, NULL);
     if (!a)
-        return oac_scope_diag(st, s, OAC_ALIAS_UNKNOWN_VALUE, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_UNKNOWN_VALUE, at(&w, s, v, e->loc),
             "'%s' of graph '%s' has alias_of '%s', which names no value in "
             "scope", v->name, s->name, an);
     if (!alias_target[v->id])
         alias_target[v->id] = a;
     if (a == v)
-        return oac_scope_diag(st, s, OAC_ALIAS_CYCLE, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_CYCLE, at(&w, s, v, e->loc),
             "'%s' of graph '%s' has alias_of naming itself", v->name,
             s->name);
     if (v->kind != OAC_VAL_NODE_OUTPUT)
-        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, at(&w, s, v, e->loc),
             "'%s' is %s of graph '%s' but has alias_of '%s': only an output "
             "of a node that declares output_alias can alias another value",
             v->name, v->kind == OAC_VAL_INPUT ? "an input" : "an initializer",
@@ -696,7 +704,7 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
         if (if_branch_state(b, v, a))
             return OAC_OK;      /* branch-mismatch (branches.c), or a
                                    passthrough of a's class */
-        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, at(&w, s, v, e->loc),
             "%s of graph '%s': '%s' has alias_of '%s' but its producer "
             "declares no output_alias for that output, so it owns its "
             "storage", node_desc(v, d, sizeof d), s->name, v->name, an);
@@ -704,7 +712,7 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
     oac_value *r = oac_alias_root(al, v);
     if (is_boundary_output(v)) {
         if (a != r)
-            return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+            return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, at(&w, s, v, e->loc),
                 "%s: output '%s' of %s '%s' has alias_of '%s', but at the "
                 "boundary it must name the alias root '%s' (the value the "
                 "caller binds)", node_desc(v, d, sizeof d), v->name,
@@ -713,7 +721,7 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
         return OAC_OK;
     }
     if (!oac_alias_reaches(al, a, p))
-        return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, at(&w, s, v, e->loc),
             "%s: '%s' alias_of names '%s' but %s resolves to '%s'",
             node_desc(v, d, sizeof d), v->name, an,
             oac_alias_edge(al, v) == OAC_EDGE_BRANCH ? "its branches"
