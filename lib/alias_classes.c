@@ -22,6 +22,10 @@
  *     cyclic, hostile graph) leaves its values without a root.
  *  3. Ancestor questions use the preorder interval of one DFS over the
  *     forest, never a walk per question.
+ *  4. What outlives the pass is by forest number (alias.h): only values
+ *     an edge touches have one, so it is sized by the caches, not by the
+ *     model's values; per-value arrays are the pass's own, freed at its
+ *     end (parent, edge and root until compact()).
  */
 #include <limits.h>
 #include <stdio.h>
