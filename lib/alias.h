@@ -50,19 +50,64 @@ typedef struct oac_aliases {
     oac_ctx *ctx;
     oac_aclass *classes;
     size_t n_classes;
-    long *class_of;                /* by value id: class index or -1 */
     size_t n_values;
-    /* The alias forest, by value id (invariant 2). */
+    /* The alias forest (invariant 2) holds only the values a must-alias
+     * edge touches (a model's caches, not its thousands of temporaries),
+     * numbered from 1 in value id order: fid[v->id] is v's number, 0 for
+     * a value no edge touches (its own root, with no parent, children or
+     * class).  The arrays below are by that number, entry 0 unused; read
+     * them through the accessors below.  While alias_classes.c builds
+     * the forest, fid is NULL and a value's number is its id + 1. */
+    uint32_t *fid;
+    size_t n_forest;               /* numbers 1 .. n_forest */
+    oac_value **value;             /* the value of a number */
     oac_value **parent;            /* the value whose storage it reuses */
     uint8_t *edge;                 /* oac_edge_kind of that link */
     oac_value **root;              /* its root (itself when no parent);
                                       NULL when on a cycle */
-    size_t *child_start;           /* children of id: children[child_start[id]
-                                      .. child_start[id+1]) */
+    size_t *child_start;           /* children of f: children[child_start[f]
+                                      .. child_start[f+1]) */
     oac_value **children;
     size_t *tin, *tout;            /* preorder interval: a is an ancestor of
                                       b iff tin[a] <= tin[b] < tout[a] */
+    long *class_of;                /* class index or -1 */
+    oac_value **member_block;      /* storage of every class's members */
 } oac_aliases;
+
+/* v's number in the forest, 0 when no must-alias edge touches it. */
+static inline size_t oac_alias_ix(const oac_aliases *al, const oac_value *v)
+{
+    return al->fid ? al->fid[v->id] : v->id + 1;
+}
+
+static inline oac_value *oac_alias_parent(const oac_aliases *al,
+                                          const oac_value *v)
+{
+    return al->parent[oac_alias_ix(al, v)];
+}
+
+static inline oac_edge_kind oac_alias_edge(const oac_aliases *al,
+                                           const oac_value *v)
+{
+    return (oac_edge_kind)al->edge[oac_alias_ix(al, v)];
+}
+
+/* v's root; NULL when v is on a link cycle. */
+static inline oac_value *oac_alias_root(const oac_aliases *al,
+                                        const oac_value *v)
+{
+    size_t f = oac_alias_ix(al, v);
+    return f ? al->root[f] : (oac_value *)v;
+}
+
+/* The values whose storage reuses v's, in execution order (*n of them). */
+static inline oac_value **oac_alias_children(const oac_aliases *al,
+                                             const oac_value *v, size_t *n)
+{
+    size_t f = oac_alias_ix(al, v);
+    *n = f ? al->child_start[f + 1] - al->child_start[f] : 0;
+    return f ? al->children + al->child_start[f] : NULL;
+}
 
 /* Is a the same value as b, or does b (transitively) reuse a's storage? */
 bool oac_alias_reaches(const oac_aliases *al, const oac_value *a,

@@ -22,6 +22,10 @@
  *     cyclic, hostile graph) leaves its values without a root.
  *  3. Ancestor questions use the preorder interval of one DFS over the
  *     forest, never a walk per question.
+ *  4. What outlives the pass is by forest number (alias.h): only values
+ *     an edge touches have one, so it is sized by the caches, not by the
+ *     model's values; per-value arrays are the pass's own, freed at its
+ *     end (parent, edge and root until compact()).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -39,9 +43,11 @@
 
 const oac_aclass *oac_value_class(const oac_aliases *a, const oac_value *v)
 {
-    if (!a || !v || v->id >= a->n_values || a->class_of[v->id] < 0)
+    size_t f = a && v && v->id < a->n_values && a->class_of
+        ? oac_alias_ix(a, v) : 0;
+    if (!f || a->class_of[f] < 0)
         return NULL;
-    return &a->classes[a->class_of[v->id]];
+    return &a->classes[a->class_of[f]];
 }
 
 int oac_node_alias_in(const oac_scope *s, long i, size_t out)
@@ -81,17 +87,19 @@ bool oac_alias_reaches(const oac_aliases *al, const oac_value *a,
         return false;
     if (a == b)
         return true;
-    if (!al->tin || !al->root[a->id] || al->root[a->id] != al->root[b->id])
+    /* A value outside the forest is an ancestor of none but itself. */
+    size_t fa = al->tin ? oac_alias_ix(al, a) : 0, fb = fa ? oac_alias_ix(al, b) : 0;
+    if (!fb || !al->root[fa] || al->root[fa] != al->root[fb])
         return false;
-    return al->tin[a->id] <= al->tin[b->id] && al->tin[b->id] < al->tout[a->id];
+    return al->tin[fa] <= al->tin[fb] && al->tin[fb] < al->tout[fa];
 }
 
 bool oac_alias_writer(const oac_aliases *al, const oac_value *v,
                       oac_scope **scope, long *node)
 {
-    if (!al || !v || !al->parent[v->id])
+    if (!al || !v || !oac_alias_parent(al, v))
         return false;
-    if (al->edge[v->id] == OAC_EDGE_CARRIED) {
+    if (oac_alias_edge(al, v) == OAC_EDGE_CARRIED) {
         *scope = v->scope->parent;
         *node = v->scope->owner_node;
     } else {
@@ -106,9 +114,10 @@ void oac_aliases_free(oac_aliases *a)
     if (!a)
         return;
     oac_ctx *ctx = a->ctx;
-    for (size_t i = 0; i < a->n_classes; i++)
-        oac_dealloc(ctx, a->classes[i].members);
     oac_dealloc(ctx, a->classes);
+    oac_dealloc(ctx, a->member_block);
+    oac_dealloc(ctx, a->fid);
+    oac_dealloc(ctx, a->value);
     oac_dealloc(ctx, a->class_of);
     oac_dealloc(ctx, a->parent);
     oac_dealloc(ctx, a->edge);
@@ -123,6 +132,13 @@ void oac_aliases_free(oac_aliases *a)
 /* ---- building the forest -------------------------------------------- */
 
 enum { IF_NONE = 0, IF_PENDING = 1, IF_RESOLVING = 2 };
+
+/* While the forest is built, al's parent, edge and root are by id + 1
+ * (alias.h): dn(v). */
+static size_t dn(const oac_value *v)
+{
+    return v->id + 1;
+}
 
 typedef struct build {
     oac_check_state *st;
@@ -175,9 +191,10 @@ oac_value *oac_branch_exit(const oac_aliases *al, const oac_scope *br,
     /* A value without a root sits on a link cycle: no exit.  Otherwise
      * the chain is acyclic, and bounded by the branch's size: every step
      * but the last stays inside it. */
-    if (!al->root[bo->id])
+    if (!oac_alias_root(al, bo))
         return NULL;
-    for (oac_value *x = al->parent[bo->id]; x; x = al->parent[x->id]) {
+    for (oac_value *x = oac_alias_parent(al, bo); x;
+         x = oac_alias_parent(al, x)) {
         if (!scope_within(x->scope, br)) {
             *updated = true;
             return x;
@@ -225,8 +242,8 @@ static void resolve_if(build *b, oac_scope *s, long i, int depth)
             ok &= root[k] != NULL;
         }
         if (any && ok && root[0] == root[1] && exit[upd[0] ? 0 : 1] != v) {
-            al->parent[v->id] = exit[upd[0] ? 0 : 1];
-            al->edge[v->id] = OAC_EDGE_BRANCH;
+            al->parent[dn(v)] = exit[upd[0] ? 0 : 1];
+            al->edge[dn(v)] = OAC_EDGE_BRANCH;
         }
     }
 done:
@@ -241,14 +258,14 @@ done:
 static oac_value *find_root(build *b, oac_value *v, int depth)
 {
     oac_aliases *al = b->al;
-    if (al->root[v->id] || b->cycle[v->id])
-        return al->root[v->id];
+    if (al->root[dn(v)] || b->cycle[v->id])
+        return al->root[dn(v)];
     uint32_t stamp = ++b->next_stamp;
     oac_value *cur = v, *r = NULL;
     bool cyc = false;
     for (;;) {
-        if (al->root[cur->id]) {
-            r = al->root[cur->id];
+        if (al->root[dn(cur)]) {
+            r = al->root[dn(cur)];
             break;
         }
         if (b->cycle[cur->id]) {
@@ -267,7 +284,7 @@ static oac_value *find_root(build *b, oac_value *v, int depth)
             break;
         }
         b->stamp[cur->id] = stamp;
-        oac_value *p = al->parent[cur->id];
+        oac_value *p = al->parent[dn(cur)];
         if (!p) {
             r = cur;
             break;
@@ -275,13 +292,13 @@ static oac_value *find_root(build *b, oac_value *v, int depth)
         cur = p;
     }
     /* Compress: everything walked gets r (or the cycle mark). */
-    for (oac_value *x = v; x; x = al->parent[x->id]) {
-        if (al->root[x->id] || b->cycle[x->id])
+    for (oac_value *x = v; x; x = al->parent[dn(x)]) {
+        if (al->root[dn(x)] || b->cycle[x->id])
             break;
         if (cyc)
             b->cycle[x->id] = 1;
         else
-            al->root[x->id] = r;
+            al->root[dn(x)] = r;
         if (x == r)
             break;
     }
@@ -298,6 +315,10 @@ static int link_edges(build *b)
             oac_node *n = &s->nodes[i];
             const Onnx__NodeProto *np = n->proto;
             bool is_if = n->op && n->op->alias == OAC_AL_BRANCH;
+            /* alias_in is -1 throughout unless the node has output_alias
+             * entries or calls a function (alias_rules.c). */
+            if (!is_if && !np->n_output_alias && !n->callee)
+                continue;
             for (size_t p = 0; p < np->n_output; p++) {
                 oac_value *v = oac_node_output(s, (long)i, p);
                 if (!v)
@@ -306,8 +327,8 @@ static int link_edges(build *b)
                 oac_value *u = in >= 0 ? oac_node_input(s, (long)i, (size_t)in)
                                        : NULL;
                 if (u && u != v) {
-                    al->parent[v->id] = u;
-                    al->edge[v->id] = OAC_EDGE_PORT;
+                    al->parent[dn(v)] = u;
+                    al->edge[dn(v)] = OAC_EDGE_PORT;
                 } else if (is_if && in < 0) {
                     b->if_state[v->id] = IF_PENDING;
                 }
@@ -330,9 +351,9 @@ static int link_edges(build *b)
                     continue;
                 oac_value *bi = (size_t)in < body->n_inputs ? body->inputs[in]
                                                             : NULL;
-                if (bi && bi != u && !al->parent[bi->id]) {
-                    al->parent[bi->id] = u;
-                    al->edge[bi->id] = OAC_EDGE_CARRIED;
+                if (bi && bi != u && !al->parent[dn(bi)]) {
+                    al->parent[dn(bi)] = u;
+                    al->edge[dn(bi)] = OAC_EDGE_CARRIED;
                 }
             }
         }
@@ -366,15 +387,15 @@ static int cmp_child(const void *x, const void *y)
 static int order_children(build *b)
 {
     oac_aliases *al = b->al;
-    size_t nv = al->n_values, total = al->child_start[nv];
+    size_t nf = al->n_forest, total = al->child_start[nf + 1];
     child_key *keys = NULL;
-    for (size_t id = 0; id < nv; id++) {
-        size_t lo = al->child_start[id], hi = al->child_start[id + 1];
+    for (size_t f = 1; f <= nf; f++) {
+        size_t lo = al->child_start[f], hi = al->child_start[f + 1];
         if (hi - lo < 2)
             continue;
         if (!keys && !(keys = oac_calloc(b->st->ctx, total, sizeof *keys)))
             return OAC_ENOMEM;
-        const oac_scope *ps = b->st->graphs->value_by_id[id]->scope;
+        const oac_scope *ps = al->value[f]->scope;
         for (size_t c = lo; c < hi; c++) {
             oac_value *v = al->children[c];
             oac_scope *ws = NULL;
@@ -385,7 +406,7 @@ static int order_children(build *b)
                 ws = ws->parent;
             }
             keys[c - lo] = (child_key){ ws ? wn : LONG_MAX,
-                                        v->scope == ps && al->edge[v->id] !=
+                                        v->scope == ps && oac_alias_edge(al, v) !=
                                             OAC_EDGE_CARRIED,
                                         v->id, v };
         }
@@ -397,50 +418,111 @@ static int order_children(build *b)
     return OAC_OK;
 }
 
-/* Children lists, preorder intervals and classes. */
+/* Number the values some edge touches (alias.h), in id order, and move
+ * parent, edge and root from by-id + 1 to by-number arrays.  Every later
+ * walk (classes, findings, hazards) goes over the numbers, so a model's
+ * many values that alias nothing cost nothing more. */
+static int compact(build *b)
+{
+    oac_ctx *ctx = b->st->ctx;
+    oac_graphs *g = b->st->graphs;
+    oac_aliases *al = b->al;
+    size_t nv = al->n_values, nf = 0;
+    if (nv >= UINT32_MAX)
+        return oac_err(ctx, OAC_ENOMEM, "graph too large (%zu values)", nv);
+    uint32_t *fid = oac_calloc(ctx, nv ? nv : 1, sizeof *fid);
+    if (!fid)
+        return OAC_ENOMEM;
+    for (size_t id = 0; id < nv; id++) {
+        oac_value *p = al->parent[id + 1];
+        if (p) {
+            fid[id] = 1;
+            fid[p->id] = 1;
+        }
+    }
+    for (size_t id = 0; id < nv; id++)
+        if (fid[id])
+            fid[id] = (uint32_t)++nf;
+    oac_value **value = oac_calloc(ctx, nf + 1, sizeof *value);
+    oac_value **parent = oac_calloc(ctx, nf + 1, sizeof *parent);
+    oac_value **root = oac_calloc(ctx, nf + 1, sizeof *root);
+    uint8_t *edge = oac_calloc(ctx, nf + 1, sizeof *edge);
+    if (!value || !parent || !root || !edge) {
+        oac_dealloc(ctx, fid);
+        oac_dealloc(ctx, value);
+        oac_dealloc(ctx, parent);
+        oac_dealloc(ctx, root);
+        oac_dealloc(ctx, edge);
+        return OAC_ENOMEM;
+    }
+    for (size_t id = 0; id < nv; id++) {
+        size_t f = fid[id];
+        if (!f)
+            continue;
+        value[f] = g->value_by_id[id];
+        parent[f] = al->parent[id + 1];
+        edge[f] = al->edge[id + 1];
+        root[f] = al->root[id + 1];
+    }
+    oac_dealloc(ctx, al->parent);
+    oac_dealloc(ctx, al->edge);
+    oac_dealloc(ctx, al->root);
+    al->fid = fid;
+    al->n_forest = nf;
+    al->value = value;
+    al->parent = parent;
+    al->edge = edge;
+    al->root = root;
+    return OAC_OK;
+}
+
+/* Children lists, preorder intervals and classes, over the numbers. */
 static int make_classes(build *b)
 {
     oac_check_state *st = b->st;
     oac_ctx *ctx = st->ctx;
-    oac_graphs *g = st->graphs;
     oac_aliases *al = b->al;
-    size_t nv = al->n_values;
+    size_t nf = al->n_forest;
     int rc = OAC_OK;
     size_t *stack = NULL, *pos = NULL;
 
-    al->child_start = oac_calloc(ctx, nv + 1, sizeof *al->child_start);
-    al->children = oac_calloc(ctx, nv ? nv : 1, sizeof *al->children);
-    al->tin = oac_calloc(ctx, nv ? nv : 1, sizeof *al->tin);
-    al->tout = oac_calloc(ctx, nv ? nv : 1, sizeof *al->tout);
-    stack = oac_calloc(ctx, nv ? nv : 1, sizeof *stack);
-    pos = oac_calloc(ctx, nv ? nv : 1, sizeof *pos);
+    al->child_start = oac_calloc(ctx, nf + 2, sizeof *al->child_start);
+    al->children = oac_calloc(ctx, nf ? nf : 1, sizeof *al->children);
+    al->tin = oac_calloc(ctx, nf + 1, sizeof *al->tin);
+    al->tout = oac_calloc(ctx, nf + 1, sizeof *al->tout);
+    al->class_of = oac_alloc(ctx, (nf + 1) * sizeof *al->class_of);
+    al->member_block = oac_calloc(ctx, nf ? nf : 1, sizeof *al->member_block);
+    stack = oac_calloc(ctx, nf + 1, sizeof *stack);
+    pos = oac_calloc(ctx, nf + 1, sizeof *pos);
     if (!al->child_start || !al->children || !al->tin || !al->tout ||
-        !stack || !pos) {
+        !al->class_of || !al->member_block || !stack || !pos) {
         rc = OAC_ENOMEM;
         goto done;
     }
-    /* Counting sort by parent id keeps children in id order. */
-    for (size_t id = 0; id < nv; id++) {
-        oac_value *p = al->parent[id];
-        if (p && al->root[id])
-            al->child_start[p->id + 1]++;
+    for (size_t f = 0; f <= nf; f++)
+        al->class_of[f] = -1;
+    /* Counting sort by parent number keeps children in id order. */
+    for (size_t f = 1; f <= nf; f++) {
+        oac_value *p = al->parent[f];
+        if (p && al->root[f])
+            al->child_start[al->fid[p->id] + 1]++;
     }
-    for (size_t id = 0; id < nv; id++)
-        al->child_start[id + 1] += al->child_start[id];
-    for (size_t id = 0; id < nv; id++)
-        pos[id] = al->child_start[id];
-    for (size_t id = 0; id < nv; id++) {
-        oac_value *p = al->parent[id];
-        if (p && al->root[id])
-            al->children[pos[p->id]++] = g->value_by_id[id];
+    for (size_t f = 1; f <= nf; f++)
+        al->child_start[f + 1] += al->child_start[f];
+    for (size_t f = 1; f <= nf; f++)
+        pos[f] = al->child_start[f];
+    for (size_t f = 1; f <= nf; f++) {
+        oac_value *p = al->parent[f];
+        if (p && al->root[f])
+            al->children[pos[al->fid[p->id]]++] = al->value[f];
     }
     if ((rc = order_children(b)))
         goto done;
 
     /* Roots with children, in id order, make the classes. */
     size_t ncls = 0;
-    for (size_t id = 0; id < nv; id++)
-        if (!al->parent[id] && al->child_start[id + 1] > al->child_start[id])
+    for (size_t f = 1; f <= nf; f++)
+        if (!al->parent[f] && al->child_start[f + 1] > al->child_start[f])
             ncls++;
     al->classes = oac_calloc(ctx, ncls ? ncls : 1, sizeof *al->classes);
     st->out->classes = oac_calloc(ctx, ncls ? ncls : 1,
@@ -449,11 +531,13 @@ static int make_classes(build *b)
         rc = OAC_ENOMEM;
         goto done;
     }
+    /* A class's members are the numbers its DFS visits, consecutive in
+     * preorder: member_block[tin] is the value. */
     size_t clock = 0;
-    for (size_t id = 0; id < nv; id++) {
-        if (al->parent[id] || al->child_start[id + 1] == al->child_start[id])
+    for (size_t f = 1; f <= nf; f++) {
+        if (al->parent[f] || al->child_start[f + 1] == al->child_start[f])
             continue;
-        oac_value *root = g->value_by_id[id];
+        oac_value *root = al->value[f];
         oac_aclass *c = &al->classes[al->n_classes];
         c->index = al->n_classes;
         c->root = root;
@@ -462,57 +546,52 @@ static int make_classes(build *b)
                         root->scope->kind == OAC_SCOPE_MAIN;
         al->n_classes++;
         /* Iterative preorder DFS: members in topological order. */
-        size_t sp = 0, nmem = 0, start = clock;
-        stack[sp++] = id;
-        pos[id] = al->child_start[id];
-        al->tin[id] = clock++;
-        al->class_of[id] = (long)c->index;
+        size_t sp = 0, start = clock;
+        stack[sp++] = f;
+        pos[f] = al->child_start[f];
+        al->member_block[clock] = root;
+        al->tin[f] = clock++;
+        al->class_of[f] = (long)c->index;
         while (sp) {
             size_t top = stack[sp - 1];
             if (pos[top] < al->child_start[top + 1]) {
                 oac_value *ch = al->children[pos[top]++];
-                pos[ch->id] = al->child_start[ch->id];
-                al->tin[ch->id] = clock++;
-                al->class_of[ch->id] = (long)c->index;
-                stack[sp++] = ch->id;
+                size_t cf = al->fid[ch->id];
+                pos[cf] = al->child_start[cf];
+                al->member_block[clock] = ch;
+                al->tin[cf] = clock++;
+                al->class_of[cf] = (long)c->index;
+                stack[sp++] = cf;
             } else {
                 al->tout[top] = clock;
                 sp--;
             }
         }
-        nmem = clock - start;
-        c->members = oac_calloc(ctx, nmem, sizeof *c->members);
-        if (!c->members) {
-            rc = OAC_ENOMEM;
-            goto done;
-        }
-        c->n_members = nmem;
+        c->members = al->member_block + start;
+        c->n_members = clock - start;
     }
-    /* Members by preorder number. */
-    for (size_t id = 0; id < nv; id++) {
-        long k = al->class_of[id];
-        if (k < 0)
-            continue;
-        oac_aclass *c = &al->classes[k];
-        size_t off = al->tin[id] - al->tin[c->root->id];
-        c->members[off] = g->value_by_id[id];
-    }
-    /* The public classes (shapes completes types and sizes). */
+    /* The public classes (shapes completes types and sizes).  Their
+     * strings live in the analysis's arena, so one copy serves the root
+     * and members[0], and the classes of one graph share its name. */
     for (size_t k = 0; k < al->n_classes; k++) {
         oac_aclass *c = &al->classes[k];
         oac_alias_class *o = &st->out->classes[k];
         o->rank = -1;
         o->read_write = c->read_write;
-        o->root = oac_strdup(ctx, c->root->name);
-        o->graph = oac_strdup(ctx, c->scope->name);
-        o->members = oac_calloc(ctx, c->n_members, sizeof *o->members);
+        o->root = oac_analysis_strdup(st->out, c->root->name);
+        o->graph = k && al->classes[k - 1].scope == c->scope
+            ? st->out->classes[k - 1].graph
+            : oac_analysis_strdup(st->out, c->scope->name);
+        o->members = oac_analysis_calloc(st->out, c->n_members,
+                                         sizeof *o->members);
         st->out->n_classes = k + 1;
         if (!o->root || !o->graph || !o->members) {
             rc = OAC_ENOMEM;
             goto done;
         }
         for (size_t m = 0; m < c->n_members; m++) {
-            if (!(o->members[m] = oac_strdup(ctx, c->members[m]->name))) {
+            if (!(o->members[m] = c->members[m] == c->root ? o->root
+                    : oac_analysis_strdup(st->out, c->members[m]->name))) {
                 rc = OAC_ENOMEM;
                 goto done;
             }
@@ -538,6 +617,14 @@ static oac_where where_value(const oac_scope *s, const oac_value *v,
         w.node = n->display;
         w.op_type = n->proto->op_type;
     }
+    return w;
+}
+
+/* where_value for v, into *w. */
+static const oac_where *at(oac_where *w, const oac_scope *s,
+                           const oac_value *v, const char *loc)
+{
+    *w = where_value(s, v, v->name, loc);
     return w;
 }
 
@@ -596,40 +683,40 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
     if (!v)
         return OAC_OK;          /* declares a name nothing defines */
     has_alias_of[v->id] = 1;
-    oac_where w = where_value(s, v, v->name, e->loc);
+    oac_where w;   /* filled (at) only for a finding */
     oac_value *a = oac_scope_lookup(s, an, NULL);
     if (!a)
-        return oac_scope_diag(st, s, OAC_ALIAS_UNKNOWN_VALUE, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_UNKNOWN_VALUE, at(&w, s, v, e->loc),
             "'%s' of graph '%s' has alias_of '%s', which names no value in "
             "scope", v->name, s->name, an);
     if (!alias_target[v->id])
         alias_target[v->id] = a;
     if (a == v)
-        return oac_scope_diag(st, s, OAC_ALIAS_CYCLE, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_CYCLE, at(&w, s, v, e->loc),
             "'%s' of graph '%s' has alias_of naming itself", v->name,
             s->name);
     if (v->kind != OAC_VAL_NODE_OUTPUT)
-        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, at(&w, s, v, e->loc),
             "'%s' is %s of graph '%s' but has alias_of '%s': only an output "
             "of a node that declares output_alias can alias another value",
             v->name, v->kind == OAC_VAL_INPUT ? "an input" : "an initializer",
             s->name, an);
     if (b->cycle[v->id])
         return OAC_OK;          /* reported as a link cycle */
-    oac_value *p = al->parent[v->id];
+    oac_value *p = oac_alias_parent(al, v);
     if (!p) {
         if (if_branch_state(b, v, a))
             return OAC_OK;      /* branch-mismatch (branches.c), or a
                                    passthrough of a's class */
-        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, at(&w, s, v, e->loc),
             "%s of graph '%s': '%s' has alias_of '%s' but its producer "
             "declares no output_alias for that output, so it owns its "
             "storage", node_desc(v, d, sizeof d), s->name, v->name, an);
     }
-    oac_value *r = al->root[v->id];
+    oac_value *r = oac_alias_root(al, v);
     if (is_boundary_output(v)) {
         if (a != r)
-            return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+            return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, at(&w, s, v, e->loc),
                 "%s: output '%s' of %s '%s' has alias_of '%s', but at the "
                 "boundary it must name the alias root '%s' (the value the "
                 "caller binds)", node_desc(v, d, sizeof d), v->name,
@@ -638,10 +725,10 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
         return OAC_OK;
     }
     if (!oac_alias_reaches(al, a, p))
-        return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+        return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, at(&w, s, v, e->loc),
             "%s: '%s' alias_of names '%s' but %s resolves to '%s'",
             node_desc(v, d, sizeof d), v->name, an,
-            al->edge[v->id] == OAC_EDGE_BRANCH ? "its branches"
+            oac_alias_edge(al, v) == OAC_EDGE_BRANCH ? "its branches"
                                                : "output_alias",
             p->name);
     return OAC_OK;
@@ -659,7 +746,9 @@ static int alias_of_cycles(build *b, oac_value **target)
     if (!col)
         return OAC_ENOMEM;
     for (size_t id = 0; id < nv && !rc; id++) {
-        if (col[id])
+        /* A walk from a value without alias_of ends at once: only values
+         * with one start walks (a later walk passes the others). */
+        if (col[id] || !target[id])
             continue;
         oac_value *x = g->value_by_id[id];
         while (x && !col[x->id]) {
@@ -752,9 +841,9 @@ static int check_boundaries(build *b, const uint8_t *has_alias_of)
             continue;
         for (size_t k = 0; k < s->n_outputs && !rc; k++) {
             oac_value *v = s->outputs[k];
-            if (!v || !al->parent[v->id] || has_alias_of[v->id])
+            if (!v || !oac_alias_parent(al, v) || has_alias_of[v->id])
                 continue;
-            oac_value *r = al->root[v->id];
+            oac_value *r = oac_alias_root(al, v);
             if (!r || r->scope != s || r->kind != OAC_VAL_INPUT)
                 continue;
             const char *l = s->output_vi_locs[k];
@@ -794,46 +883,55 @@ int oac_pass_classes(oac_check_state *st)
     al->ctx = ctx;
     al->n_values = nv;
     size_t n1 = nv ? nv : 1;
-    al->class_of = oac_alloc(ctx, n1 * sizeof *al->class_of);
-    al->parent = oac_calloc(ctx, n1, sizeof *al->parent);
-    al->edge = oac_calloc(ctx, n1, 1);
-    al->root = oac_calloc(ctx, n1, sizeof *al->root);
+    /* By id + 1 until compact() (alias.h). */
+    al->parent = oac_calloc(ctx, nv + 1, sizeof *al->parent);
+    al->edge = oac_calloc(ctx, nv + 1, 1);
+    al->root = oac_calloc(ctx, nv + 1, sizeof *al->root);
     b.al = al;
     b.if_state = oac_calloc(ctx, n1, 1);
     b.stamp = oac_calloc(ctx, n1, sizeof *b.stamp);
     b.cycle = oac_calloc(ctx, n1, 1);
     has_alias_of = oac_calloc(ctx, n1, 1);
     target = oac_calloc(ctx, n1, sizeof *target);
-    if (!al->class_of || !al->parent || !al->edge || !al->root ||
+    if (!al->parent || !al->edge || !al->root ||
         !b.if_state || !b.stamp || !b.cycle || !has_alias_of || !target) {
         rc = OAC_ENOMEM;
         goto done;
     }
-    for (size_t id = 0; id < nv; id++)
-        al->class_of[id] = -1;
 
     if ((rc = link_edges(&b)))
         goto done;
-    for (size_t id = 0; id < nv; id++)
+    for (size_t id = 0; id < nv; id++) {
+        /* What find_root does for a value no link or If leaves from (most
+         * of them), without the walk; in the same id order, so which If
+         * resolves first, and how deep, does not change. */
+        if (!al->parent[id + 1] && b.if_state[id] == IF_NONE &&
+            !b.cycle[id]) {
+            if (!al->root[id + 1])
+                al->root[id + 1] = g->value_by_id[id];
+            continue;
+        }
         find_root(&b, g->value_by_id[id], 0);
+    }
     if ((rc = b.rc))
         goto done;
-    if ((rc = make_classes(&b)))
+    if ((rc = compact(&b)) || (rc = make_classes(&b)))
         goto done;
 
     /* Link cycles (cyclic graphs only): report each value once where its
-     * producer declares the link. */
-    for (size_t id = 0; id < nv && !rc; id++) {
-        if (!b.cycle[id] || !al->parent[id])
+     * producer declares the link.  A value on a cycle has a parent, so a
+     * number. */
+    for (size_t f = 1; f <= al->n_forest && !rc; f++) {
+        oac_value *v = al->value[f];
+        if (!b.cycle[v->id] || !al->parent[f])
             continue;
-        oac_value *v = g->value_by_id[id];
         char loc[LOC_MAX];
         oac_where w = oac_where_node(v->scope, v->producer, v->name, NULL,
                                      loc, sizeof loc);
         rc = oac_scope_diag(st, v->scope, OAC_ALIAS_CYCLE, &w,
             "'%s' of graph '%s' must-aliases '%s', whose alias chain leads "
             "back to '%s': the links form a cycle", v->name, v->scope->name,
-            al->parent[id]->name, v->name);
+            al->parent[f]->name, v->name);
     }
     for (size_t si = 0; si < g->n_scopes && !rc; si++) {
         oac_scope *s = g->scopes[si];

@@ -120,8 +120,8 @@ static int check_operands(oac_check_state *st, oac_scope *s, long i)
     int rc = OAC_OK;
     const char *out0 = np->n_output ? np->output[0] : NULL;
 
-    if (!oac_domain_is_onnx(np->domain) &&
-        strcmp(np->domain, "onnx_alias") == 0 && !s->imports_alias) {
+    if (!s->imports_alias && !oac_domain_is_onnx(np->domain) &&
+        strcmp(np->domain, "onnx_alias") == 0) {
         oac_where w = oac_where_node(s, i, out0, "/domain", loc, sizeof loc);
         if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
                 "node '%s' (%s) of graph '%s' uses domain onnx_alias, which "
@@ -133,10 +133,13 @@ static int check_operands(oac_check_state *st, oac_scope *s, long i)
     if (!oac_op_has(op, OAC_OPF_CACHE_UPDATE))
         return OAC_OK;
 
-    oac_where w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
+    /* The where (a location printed from the node's loc) is made only
+     * for a finding: every cache update comes here. */
+    oac_where w;
     if (op->min_inputs >= 0 &&
         (np->n_input < (size_t)op->min_inputs ||
          np->n_input > (size_t)op->max_inputs)) {
+        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
         if (op->min_inputs == op->max_inputs)
             rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
                 "node '%s' (%s) of graph '%s' has %zu inputs; %s takes %d",
@@ -163,11 +166,13 @@ static int check_operands(oac_check_state *st, oac_scope *s, long i)
             return rc;
     }
     if (np->n_output < 1 || empty(np->output[0])) {
+        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
         if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
                 "node '%s' (%s) of graph '%s' has no output 0 (updated cache)",
                 n->display, op->op_type, s->name)))
             return rc;
     } else if (np->n_output > 1) {
+        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
         if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
                 "node '%s' (%s) of graph '%s' has %zu outputs; %s has one",
                 n->display, op->op_type, s->name, np->n_output, op->op_type)))
@@ -221,6 +226,13 @@ static long func_input_index(const oac_scope *f, const char *name)
     return v && v->kind == OAC_VAL_INPUT ? v->input_index : -1;
 }
 
+/* "/output_alias/K", the location suffix of entry k, in buf. */
+static const char *entry_suffix(char *buf, size_t len, size_t k)
+{
+    snprintf(buf, len, "/output_alias/%zu", k);
+    return buf;
+}
+
 static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
 {
     oac_ctx *ctx = st->ctx;
@@ -231,6 +243,10 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
     size_t n_out = np->n_output, n_in = np->n_input;
     long *entry_of_out = NULL;   /* first entry per output port */
     long *out_of_in = NULL;      /* first output must-aliasing an input */
+    /* Most nodes with output_alias have a few ports: their arrays live on
+     * the stack, a larger node's on the heap. */
+    enum { SMALL_PORTS = 8 };
+    long small_out[SMALL_PORTS], small_in[SMALL_PORTS];
 
     if (n_out) {
         n->alias_in = alias_in;
@@ -238,8 +254,10 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
             n->alias_in[p] = -1;
     }
     if (np->n_output_alias) {
-        entry_of_out = oac_alloc(ctx, (n_out ? n_out : 1) * sizeof *entry_of_out);
-        out_of_in = oac_alloc(ctx, (n_in ? n_in : 1) * sizeof *out_of_in);
+        entry_of_out = n_out <= SMALL_PORTS ? small_out
+            : oac_alloc(ctx, n_out * sizeof *entry_of_out);
+        out_of_in = n_in <= SMALL_PORTS ? small_in
+            : oac_alloc(ctx, n_in * sizeof *out_of_in);
         if (!entry_of_out || !out_of_in) {
             rc = OAC_ENOMEM;
             goto done;
@@ -254,8 +272,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         const Onnx__ValueAliasProto *e = np->output_alias[k];
         if (!e)
             continue;
+        /* The location suffix is printed only for a finding. */
         char suffix[64];
-        snprintf(suffix, sizeof suffix, "/output_alias/%zu", k);
         int32_t oi = e->has_output_index ? e->output_index : 0;
         int32_t ii = e->has_input_index ? e->input_index : 0;
         bool ok = true;
@@ -263,7 +281,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         const char *iname = ii >= 0 && (size_t)ii < n_in ? np->input[ii] : NULL;
 
         if (oi < 0 || (size_t)oi >= n_out || empty(oname)) {
-            oac_where w = oac_where_node(s, i, oname, suffix, loc, sizeof loc);
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
             rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
                 (oi < 0 || (size_t)oi >= n_out)
                     ? "node '%s' (%s) of graph '%s': output_alias %zu names "
@@ -276,7 +295,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
             ok = false;
         }
         if (ii < 0 || (size_t)ii >= n_in || empty(iname)) {
-            oac_where w = oac_where_node(s, i, oname, suffix, loc, sizeof loc);
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
             rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
                 (ii < 0 || (size_t)ii >= n_in)
                     ? "node '%s' (%s) of graph '%s': output_alias %zu names "
@@ -289,7 +309,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
             ok = false;
         }
         if (!e->has_kind || e->kind != ONNX__VALUE_ALIAS_PROTO__KIND__MUST_ALIAS) {
-            oac_where w = oac_where_node(s, i, oname, suffix, loc, sizeof loc);
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
             if (!e->has_kind)
                 rc = oac_scope_diag(st, s, OAC_ALIAS_KIND_UNDEFINED, &w,
                     "node '%s' (%s) of graph '%s': output_alias %zu has no "
@@ -305,7 +326,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         }
         if (oi >= 0 && (size_t)oi < n_out) {
             if (entry_of_out[oi] >= 0) {
-                oac_where w = oac_where_node(s, i, oname, suffix, loc, sizeof loc);
+                oac_where w = oac_where_node(s, i, oname,
+                    entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
                 if ((rc = oac_scope_diag(st, s, OAC_ALIAS_DUPLICATE, &w,
                         "node '%s' (%s) of graph '%s': output %d ('%s') has "
                         "two output_alias entries (%ld and %zu)", n->display,
@@ -321,7 +343,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         if (!ok)
             continue;
         if (out_of_in[ii] >= 0) {
-            oac_where w = oac_where_node(s, i, oname, suffix, loc, sizeof loc);
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
             if ((rc = oac_scope_diag(st, s, OAC_ALIAS_DUPLICATE, &w,
                     "node '%s' (%s) of graph '%s': outputs %ld and %d both "
                     "must-alias input %d ('%s')", n->display, op_type,
@@ -331,7 +354,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         }
         out_of_in[ii] = oi;
         if (strcmp(oname, iname) == 0) {
-            oac_where w = oac_where_node(s, i, oname, suffix, loc, sizeof loc);
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
             if ((rc = oac_scope_diag(st, s, OAC_ALIAS_CYCLE, &w,
                     "node '%s' (%s) of graph '%s' aliases '%s' to itself "
                     "(output %d and input %d are the same value)", n->display,
@@ -409,9 +433,9 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         }
     }
 done:
-    if (entry_of_out)
+    if (entry_of_out && entry_of_out != small_out)
         oac_dealloc(ctx, entry_of_out);
-    if (out_of_in)
+    if (out_of_in && out_of_in != small_in)
         oac_dealloc(ctx, out_of_in);
     return rc;
 }
@@ -435,12 +459,24 @@ int oac_pass_ports(oac_check_state *st)
             if (!s->alias_block)
                 return OAC_ENOMEM;
         }
+        /* Every port aliases nothing until an entry says otherwise. */
+        for (size_t k = 0; k < n_out; k++)
+            s->alias_block[k] = -1;
         size_t at = 0;
         for (size_t i = 0; i < s->n_nodes && !rc; i++) {
-            if ((rc = check_operands(st, s, (long)i)))
+            oac_node *n = &s->nodes[i];
+            const Onnx__NodeProto *np = n->proto;
+            bool update = oac_op_has(n->op, OAC_OPF_CACHE_UPDATE);
+            /* Most nodes have no entries, call nothing and update nothing:
+             * only the domain import is theirs to check. */
+            if ((!s->imports_alias || update) &&
+                (rc = check_operands(st, s, (long)i)))
                 break;
-            rc = check_ports(st, s, (long)i, s->alias_block + at);
-            at += s->nodes[i].proto->n_output;
+            if (np->n_output_alias || n->callee || update)
+                rc = check_ports(st, s, (long)i, s->alias_block + at);
+            else if (np->n_output)
+                n->alias_in = s->alias_block + at;
+            at += np->n_output;
         }
     }
     return rc;

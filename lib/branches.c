@@ -58,7 +58,7 @@ static int check_if(oac_check_state *st, oac_scope *s, long i)
         for (int k = 0; k < 2; k++) {
             bo[k] = br[k]->outputs[p];
             exit[k] = oac_branch_exit(al, br[k], bo[k], &upd[k]);
-            root[k] = exit[k] ? al->root[exit[k]->id] : NULL;
+            root[k] = exit[k] ? oac_alias_root(al, exit[k]) : NULL;
         }
         if (!upd[0] && !upd[1])
             continue;           /* no branch updates anything in place */

@@ -15,9 +15,11 @@
  *     outlives it is in oac_analysis, owned by the caller.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "alias.h"
+#include "arena.h"
 #include "check.h"
 #include "graph.h"
 
@@ -75,13 +77,9 @@ done:
     return OAC_OK;
 }
 
+/* root, graph and members are in the arena. */
 static void class_fini(oac_ctx *ctx, oac_alias_class *c)
 {
-    oac_dealloc(ctx, c->root);
-    oac_dealloc(ctx, c->graph);
-    for (size_t m = 0; c->members && m < c->n_members; m++)
-        oac_dealloc(ctx, c->members[m]);
-    oac_dealloc(ctx, c->members);
     for (int d = 0; c->dim_params && d < c->rank; d++)
         oac_dealloc(ctx, c->dim_params[d]);
     oac_dealloc(ctx, c->dim_params);
@@ -96,14 +94,6 @@ void oac_analysis_free(oac_analysis *a)
     for (size_t i = 0; i < a->n_classes; i++)
         class_fini(ctx, &a->classes[i]);
     oac_dealloc(ctx, a->classes);
-    for (size_t i = 0; i < a->n_unchecked; i++) {
-        oac_unchecked *u = &a->unchecked[i];
-        oac_dealloc(ctx, u->rule);
-        oac_dealloc(ctx, u->graph);
-        oac_dealloc(ctx, u->node);
-        oac_dealloc(ctx, u->value);
-        oac_dealloc(ctx, u->reason);
-    }
     oac_dealloc(ctx, a->unchecked);
     for (size_t i = 0; i < a->n_dims; i++)
         oac_dealloc(ctx, a->dim_names[i]);
@@ -111,7 +101,42 @@ void oac_analysis_free(oac_analysis *a)
     oac_dealloc(ctx, a->dim_values);
     if (a->shapes && a->shapes_free)
         a->shapes_free(a->shapes);
+    oac_arena_free(a->arena);
     oac_dealloc(ctx, a);
+}
+
+/* n bytes of the analysis's arena, made on first use (a model without
+ * classes or unchecked entries needs none; a test may fill an analysis of
+ * its own). */
+static void *arena_alloc(oac_analysis *a, size_t n)
+{
+    if (!a->arena && !(a->arena = oac_arena_new(a->ctx)))
+        return NULL;
+    return oac_arena_alloc(a->arena, n);
+}
+
+char *oac_analysis_strdup(oac_analysis *a, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = arena_alloc(a, n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+void *oac_analysis_calloc(oac_analysis *a, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        oac_err(a->ctx, OAC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    void *p = arena_alloc(a, total);
+    if (p)
+        memset(p, 0, total);
+    return p;
 }
 
 size_t oac_analysis_class_count(const oac_analysis *a)
@@ -149,27 +174,48 @@ int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param)
     return -1;
 }
 
+/* A copy of s in the arena, or prev (the previous entry's string) when
+ * it is the same text: capacity lists one entry per cache update, with
+ * one rule, graph and reason. */
+static char *copy_or_share(oac_analysis *a, const char *s, char *prev)
+{
+    if (s && prev && strcmp(s, prev) == 0)
+        return prev;
+    return oac_analysis_strdup(a, s);
+}
+
 int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
                       const char *node, const char *value,
                       const char *fmt, ...)
 {
     oac_ctx *ctx = a->ctx;
     oac_unchecked u = { 0 };
+    const oac_unchecked *prev = a->n_unchecked ? &a->unchecked[a->n_unchecked - 1]
+                                               : &u;
     va_list ap;
     va_start(ap, fmt);
     /* "%s" (capacity's one reason per cache update) is a copy: no
      * printf to measure and then write it. */
     if (fmt[0] == '%' && fmt[1] == 's' && fmt[2] == '\0') {
         const char *r = va_arg(ap, const char *);
-        u.reason = oac_strdup(ctx, r ? r : "(null)");
+        u.reason = copy_or_share(a, r ? r : "(null)", prev->reason);
     } else {
-        u.reason = oac_vasprintf(ctx, fmt, ap);
+        va_list copy;
+        va_copy(copy, ap);
+        int n = vsnprintf(NULL, 0, fmt, copy);
+        va_end(copy);
+        if (n < 0) {
+            va_end(ap);
+            return oac_err(ctx, OAC_EINTERNAL, "bad format string");
+        }
+        if ((u.reason = arena_alloc(a, (size_t)n + 1)))
+            vsnprintf(u.reason, (size_t)n + 1, fmt, ap);
     }
     va_end(ap);
-    u.rule = oac_strdup(ctx, rule);
-    u.graph = oac_strdup(ctx, graph);
-    u.node = oac_strdup(ctx, node);
-    u.value = oac_strdup(ctx, value);
+    u.rule = copy_or_share(a, rule, prev->rule);
+    u.graph = copy_or_share(a, graph, prev->graph);
+    u.node = oac_analysis_strdup(a, node);
+    u.value = oac_analysis_strdup(a, value);
     void *arr = a->unchecked;
     /* The capacity is implicit: the array doubles whenever the count
      * reaches a power of two (one entry per cache update adds up). */
@@ -180,11 +226,7 @@ int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
         (grow && (n > SIZE_MAX / 4 ||
                   !(arr = oac_reallocarray(ctx, a->unchecked, n ? 2 * n : 1,
                                            sizeof *a->unchecked))))) {
-        oac_dealloc(ctx, u.reason);
-        oac_dealloc(ctx, u.rule);
-        oac_dealloc(ctx, u.graph);
-        oac_dealloc(ctx, u.node);
-        oac_dealloc(ctx, u.value);
+        /* What the arena holds goes with the analysis. */
         return oac_err(ctx, OAC_ENOMEM, "out of memory");
     }
     a->unchecked = arr;

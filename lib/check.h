@@ -52,6 +52,11 @@ struct oac_analysis {
     /* How to free shapes (set by the pass that makes it; check.c calls it
      * from oac_analysis_free). */
     void (*shapes_free)(struct oac_shapes *shapes);
+    /* Storage of the classes' root, graph, members (array and names) and
+     * of every string of the unchecked entries: a model has thousands,
+     * released at once with the analysis (made on first use).  Classes'
+     * dims and dim_params are oac_alloc'd (shapes.c), freed one by one. */
+    struct oac_arena *arena;
 };
 
 typedef struct oac_check_state {
@@ -85,7 +90,15 @@ int oac_pass_capacity(oac_check_state *st);
 int oac_pass_pages(oac_check_state *st);
 int oac_pass_plan(oac_check_state *st);
 
-/* Append an entry to the analysis's unchecked list (check.c). */
+/* A copy of s (NULL for NULL) and zeroed n * size bytes in the
+ * analysis's arena, freed with the analysis (check.c).  NULL on OOM, with
+ * the message on the context. */
+char *oac_analysis_strdup(oac_analysis *a, const char *s);
+void *oac_analysis_calloc(oac_analysis *a, size_t n, size_t size);
+
+/* Append an entry to the analysis's unchecked list (check.c); its strings
+ * are copied into the analysis's arena (a rule, graph or reason equal to
+ * the previous entry's shares its copy). */
 int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
                       const char *node, const char *value,
                       const char *fmt, ...) OAC_PRINTF(6, 7);

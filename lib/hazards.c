@@ -273,7 +273,9 @@ static int check_value(hz *h, oac_value *u)
     oac_check_state *st = h->st;
     oac_aliases *al = h->al;
     oac_scope *s = u->scope;
-    const oac_value *root = al->root[u->id];
+    const oac_value *root = oac_alias_root(al, u);
+    size_t n_ch;
+    oac_value **ch = oac_alias_children(al, u, &n_ch);
     const char *rname = root ? root->name : u->name;
     char loc[LOC_MAX];
     int rc = OAC_OK;
@@ -281,8 +283,8 @@ static int check_value(hz *h, oac_value *u)
     const oac_value *wout[2] = { NULL, NULL };
 
     /* Distinct writers of u, as nodes of u's scope (two are enough). */
-    for (size_t c = al->child_start[u->id]; c < al->child_start[u->id + 1]; c++) {
-        oac_value *v = al->children[c];
+    for (size_t c = 0; c < n_ch; c++) {
+        oac_value *v = ch[c];
         oac_scope *ws;
         long wn;
         if (!oac_alias_writer(al, v, &ws, &wn))
@@ -312,10 +314,10 @@ static int check_value(hz *h, oac_value *u)
 
     /* (c) returned beside its update: outputs of every scope whose nodes
      * (or whose subgraphs' nodes) write u. */
-    for (size_t c = al->child_start[u->id]; c < al->child_start[u->id + 1]; c++) {
+    for (size_t c = 0; c < n_ch; c++) {
         oac_scope *ws;
         long wn;
-        if (!oac_alias_writer(al, al->children[c], &ws, &wn))
+        if (!oac_alias_writer(al, ch[c], &ws, &wn))
             continue;
         /* Every scope from the writer's up to u's holds the write. */
         for (oac_scope *t = ws; t; t = t->parent) {
@@ -353,10 +355,10 @@ static int check_value(hz *h, oac_value *u)
     }
 
     /* (a) stale reads inside the subgraphs that write u. */
-    for (size_t c = al->child_start[u->id]; c < al->child_start[u->id + 1]; c++) {
+    for (size_t c = 0; c < n_ch; c++) {
         oac_scope *ws;
         long wn;
-        oac_value *v = al->children[c];
+        oac_value *v = ch[c];
         if (!oac_alias_writer(al, v, &ws, &wn))
             continue;
         for (oac_scope *t = ws; t && t != s; t = t->parent)
@@ -449,9 +451,10 @@ int oac_pass_hazards(oac_check_state *st)
     h.ord = oac_calloc(st->ctx, g->n_scopes ? g->n_scopes : 1, sizeof *h.ord);
     if (!h.ord)
         return OAC_ENOMEM;
-    for (size_t id = 0; id < al->n_values && !rc; id++)
-        if (al->child_start[id + 1] > al->child_start[id] && al->root[id])
-            rc = check_value(&h, g->value_by_id[id]);
+    /* Values with children, in id order (the forest's numbering). */
+    for (size_t f = 1; f <= al->n_forest && !rc; f++)
+        if (al->child_start[f + 1] > al->child_start[f] && al->root[f])
+            rc = check_value(&h, al->value[f]);
     for (size_t si = 0; si < g->n_scopes; si++) {
         oac_dealloc(st->ctx, h.ord[si].topo);
         oac_dealloc(st->ctx, h.ord[si].mark);

@@ -33,10 +33,10 @@
 
 #include "check.h"
 #include "graph.h"
+#include "ops.h"
 #include "quant.h"
 #include "shapes.h"
 
-#define OP_DOMAIN "onnx_alias"
 #define LOC_MAX 512
 
 /* The validated declarations of the model, by index. */
@@ -191,14 +191,12 @@ static int check_type(oac_check_state *st, const decls *ds, const oac_scope *s,
 
 /* ---- PagedCacheUpdate's quantized_type -------------------------------- */
 
+/* Node i of s is a PagedCacheUpdate. */
 static int check_node(oac_check_state *st, const decls *ds, const oac_scope *s,
                       long i)
 {
     const oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
-    if (!np->op_type || strcmp(np->op_type, "PagedCacheUpdate") ||
-        !np->domain || strcmp(np->domain, OP_DOMAIN))
-        return OAC_OK;
     for (size_t a = 0; a < np->n_attribute; a++) {
         const Onnx__AttributeProto *at = np->attribute[a];
         if (!at->name || strcmp(at->name, "quantized_type"))
@@ -467,8 +465,12 @@ int oac_pass_pages(oac_check_state *st)
         for (size_t v = 0; v < s->n_vinfos; v++)
             if (s->vinfos[v].vi && (rc = check_type(st, &ds, s, &s->vinfos[v])))
                 goto done;
+        /* The table row is PagedCacheUpdate of domain onnx_alias
+         * exactly. */
         for (size_t i = 0; i < s->n_nodes; i++)
-            if ((rc = check_node(st, &ds, s, (long)i)))
+            if (s->nodes[i].op &&
+                s->nodes[i].op->id == OAC_OP_PAGED_CACHE_UPDATE &&
+                (rc = check_node(st, &ds, s, (long)i)))
                 goto done;
     }
     rc = check_inputs(st, &ds);

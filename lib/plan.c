@@ -114,7 +114,25 @@ void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
     oac_dealloc(ctx, s->bufs);
     oac_dealloc(ctx, s->frees);
     oac_dealloc(ctx, s->steps);
+    oac_dealloc(ctx, s->extras);
     oac_dealloc(ctx, s);
+}
+
+/* The extra of every step extras does not list. */
+static const oac_plan_extra no_extra = { 0, { true, 0 }, { true, 0 }, NULL, NULL };
+
+const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i)
+{
+    size_t lo = 0, hi = s ? s->n_extras : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->extras[mid].step < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < (s ? s->n_extras : 0) && s->extras[lo].step == i
+        ? &s->extras[lo] : &no_extra;
 }
 
 const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a)
@@ -129,6 +147,16 @@ const oac_plan_sched *oac_plan_body_schedule(const oac_plan_sched *main,
         if (main->bodies[i].proto == proto)
             return main->bodies[i].sched;
     return NULL;
+}
+
+static bool opt_zero(oac_opt_u64 v)
+{
+    return v.known && v.value == 0;
+}
+
+static oac_opt_u64 buf_bytes(const oac_plan_buf *b)
+{
+    return (oac_opt_u64){ b->bytes_known, b->bytes_known ? b->bytes : 0 };
 }
 
 /* Sum with unknown and overflow propagation (rule 7). */
@@ -309,7 +337,7 @@ static page_fx paged_effects(const oac_check_state *st, const oac_scope *s,
 /* State shared by the walks of every scope (rules 8-10). */
 typedef struct walker {
     oac_check_state *st;
-    long *buf_of;              /* value id -> buffer index in its scope's walk */
+    int32_t *buf_of;           /* value id -> buffer index in its scope's walk */
     uint8_t *memo;             /* scope index -> 0 new, 1 walking, 2 done */
     oac_opt_u64 *memo_peak;    /* scope index -> peak of its walk */
     oac_opt_u64 *memo_end;     /* scope index -> live bytes when it returns */
@@ -324,7 +352,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out);
 static oac_value *storage_parent(const oac_check_state *st, const oac_value *v)
 {
     if (st->aliases && st->aliases->parent && v->id < st->aliases->n_values)
-        return st->aliases->parent[v->id];
+        return oac_alias_parent(st->aliases, v);
     return oac_value_aliased_input(v);
 }
 
@@ -391,7 +419,7 @@ static void loop_stopper(const walker *w, const oac_scope *s, long i, size_t por
 /* Rules 9-10: the transient of a node that runs a body (If, Loop, a call
  * of a local function); 0 for any other node. */
 static int control_transient(walker *w, oac_scope *s, long i, int depth,
-                             oac_opt_u64 *out, oac_plan_step *stp)
+                             oac_opt_u64 *out, oac_plan_extra *stp)
 {
     oac_check_state *st = w->st;
     const oac_node *nd = &s->nodes[i];
@@ -485,33 +513,31 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     const oac_shapes *sh = st->shapes;
     bool main_graph = s == st->graphs->scopes[0];
     int rc = OAC_ENOMEM;
-    long *buf_of = w->buf_of;  /* value id -> buffer index, or -1 */
-    long *last = NULL;         /* buffer -> last reader node, -1 none */
-    bool *kept = NULL;         /* buffer backs a graph output */
-    size_t *nfree = NULL;      /* node -> buffers freed after it */
+    int32_t *buf_of = w->buf_of;  /* value id -> buffer index, or -1 */
     int64_t *fmt = NULL;       /* alias class -> page format (rule 5) */
     /* Rules 5, 5b: the few nodes whose page effects during/after them
      * are not zero (PagedCacheUpdate), in node order; the rest of each
-     * node's effects and its transient (rule 9) go to its step at once,
-     * with no per-node array. */
+     * node's effects and its transient (rule 9) go to extras, for the
+     * few steps where they are not zero. */
     struct page_after { size_t node; oac_opt_u64 during, freed; } *pa = NULL;
-    size_t n_pa = 0, cap_pa = 0;
+    size_t n_pa = 0, cap_pa = 0, cap_x = 0;
     size_t ncls = st->aliases ? st->aliases->n_classes : 0;
-    oac_plan_sched *p = oac_calloc(ctx, 1, sizeof *p);
-    if (!p)
-        goto done;
     size_t nn = s->n_nodes;
     size_t nout = 0;
     for (size_t i = 0; i < nn; i++)
         nout += s->nodes[i].proto->n_output;
+    /* 32-bit indices (plan.h); no model this large fits in memory. */
+    if (nn > INT32_MAX || nout > INT32_MAX)
+        return oac_err(ctx, OAC_ENOMEM, "graph '%s' too large to plan",
+                       s->name ? s->name : "");
+    oac_plan_sched *p = oac_calloc(ctx, 1, sizeof *p);
+    if (!p)
+        goto done;
     p->steps = oac_calloc(ctx, nn ? nn : 1, sizeof *p->steps);
     p->bufs = oac_calloc(ctx, nout ? nout : 1, sizeof *p->bufs);
     p->frees = oac_calloc(ctx, nout ? nout : 1, sizeof *p->frees);
-    last = oac_calloc(ctx, nout ? nout : 1, sizeof *last);
-    kept = oac_calloc(ctx, nout ? nout : 1, sizeof *kept);
-    nfree = oac_calloc(ctx, nn + 1, sizeof *nfree);
     fmt = oac_calloc(ctx, ncls ? ncls : 1, sizeof *fmt);
-    if (!p->steps || !p->bufs || !p->frees || !last || !kept || !nfree || !fmt)
+    if (!p->steps || !p->bufs || !p->frees || !fmt)
         goto done;
     for (size_t k = 0; k < ncls; k++)
         fmt[k] = INT64_MIN;
@@ -519,10 +545,13 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     for (size_t k = 0; k < s->n_values; k++)
         buf_of[s->values[k]->id] = -1;
 
-    /* Rule 2: buffers in allocation order. */
+    /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
+     * node adds beyond its buffers (extras, pa).  Pages the first updates
+     * create are live from the start. */
+    oac_opt_u64 live = { true, 0 };
     for (size_t i = 0; i < nn; i++) {
         const Onnx__NodeProto *np = s->nodes[i].proto;
-        p->steps[i].first_alloc = p->n_bufs;
+        p->steps[i].first_alloc = (uint32_t)p->n_bufs;
         for (size_t k = 0; k < np->n_output; k++) {
             oac_value *v = oac_node_output(s, (long)i, k);
             if (!v)
@@ -534,44 +563,77 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
                 continue;
             }
             size_t b = p->n_bufs++;
-            p->bufs[b] = (oac_plan_buf){ .name = v->name, .node = i, .port = k,
-                                         .free_after = (long)i,
-                                         .bytes = value_bytes(sh, v) };
-            last[b] = (long)i;
-            buf_of[v->id] = (long)b;
+            oac_opt_u64 by = value_bytes(sh, v);
+            p->bufs[b] = (oac_plan_buf){ .name = v->name, .node = (uint32_t)i,
+                                         .port = (uint32_t)k,
+                                         .free_after = (int32_t)i,
+                                         .bytes_known = by.known,
+                                         .bytes = by.value };
+            buf_of[v->id] = (int32_t)b;
         }
-        p->steps[i].n_alloc = p->n_bufs - p->steps[i].first_alloc;
+        p->steps[i].n_alloc = (uint32_t)(p->n_bufs - p->steps[i].first_alloc);
+        /* Only paged updates and nodes that run a body add anything. */
+        const oac_node *nd = &s->nodes[i];
+        bool paged = main_graph && nd->op &&
+                     nd->op->id == OAC_OP_PAGED_CACHE_UPDATE;
+        if (!paged && !nd->callee &&
+            (!nd->op || (nd->op->id != OAC_OP_IF && nd->op->id != OAC_OP_LOOP)))
+            continue;
+        /* Pages are planned for the main graph only (rule 5b). */
+        page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
+        if (paged)
+            fx = paged_effects(st, s, (long)i, fmt);
+        opt_add(&live, fx.created);
+        oac_plan_extra x = no_extra;
+        x.step = i;
+        x.workspace = fx.workspace;
+        if (!fx.during.known || fx.during.value || !fx.freed.known ||
+            fx.freed.value) {
+            if (oac_grow(ctx, (void **)&pa, &cap_pa, n_pa + 1, sizeof *pa))
+                goto done;
+            pa[n_pa++] = (struct page_after){ i, fx.during, fx.freed };
+        }
+        /* The node's own outputs have their buf_of already; a body's walk
+         * touches only the body's values. */
+        if ((rc = control_transient(w, s, (long)i, depth, &x.transient, &x)))
+            goto done;
+        rc = OAC_ENOMEM;
+        if (!opt_zero(x.workspace) || !opt_zero(x.transient) ||
+            x.loop_trip_input || x.loop_cond_input) {
+            if (oac_grow(ctx, (void **)&p->extras, &cap_x, p->n_extras + 1,
+                         sizeof *p->extras))
+                goto done;
+            p->extras[p->n_extras++] = x;
+        }
     }
-    /* Rule 3: last readers and graph outputs. */
+    /* Rule 3: last readers (free_after is the last so far), then buffers
+     * backing graph outputs are never freed. */
     for (size_t k = 0; k < s->n_values; k++) {
         const oac_value *v = s->values[k];
-        long b = buf_of[v->id];
+        int32_t b = buf_of[v->id];
         if (b < 0)
             continue;
         for (size_t u = 0; u < v->n_uses; u++)
-            if (v->uses[u].node > last[b])
-                last[b] = v->uses[u].node;
+            if (v->uses[u].node > p->bufs[b].free_after)
+                p->bufs[b].free_after = (int32_t)v->uses[u].node;
     }
     for (size_t k = 0; k < s->n_outputs; k++)
         if (scope_buffer(w, s, s->outputs[k]))
-            kept[buf_of[s->outputs[k]->id]] = true;
-    for (size_t b = 0; b < p->n_bufs; b++) {
-        p->bufs[b].free_after = kept[b] ? -1 : last[b];
-        if (!kept[b])
-            nfree[last[b]]++;
-    }
-    /* Free lists per node (counting sort by node). */
-    size_t at = 0;
+            p->bufs[buf_of[s->outputs[k]->id]].free_after = -1;
+    /* Free lists per node (counting sort by node, n_free the cursor). */
+    for (size_t b = 0; b < p->n_bufs; b++)
+        if (p->bufs[b].free_after >= 0)
+            p->steps[p->bufs[b].free_after].n_free++;
+    uint32_t at = 0;
     for (size_t i = 0; i < nn; i++) {
         p->steps[i].first_free = at;
-        at += nfree[i];
-        nfree[i] = p->steps[i].first_free;
+        at += p->steps[i].n_free;
+        p->steps[i].n_free = 0;
     }
     for (size_t b = 0; b < p->n_bufs; b++)
-        if (!kept[b]) {
-            size_t i = (size_t)last[b];
-            p->frees[nfree[i]++] = b;
-            p->steps[i].n_free++;
+        if (p->bufs[b].free_after >= 0) {
+            oac_plan_step *stp = &p->steps[p->bufs[b].free_after];
+            p->frees[stp->first_free + stp->n_free++] = (uint32_t)b;
         }
     p->n_frees = at;
 
@@ -582,50 +644,36 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     t->peak_bytes = (oac_opt_u64){ true, 0 };
     t->second_cache_bytes = (oac_opt_u64){ true, 0 };
     t->persistent_cache_bytes = (oac_opt_u64){ true, 0 };
-    /* Rule 5b: pages the first updates create, live from the start. */
-    oac_opt_u64 live = { true, 0 };
-    for (size_t i = 0; i < nn; i++) {
-        /* Pages are planned for the main graph only (rule 5b). */
-        page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
-        if (main_graph)
-            fx = paged_effects(st, s, (long)i, fmt);
-        opt_add(&live, fx.created);
-        p->steps[i].workspace = fx.workspace;
-        if (!fx.during.known || fx.during.value || !fx.freed.known ||
-            fx.freed.value) {
-            if (oac_grow(ctx, (void **)&pa, &cap_pa, n_pa + 1, sizeof *pa))
-                goto done;
-            pa[n_pa++] = (struct page_after){ i, fx.during, fx.freed };
-        }
-        if ((rc = control_transient(w, s, (long)i, depth,
-                                    &p->steps[i].transient, &p->steps[i])))
-            goto done;
-        rc = OAC_ENOMEM;
-    }
     p->page_bytes = live;
-    size_t pa_at = 0;
+    size_t pa_at = 0, x_at = 0;
     for (size_t i = 0; i < nn; i++) {
         oac_plan_step *stp = &p->steps[i];
         for (size_t b = stp->first_alloc; b < stp->first_alloc + stp->n_alloc; b++) {
-            opt_add(&live, p->bufs[b].bytes);
-            opt_add(&t->planned_output_bytes, p->bufs[b].bytes);
+            oac_opt_u64 by = buf_bytes(&p->bufs[b]);
+            opt_add(&live, by);
+            opt_add(&t->planned_output_bytes, by);
         }
         const struct page_after *fa =
             pa_at < n_pa && pa[pa_at].node == i ? &pa[pa_at++] : NULL;
+        const oac_plan_extra *x = x_at < p->n_extras && p->extras[x_at].step == i
+            ? &p->extras[x_at++] : &no_extra;
         if (fa)
             opt_add(&live, fa->during);
         stp->live = live;
         oac_opt_u64 here = live;
-        opt_add(&here, stp->workspace);
-        opt_add(&here, stp->transient);
+        if (x != &no_extra) {
+            /* (Adding and taking the maximum of 0 change nothing.) */
+            opt_add(&here, x->workspace);
+            opt_add(&here, x->transient);
+            opt_max(&t->workspace_bytes, x->workspace);
+        }
         opt_max(&t->peak_bytes, here);
-        opt_max(&t->workspace_bytes, stp->workspace);
         /* Frees: subtract what is known; an unknown live stays unknown
          * (rule 7: every later step depends on it). */
         for (size_t f = stp->first_free; f < stp->first_free + stp->n_free; f++) {
-            oac_opt_u64 bb = p->bufs[p->frees[f]].bytes;
-            if (live.known && bb.known)
-                live.value -= bb.value;
+            const oac_plan_buf *bb = &p->bufs[p->frees[f]];
+            if (live.known && bb->bytes_known)
+                live.value -= bb->bytes;
         }
         if (fa && !fa->freed.known)
             live.known = false;
@@ -651,9 +699,6 @@ done:
         oac_err(ctx, OAC_ENOMEM, "out of memory");
     oac_plan_sched_free(ctx, p);
     oac_dealloc(ctx, pa);
-    oac_dealloc(ctx, last);
-    oac_dealloc(ctx, kept);
-    oac_dealloc(ctx, nfree);
     oac_dealloc(ctx, fmt);
     return rc;
 }

@@ -28,19 +28,29 @@
 
 #include "oac_int.h"
 
+/* Node and buffer indices are 32-bit (plan.c refuses a larger graph):
+ * a schedule has an entry per node and per output of the main graph. */
 typedef struct oac_plan_buf {
     const char *name;       /* the value allocated (borrowed from the model) */
-    size_t node;            /* main-graph node that allocates it */
-    size_t port;            /* its output port there */
-    long free_after;        /* node after which it is freed; -1: never */
-    oac_opt_u64 bytes;
+    uint32_t node;          /* main-graph node that allocates it */
+    uint32_t port;          /* its output port there */
+    int32_t free_after;     /* node after which it is freed; -1: never */
+    bool bytes_known;       /* bytes is its size (else not known) */
+    uint64_t bytes;
 } oac_plan_buf;
 
 typedef struct oac_plan_step {
-    size_t first_alloc;     /* bufs[first_alloc .. first_alloc+n_alloc) */
-    size_t n_alloc;
-    size_t first_free;      /* frees[first_free .. first_free+n_free): */
-    size_t n_free;          /*   buf indices freed after this node */
+    uint32_t first_alloc;   /* bufs[first_alloc .. first_alloc+n_alloc) */
+    uint32_t n_alloc;
+    uint32_t first_free;    /* frees[first_free .. first_free+n_free): */
+    uint32_t n_free;        /*   buf indices freed after this node */
+    oac_opt_u64 live;       /* live buffer bytes while it runs */
+} oac_plan_step;
+
+/* What few steps have beyond live (oac_plan_step_extra): every other
+ * step has workspace and transient 0 and no loop input. */
+typedef struct oac_plan_extra {
+    size_t step;
     oac_opt_u64 workspace;  /* kernel workspace of this node */
     oac_opt_u64 transient;  /* what its body (If, Loop, function) holds
                                above live: plan.c rules 8-10 */
@@ -49,8 +59,7 @@ typedef struct oac_plan_step {
      * inputs, plans no body when it holds 0 (false) (plan.c rule 10b). */
     const char *loop_trip_input;
     const char *loop_cond_input;
-    oac_opt_u64 live;       /* live buffer bytes while it runs */
-} oac_plan_step;
+} oac_plan_extra;
 
 struct oac_plan_sched;
 
@@ -66,10 +75,12 @@ typedef struct oac_plan_body {
 typedef struct oac_plan_sched {
     oac_plan_buf *bufs;     /* in allocation order */
     size_t n_bufs;
-    size_t *frees;
+    uint32_t *frees;
     size_t n_frees;
-    oac_plan_step *steps;   /* one per main-graph node */
+    oac_plan_step *steps;   /* one per node of the graph walked */
     size_t n_steps;
+    oac_plan_extra *extras; /* by step, ascending */
+    size_t n_extras;
     /* Pages the first PagedCacheUpdate of each class creates (plan.c rule
      * 5b): live from the start, included in every step's live. */
     oac_opt_u64 page_bytes;
@@ -85,6 +96,10 @@ typedef struct oac_plan_sched {
 const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a);
 
 void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s);
+
+/* Workspace, transient and loop inputs of step i (i < s->n_steps): its
+ * entry of extras, or one with 0, 0 and no inputs.  Never NULL. */
+const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i);
 
 /* The schedule of the body whose proto is `proto`, or NULL (not walked). */
 const oac_plan_sched *oac_plan_body_schedule(const oac_plan_sched *main,

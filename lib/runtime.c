@@ -1781,13 +1781,14 @@ static oac_opt_u64 planned_at_inputs(const rt_run *r, oac_opt_u64 planned)
     uint64_t peak = 0;
     for (size_t i = 0; i < p->n_steps; i++) {
         const oac_plan_step *st = &p->steps[i];
-        bool skip = input_starts_zero(r, st->loop_trip_input) ||
-                    input_starts_zero(r, st->loop_cond_input);
+        const oac_plan_extra *x = oac_plan_step_extra(p, i);
+        bool skip = input_starts_zero(r, x->loop_trip_input) ||
+                    input_starts_zero(r, x->loop_cond_input);
         skipped = skipped || skip;
         uint64_t here;
-        if (!st->live.known || !st->workspace.known || (!skip && !st->transient.known) ||
-            oac_add_overflow_u64(st->live.value, st->workspace.value, &here) ||
-            (!skip && oac_add_overflow_u64(here, st->transient.value, &here)))
+        if (!st->live.known || !x->workspace.known || (!skip && !x->transient.known) ||
+            oac_add_overflow_u64(st->live.value, x->workspace.value, &here) ||
+            (!skip && oac_add_overflow_u64(here, x->transient.value, &here)))
             return planned;
         if (here > peak)
             peak = here;

@@ -219,7 +219,7 @@ START_TEST(test_paged_workspace)
         const oac_plan_sched *s = oac_analysis_schedule(r.a);
         KNOWN(s->page_bytes, cases[c].pages);
         for (size_t k = 0; k < s->n_steps; k++)
-            KNOWN(s->steps[k].workspace, (long)k == cases[c].at ? cases[c].ws : 0);
+            KNOWN(oac_plan_step_extra(s, k)->workspace, (long)k == cases[c].at ? cases[c].ws : 0);
         run_end(&r);
     }
 }
@@ -443,8 +443,8 @@ START_TEST(test_if_takes_larger_branch)
      * peak, 16 of which become y: transient 16.  The else branch (its
      * copy, 16) is smaller. */
     KNOWN(s->steps[0].live, 16);
-    KNOWN(s->steps[0].transient, 16);
-    KNOWN(s->steps[1].transient, 0);
+    KNOWN(oac_plan_step_extra(s, 0)->transient, 16);
+    KNOWN(oac_plan_step_extra(s, 1)->transient, 0);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 32);
     KNOWN(oac_analysis_plan(r.a)->planned_output_bytes, 32);   /* y, z */
     /* The then branch's own schedule, which the runtime's frame uses: t1
@@ -505,9 +505,9 @@ START_TEST(test_loop_body_transient)
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
     KNOWN(s->steps[0].live, 16);
-    KNOWN(s->steps[0].transient, 17);
+    KNOWN(oac_plan_step_extra(s, 0)->transient, 17);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
-    ck_assert_ptr_null(s->steps[0].loop_trip_input);
+    ck_assert_ptr_null(oac_plan_step_extra(s, 0)->loop_trip_input);
     run_end(&r);
     run_begin(&r);
     loop_model(&r, &three);
@@ -517,7 +517,7 @@ START_TEST(test_loop_body_transient)
     run_begin(&r);
     loop_model(&r, &zero);
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    KNOWN(oac_analysis_schedule(r.a)->steps[0].transient, 0);
+    KNOWN(oac_plan_step_extra(oac_analysis_schedule(r.a), 0)->transient, 0);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 16);
     run_end(&r);
     /* Trip count an input: the check plans the body and names the input;
@@ -526,7 +526,7 @@ START_TEST(test_loop_body_transient)
     loop_model(&r, NULL);
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     s = oac_analysis_schedule(r.a);
-    ck_assert_str_eq(s->steps[0].loop_trip_input, "M");
+    ck_assert_str_eq(oac_plan_step_extra(s, 0)->loop_trip_input, "M");
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
     run_end(&r);
     run_begin(&r);
@@ -556,7 +556,7 @@ START_TEST(test_function_body_transient)
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
     KNOWN(s->steps[0].live, 16);
-    KNOWN(s->steps[0].transient, 16);
+    KNOWN(oac_plan_step_extra(s, 0)->transient, 16);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 32);
     run_end(&r);
     run_begin(&r);
