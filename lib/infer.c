@@ -24,8 +24,6 @@
 
 #include "shapes.h"
 
-typedef int (*infer_fn)(oac_infer *c);
-
 /* ---- helpers ---- */
 
 static const oac_vshape *tin(const oac_infer *c, size_t i)
@@ -580,7 +578,7 @@ static int r_squeeze(oac_infer *c)
 static const struct row {
     const char *op_type;
     const char *domain;   /* "" ONNX, else exact */
-    infer_fn fn;
+    oac_rule_fn fn;
 } rows[] = {
     { "Abs", "", r_same },
     { "Add", "", r_bcast },
@@ -630,11 +628,6 @@ static int row_cmp(const void *k, const void *r)
     return strcmp((const char *)k, ((const struct row *)r)->op_type);
 }
 
-static bool domain_is_onnx(const char *d)
-{
-    return !d || !d[0] || !strcmp(d, "ai.onnx");
-}
-
 bool oac_infer_table_sorted(void)
 {
     for (size_t i = 1; i < sizeof rows / sizeof rows[0]; i++)
@@ -643,18 +636,12 @@ bool oac_infer_table_sorted(void)
     return true;
 }
 
-int oac_infer_node(oac_infer *c)
+oac_rule_fn oac_infer_rule(const char *domain, const char *op_type)
 {
-    const char *op = c->proto->op_type;
-    if (!op)
-        return OAC_OK;
-    const struct row *r = bsearch(op, rows, sizeof rows / sizeof rows[0],
+    const struct row *r = bsearch(op_type, rows, sizeof rows / sizeof rows[0],
                                   sizeof rows[0], row_cmp);
     if (!r)
-        return OAC_OK;
-    bool dom_ok = r->domain[0] ? (c->proto->domain && !strcmp(c->proto->domain, r->domain))
-                               : domain_is_onnx(c->proto->domain);
-    if (!dom_ok)
-        return OAC_OK;
-    return r->fn(c);
+        return NULL;
+    bool dom_ok = r->domain[0] ? (domain && !strcmp(domain, r->domain)) : !domain;
+    return dom_ok ? r->fn : NULL;
 }

@@ -200,10 +200,20 @@ typedef struct place {
     int32_t dim;
 } place;
 
+/* The rules of one operator: two table searches per distinct (domain,
+ * op_type) of the model instead of per node. */
+typedef struct rule_memo {
+    const char *op_type;    /* borrowed from the first node seen; NULL: free */
+    const char *domain;     /* NULL for the ONNX domain */
+    oac_rule_fn infer, fold;
+} rule_memo;
+
 typedef struct pass {
     oac_check_state *st;
     oac_shapes *sh;
     oac_graphs *g;
+    rule_memo *memo;        /* open addressing, at most half full */
+    size_t n_memo, cap_memo;
 } pass;
 
 static const char *vname(const pass *p, size_t id)
@@ -669,6 +679,53 @@ static int seed_input_file(pass *p, const oac_value *v)
     return OAC_OK;
 }
 
+static size_t memo_slot(const rule_memo *m, size_t cap, const char *op_type,
+                        const char *domain)
+{
+    /* FNV-1a: operator names are short. */
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)op_type; *c; c++)
+        h = (h ^ *c) * 16777619u;
+    size_t i = h & (cap - 1);
+    while (m[i].op_type &&
+           (strcmp(m[i].op_type, op_type) ||
+            !(m[i].domain == domain ||
+              (m[i].domain && domain && !strcmp(m[i].domain, domain)))))
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+/* The rules of node np (*out NULL when it has no op_type). */
+static int node_rules(pass *p, const Onnx__NodeProto *np, const rule_memo **out)
+{
+    *out = NULL;
+    if (!np->op_type)
+        return OAC_OK;
+    const char *dom = oac_domain_is_onnx(np->domain) ? NULL : np->domain;
+    if (2 * (p->n_memo + 1) > p->cap_memo) {
+        size_t cap = p->cap_memo ? 2 * p->cap_memo : 64;
+        rule_memo *m = oac_calloc(p->sh->ctx, cap, sizeof *m);
+        if (!m)
+            return OAC_ENOMEM;
+        for (size_t k = 0; k < p->cap_memo; k++)
+            if (p->memo[k].op_type)
+                m[memo_slot(m, cap, p->memo[k].op_type, p->memo[k].domain)] =
+                    p->memo[k];
+        oac_dealloc(p->sh->ctx, p->memo);
+        p->memo = m;
+        p->cap_memo = cap;
+    }
+    rule_memo *m = &p->memo[memo_slot(p->memo, p->cap_memo, np->op_type, dom)];
+    if (!m->op_type) {
+        *m = (rule_memo){ .op_type = np->op_type, .domain = dom,
+                          .infer = oac_infer_rule(dom, np->op_type),
+                          .fold = oac_fold_rule(dom, np->op_type) };
+        p->n_memo++;
+    }
+    *out = m;
+    return OAC_OK;
+}
+
 static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
                       const oac_vshape **in, const oac_known **in_known,
                       oac_vshape *out, oac_known **out_known)
@@ -679,6 +736,10 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
                     .opset = opset, .n_in = np->n_input, .in = in,
                     .in_known = in_known, .n_out = np->n_output, .out = out,
                     .out_known = out_known };
+    const rule_memo *rules;
+    int rc = node_rules(p, np, &rules);
+    if (rc)
+        return rc;
     for (size_t k = 0; k < np->n_input; k++) {
         oac_value *v = oac_node_input(s, i, k);
         in[k] = v ? &p->sh->vals[v->id] : NULL;
@@ -688,9 +749,10 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
         out[k] = (oac_vshape){ .kind = OAC_VK_UNKNOWN, .rank = -1 };
         out_known[k] = NULL;
     }
-    int rc = oac_infer_node(&c);
-    if (!rc)
-        rc = oac_fold_node(&c);
+    if (rules && rules->infer)
+        rc = rules->infer(&c);
+    if (!rc && rules && rules->fold)
+        rc = rules->fold(&c);
     if (rc)
         return rc;
     for (size_t k = 0; k < np->n_output; k++) {
@@ -770,6 +832,9 @@ static int infer_scopes(pass *p)
         }
     }
 done:
+    oac_dealloc(p->sh->ctx, p->memo);
+    p->memo = NULL;
+    p->n_memo = p->cap_memo = 0;
     oac_dealloc(p->sh->ctx, in);
     oac_dealloc(p->sh->ctx, in_known);
     oac_dealloc(p->sh->ctx, out);

@@ -174,14 +174,21 @@ typedef struct oac_infer {
     oac_known **out_known;          /* n_out entries, NULL on entry */
 } oac_infer;
 
-/* Per-op shape inference (infer.c): fills c->out for the ops of its
- * table; unknown ops leave outputs unknown.  Only OAC_ENOMEM fails. */
-int oac_infer_node(oac_infer *c);
+/* A rule of infer.c or consts.c. */
+typedef int (*oac_rule_fn)(oac_infer *c);
+
+/* Per-op shape inference (infer.c): the rule that fills c->out for an
+ * operator of its table, or NULL (outputs stay unknown).  domain is NULL
+ * for the ONNX domain ("", "ai.onnx"), else the node's domain; op_type is
+ * not NULL.  A rule fails only with OAC_ENOMEM.  shapes.c resolves the
+ * rules once per distinct operator of the model, not per node. */
+oac_rule_fn oac_infer_rule(const char *domain, const char *op_type);
 /* The table is sorted (bsearch relies on it); for tests. */
 bool oac_infer_table_sorted(void);
-/* Known-value folding (consts.c): fills c->out_known for Constant and
- * the folding ops of the contract, after oac_infer_node. */
-int oac_fold_node(oac_infer *c);
+/* Known-value folding (consts.c): the rule that fills c->out_known for
+ * Constant and the folding ops of the contract (run after the inference
+ * rule), or NULL; domain and op_type as for oac_infer_rule. */
+oac_rule_fn oac_fold_rule(const char *domain, const char *op_type);
 bool oac_fold_table_sorted(void);
 /* A known value from a TensorProto (initializer, Constant value, --input
  * file): NULL (not an error) when not a small integer tensor.  A
