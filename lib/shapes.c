@@ -35,21 +35,94 @@
 /* Allocation and symbols                                               */
 /* ------------------------------------------------------------------ */
 
-oac_dimref *oac_shapes_new_dims(oac_shapes *sh, size_t n)
+int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n)
 {
-    if (n > SIZE_MAX / sizeof(oac_dimref)) {
+    if (n > SIZE_MAX / sizeof(int64_t)) {
         oac_err(sh->ctx, OAC_ENOMEM, "shape too large");
         return NULL;
     }
-    oac_dimref *d = oac_arena_alloc(sh->arena, n ? n * sizeof *d : 1);
+    int64_t *d = oac_arena_alloc(sh->arena, n ? n * sizeof *d : 1);
     if (!d)
         oac_err(sh->ctx, OAC_ENOMEM, "out of memory");
     return d;
 }
 
-int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n)
+/* One interned dims array (shapes.h invariant 7). */
+struct oac_dims_slot {
+    const oac_dimref *dims;         /* NULL: free slot */
+    uint32_t hash;
+    int32_t rank;
+};
+
+static bool dims_eq(const oac_dimref *a, const oac_dimref *b, size_t n)
 {
-    return (int64_t *)oac_shapes_new_dims(sh, n);
+    /* Ranks are small: a loop beats a call to memcmp. */
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+static struct oac_dims_slot *dims_probe(struct oac_dims_slot *tab, size_t cap,
+                                        uint32_t hash, const oac_dimref *d,
+                                        size_t n)
+{
+    size_t i = hash & (cap - 1);
+    while (tab[i].dims &&
+           (tab[i].hash != hash || (size_t)tab[i].rank != n ||
+            !dims_eq(tab[i].dims, d, n)))
+        i = (i + 1) & (cap - 1);
+    return &tab[i];
+}
+
+static int dims_grow(oac_shapes *sh)
+{
+    size_t cap = sh->cap_dims_tab ? 2 * sh->cap_dims_tab : 256;
+    struct oac_dims_slot *t = oac_calloc(sh->ctx, cap, sizeof *t);
+    if (!t)
+        return OAC_ENOMEM;
+    for (size_t i = 0; i < sh->cap_dims_tab; i++) {
+        const struct oac_dims_slot *o = &sh->dims_tab[i];
+        if (o->dims)
+            *dims_probe(t, cap, o->hash, o->dims, (size_t)o->rank) = *o;
+    }
+    oac_dealloc(sh->ctx, sh->dims_tab);
+    sh->dims_tab = t;
+    sh->cap_dims_tab = cap;
+    return OAC_OK;
+}
+
+const oac_dimref *oac_shapes_intern(oac_shapes *sh, const oac_dimref *d,
+                                    size_t n)
+{
+    if (n > OAC_SHAPE_MAX_RANK) {
+        oac_err(sh->ctx, OAC_ENOMEM, "shape too large");
+        return NULL;
+    }
+    if (2 * (sh->n_dims_tab + 1) > sh->cap_dims_tab && dims_grow(sh))
+        return NULL;
+    uint64_t x = n;
+    for (size_t i = 0; i < n; i++)
+        x = (x ^ (uint64_t)d[i]) * 0x9E3779B97F4A7C15u;
+    uint32_t h = (uint32_t)(x >> 32) ^ (uint32_t)x;
+    struct oac_dims_slot *slot = dims_probe(sh->dims_tab, sh->cap_dims_tab, h, d, n);
+    if (slot->dims)
+        return slot->dims;
+    oac_dimref *copy = oac_shapes_new_i64(sh, n);
+    if (!copy)
+        return NULL;
+    oac_shapes_copy(copy, d, n * sizeof *d);
+    *slot = (struct oac_dims_slot){ .dims = copy, .hash = h, .rank = (int32_t)n };
+    sh->n_dims_tab++;
+    return copy;
+}
+
+/* The table is only for building: values keep their arrays. */
+static void intern_done(oac_shapes *sh)
+{
+    oac_dealloc(sh->ctx, sh->dims_tab);
+    sh->dims_tab = NULL;
+    sh->n_dims_tab = sh->cap_dims_tab = 0;
 }
 
 oac_known *oac_shapes_new_known(oac_shapes *sh, int32_t elem_type,
@@ -186,6 +259,7 @@ void oac_shapes_free(oac_shapes *sh)
     oac_dealloc(ctx, sh->syms);
     oac_dealloc(ctx, sh->vals);
     oac_dealloc(ctx, sh->known);
+    intern_done(sh);
     oac_arena_free(sh->arena);
     oac_dealloc(ctx, sh);
 }
@@ -401,26 +475,26 @@ static int parse_shape(pass *p, const Onnx__TensorShapeProto *shp,
         out->rank = -1;
         return OAC_OK;
     }
-    out->rank = (int32_t)shp->n_dim;
-    out->dims = oac_shapes_new_dims(p->sh, shp->n_dim);
-    if (!out->dims)
-        return OAC_ENOMEM;
+    oac_dimref dims[OAC_SHAPE_MAX_RANK];
     for (size_t i = 0; i < shp->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = shp->dim[i];
         int rc = OAC_OK;
         if (d && d->value_case ==
             ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
             d->dim_value >= 0)
-            out->dims[i] = d->dim_value;
+            dims[i] = d->dim_value;
         else if (d && d->value_case ==
                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                  d->dim_param && d->dim_param[0])
-            rc = sym_named(p, d->dim_param, &out->dims[i]);
+            rc = sym_named(p, d->dim_param, &dims[i]);
         else
-            rc = oac_shapes_fresh(p->sh, &out->dims[i]);
+            rc = oac_shapes_fresh(p->sh, &dims[i]);
         if (rc)
             return rc;
     }
+    if (!(out->dims = oac_shapes_intern(p->sh, dims, shp->n_dim)))
+        return OAC_ENOMEM;
+    out->rank = (int32_t)shp->n_dim;
     return OAC_OK;
 }
 
@@ -585,10 +659,9 @@ static int seed_value(pass *p, const oac_value *v)
                 ok = ok && t->dims[i] >= 0;
             if (ok) {
                 it.rank = (int32_t)t->n_dims;
-                it.dims = oac_shapes_new_dims(sh, t->n_dims);
+                it.dims = oac_shapes_intern(sh, t->dims, t->n_dims);
                 if (!it.dims)
                     return OAC_ENOMEM;
-                oac_shapes_copy(it.dims, t->dims, t->n_dims * sizeof *it.dims);
             }
         }
         /* An initializer's dims are facts of the data: they bind the
@@ -642,12 +715,13 @@ static int seed_input_file(pass *p, const oac_value *v)
         }
         if (vs->kind == OAC_VK_TENSOR && t->n_dims <= OAC_SHAPE_MAX_RANK) {
             if (vs->rank < 0) {
-                if (!(vs->dims = oac_shapes_new_dims(sh, t->n_dims)))
+                oac_dimref fresh[OAC_SHAPE_MAX_RANK];
+                for (size_t k = 0; k < t->n_dims; k++)
+                    if ((rc = oac_shapes_fresh(sh, &fresh[k])))
+                        return rc;
+                if (!(vs->dims = oac_shapes_intern(sh, fresh, t->n_dims)))
                     return OAC_ENOMEM;
                 vs->rank = (int32_t)t->n_dims;
-                for (size_t k = 0; k < t->n_dims; k++)
-                    if ((rc = oac_shapes_fresh(sh, &vs->dims[k])))
-                        return rc;
             }
             if ((size_t)vs->rank != t->n_dims) {
                 oac_where w = { .graph = v->scope->name, .value = v->name,
@@ -695,6 +769,19 @@ static size_t memo_slot(const rule_memo *m, size_t cap, const char *op_type,
     return i;
 }
 
+/* The interned dims of output 0, built in c->scratch.  Most outputs
+ * have the shape of an input (element-wise ops, projections): comparing
+ * with the inputs' arrays is cheaper than hashing. */
+static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c)
+{
+    size_t n = (size_t)c->out[0].rank;
+    for (size_t k = 0; k < c->n_in; k++)
+        if (c->in[k] && c->in[k]->rank == c->out[0].rank &&
+            dims_eq(c->in[k]->dims, c->scratch, n))
+            return c->in[k]->dims;
+    return oac_shapes_intern(sh, c->scratch, n);
+}
+
 /* The rules of node np (*out NULL when it has no op_type). */
 static int node_rules(pass *p, const Onnx__NodeProto *np, const rule_memo **out)
 {
@@ -732,10 +819,19 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
 {
     oac_node *nd = &s->nodes[i];
     const Onnx__NodeProto *np = nd->proto;
-    oac_infer c = { .sh = p->sh, .scope = s, .node = i, .proto = np,
-                    .opset = opset, .n_in = np->n_input, .in = in,
-                    .in_known = in_known, .n_out = np->n_output, .out = out,
-                    .out_known = out_known };
+    /* Field by field: an initializer would clear the scratch too. */
+    oac_infer c;
+    c.sh = p->sh;
+    c.scope = s;
+    c.node = i;
+    c.proto = np;
+    c.opset = opset;
+    c.n_in = np->n_input;
+    c.in = in;
+    c.in_known = in_known;
+    c.n_out = np->n_output;
+    c.out = out;
+    c.out_known = out_known;
     const rule_memo *rules;
     int rc = node_rules(p, np, &rules);
     if (rc)
@@ -755,6 +851,9 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
         rc = rules->fold(&c);
     if (rc)
         return rc;
+    if (np->n_output && out[0].rank >= 0 && out[0].dims == c.scratch &&
+        !(out[0].dims = intern_out(p->sh, &c)))
+        return OAC_ENOMEM;
     for (size_t k = 0; k < np->n_output; k++) {
         oac_value *v = oac_node_output(s, i, k);
         /* Only the defining node sets a value (graph.h invariant 2). */
@@ -1087,6 +1186,8 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
     oac_shapes *sh = p->sh;
     *m = (oac_vshape){ .kind = OAC_VK_UNKNOWN, .rank = -1 };
     const oac_value *type_from = NULL, *rank_from = NULL, *kind_from = NULL;
+    /* The class's dims while members are merged in; interned after. */
+    oac_dimref dims[OAC_SHAPE_MAX_RANK];
     char loc[512];
     oac_where w;
     int rc;
@@ -1129,10 +1230,7 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
             continue;
         if (m->rank < 0) {
             m->rank = vs->rank;
-            m->dims = oac_shapes_new_dims(sh, (size_t)vs->rank);
-            if (!m->dims)
-                return OAC_ENOMEM;
-            oac_shapes_copy(m->dims, vs->dims, (size_t)vs->rank * sizeof *m->dims);
+            oac_shapes_copy(dims, vs->dims, (size_t)vs->rank * sizeof *dims);
             rank_from = v;
             continue;
         }
@@ -1147,9 +1245,9 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
             continue;
         }
         for (int32_t d = 0; d < m->rank; d++) {
-            int64_t a = oac_shapes_dim(sh, m->dims[d]);
+            int64_t a = oac_shapes_dim(sh, dims[d]);
             int64_t b = oac_shapes_dim(sh, vs->dims[d]);
-            if (a >= 0 && b >= 0 && a != b && !OAC_DIM_IS_SYM(m->dims[d]) &&
+            if (a >= 0 && b >= 0 && a != b && !OAC_DIM_IS_SYM(dims[d]) &&
                 !OAC_DIM_IS_SYM(vs->dims[d])) {
                 value_where(p, v, loc, sizeof loc, &w);
                 rc = oac_scope_diag(p->st, cl->scope, OAC_SHAPE_MISMATCH, &w,
@@ -1168,14 +1266,16 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
             if (v->producer >= 0 && !v->vi)
                 pb.kind = OAC_ORIGIN_INFERRED;
             oac_dimref r;
-            if ((rc = unify_dim(p, m->dims[d], &pa, vs->dims[d], &pb, true, &r)))
+            if ((rc = unify_dim(p, dims[d], &pa, vs->dims[d], &pb, true, &r)))
                 return rc;
             /* Keep a symbol when there is one: it carries the dim_param
              * the report names, and its binding is the number. */
-            if (!OAC_DIM_IS_SYM(m->dims[d]) && OAC_DIM_IS_SYM(vs->dims[d]))
-                m->dims[d] = vs->dims[d];
+            if (!OAC_DIM_IS_SYM(dims[d]) && OAC_DIM_IS_SYM(vs->dims[d]))
+                dims[d] = vs->dims[d];
         }
     }
+    if (m->rank >= 0 && !(m->dims = oac_shapes_intern(sh, dims, (size_t)m->rank)))
+        return OAC_ENOMEM;
     /* What one name learnt holds for all (contract 3): members with
      * unknown parts take the class's. */
     for (size_t k = 0; k < cl->n_members; k++) {
@@ -1320,6 +1420,7 @@ int oac_pass_shapes(oac_check_state *st)
         return rc;
     if ((rc = unify_classes(&p)))
         return rc;
+    intern_done(sh);
     for (size_t si = 0; si < p.g->n_scopes; si++) {
         oac_scope *s = p.g->scopes[si];
         for (size_t i = 0; i < s->n_nodes; i++)

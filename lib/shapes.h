@@ -28,6 +28,11 @@
  *     oac_shapes_free); it keeps the --input files and the memory plan's
  *     schedule (plan.h) for the runtime.  graphs is borrowed and only
  *     valid during oac_check; value ids are meaningless after it.
+ *  7. Dims arrays are interned: equal arrays are one arena block, shared
+ *     by every value with that shape, and never written once made (a
+ *     rule builds its output's dims in oac_infer.scratch; the pass
+ *     interns them).  Decoder graphs repeat a few shapes thousands of
+ *     times, so the dims cost little more than the distinct shapes.
  *
  * This header names no graph.h type except struct oac_scope (opaque here),
  * so the runtime (whose runtime.h has its own oac_value) can include it.
@@ -69,7 +74,7 @@ typedef struct oac_vshape {
     bool quantized;
     int32_t elem_type;      /* 0 unknown */
     int32_t rank;           /* -1 unknown */
-    oac_dimref *dims;       /* rank entries (arena) */
+    const oac_dimref *dims; /* rank entries (arena, shared: invariant 7) */
 } oac_vshape;
 
 /* A known integer tensor. */
@@ -102,6 +107,10 @@ typedef struct oac_sym {
 typedef struct oac_shapes {
     oac_ctx *ctx;
     struct oac_arena *arena;        /* dims, knowns */
+    /* Interned dims arrays (invariant 7), open addressing at most half
+     * full; only while the pass runs (freed at its end). */
+    struct oac_dims_slot *dims_tab;
+    size_t n_dims_tab, cap_dims_tab;
     const struct oac_graphs *graphs;/* borrowed, valid during check only */
     oac_sym *syms;
     size_t n_syms, cap_syms;
@@ -151,9 +160,12 @@ static inline void oac_shapes_copy(void *dst, const void *src, size_t n)
         __builtin_memcpy(dst, src, n);
 }
 
-/* Arena allocation of n dims / int64s (NULL with OAC_ENOMEM on ctx). */
-oac_dimref *oac_shapes_new_dims(oac_shapes *sh, size_t n);
+/* Arena allocation of n int64s (NULL with OAC_ENOMEM on ctx). */
 int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n);
+/* The interned copy of dims d[0..n) (invariant 7; never NULL on success,
+ * also for n == 0): NULL with OAC_ENOMEM on ctx. */
+const oac_dimref *oac_shapes_intern(oac_shapes *sh, const oac_dimref *d,
+                                    size_t n);
 /* A known value with room for n elements of rank `rank` (or NULL). */
 oac_known *oac_shapes_new_known(oac_shapes *sh, int32_t elem_type,
                                 int32_t rank, size_t n);
@@ -172,6 +184,9 @@ typedef struct oac_infer {
     size_t n_out;
     oac_vshape *out;                /* n_out entries */
     oac_known **out_known;          /* n_out entries, NULL on entry */
+    /* Where a rule builds output 0's dims (the only output a rule
+     * types); the pass interns them after the rules ran. */
+    oac_dimref scratch[OAC_SHAPE_MAX_RANK];
 } oac_infer;
 
 /* A rule of infer.c or consts.c. */
