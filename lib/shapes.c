@@ -54,7 +54,7 @@ struct oac_dims_slot {
     int32_t rank;
 };
 
-static bool dims_eq(const oac_dimref *a, const oac_dimref *b, size_t n)
+static inline bool dims_eq(const oac_dimref *a, const oac_dimref *b, size_t n)
 {
     /* Ranks are small: a loop beats a call to memcmp. */
     for (size_t i = 0; i < n; i++)
@@ -63,7 +63,7 @@ static bool dims_eq(const oac_dimref *a, const oac_dimref *b, size_t n)
     return true;
 }
 
-static struct oac_dims_slot *dims_probe(struct oac_dims_slot *tab, size_t cap,
+static inline struct oac_dims_slot *dims_probe(struct oac_dims_slot *tab, size_t cap,
                                         uint32_t hash, const oac_dimref *d,
                                         size_t n)
 {
@@ -183,7 +183,7 @@ int oac_shapes_fresh(oac_shapes *sh, oac_dimref *out)
     return OAC_OK;
 }
 
-int64_t oac_shapes_dim(const oac_shapes *sh, oac_dimref d)
+int64_t oac_shapes_sym_value(const oac_shapes *sh, oac_dimref d)
 {
     if (!OAC_DIM_IS_SYM(d))
         return d;
@@ -210,9 +210,71 @@ const oac_vshape *oac_shapes_value(const oac_shapes *sh, size_t id)
     return sh && id < sh->n_values ? &sh->vals[id] : NULL;
 }
 
+struct oac_known_slot {
+    size_t id;
+    oac_known *k;           /* NULL: a free slot */
+};
+
+static size_t known_slot(const struct oac_known_slot *tab, size_t cap,
+                         size_t id)
+{
+    size_t i = (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15u) >> 32) & (cap - 1);
+    while (tab[i].k && tab[i].id != id)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static bool known_bit(const oac_shapes *sh, size_t id)
+{
+    return (sh->known_bits[id / 64] >> (id % 64)) & 1;
+}
+
+static oac_known *known_get(const oac_shapes *sh, size_t id)
+{
+    if (!known_bit(sh, id))
+        return NULL;
+    return sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)].k;
+}
+
+/* Value id is known as k (NULL: unknown). */
+static int known_set(oac_shapes *sh, size_t id, oac_known *k)
+{
+    if (known_bit(sh, id)) {
+        /* Values are set once in practice; a NULL keeps the slot (the
+         * bit, not the slot, says whether there is a value). */
+        struct oac_known_slot *sl =
+            &sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)];
+        if (k) {
+            sl->k = k;
+            return OAC_OK;
+        }
+        sh->known_bits[id / 64] &= ~((uint64_t)1 << (id % 64));
+        return OAC_OK;
+    }
+    if (!k)
+        return OAC_OK;
+    if (2 * (sh->n_known + 1) > sh->cap_known) {
+        size_t cap = sh->cap_known ? 2 * sh->cap_known : 64;
+        struct oac_known_slot *t = oac_calloc(sh->ctx, cap, sizeof *t);
+        if (!t)
+            return OAC_ENOMEM;
+        for (size_t i = 0; i < sh->cap_known; i++)
+            if (sh->known_tab[i].k)
+                t[known_slot(t, cap, sh->known_tab[i].id)] = sh->known_tab[i];
+        oac_dealloc(sh->ctx, sh->known_tab);
+        sh->known_tab = t;
+        sh->cap_known = cap;
+    }
+    sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)] =
+        (struct oac_known_slot){ .id = id, .k = k };
+    sh->n_known++;
+    sh->known_bits[id / 64] |= (uint64_t)1 << (id % 64);
+    return OAC_OK;
+}
+
 const oac_known *oac_shapes_known(const oac_shapes *sh, size_t id)
 {
-    return sh && id < sh->n_values ? sh->known[id] : NULL;
+    return sh && id < sh->n_values ? known_get(sh, id) : NULL;
 }
 
 bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
@@ -258,7 +320,8 @@ void oac_shapes_free(oac_shapes *sh)
     oac_strmap_fini(&sh->sym_by_name);
     oac_dealloc(ctx, sh->syms);
     oac_dealloc(ctx, sh->vals);
-    oac_dealloc(ctx, sh->known);
+    oac_dealloc(ctx, sh->known_bits);
+    oac_dealloc(ctx, sh->known_tab);
     intern_done(sh);
     oac_arena_free(sh->arena);
     oac_dealloc(ctx, sh);
@@ -279,6 +342,7 @@ typedef struct place {
 typedef struct rule_memo {
     const char *op_type;    /* borrowed from the first node seen; NULL: free */
     const char *domain;     /* NULL for the ONNX domain */
+    uint32_t hash;          /* op_hash(op_type) */
     oac_rule_fn infer, fold;
 } rule_memo;
 
@@ -673,7 +737,8 @@ static int seed_value(pass *p, const oac_value *v)
             oac_known *k;
             if ((rc = oac_known_from_tensor(sh, t, &k)))
                 return rc;
-            sh->known[v->id] = k;
+            if ((rc = known_set(sh, v->id, k)))
+                return rc;
         }
     }
     if (v->kind == OAC_VAL_INPUT && v->scope == p->g->scopes[0])
@@ -748,21 +813,29 @@ static int seed_input_file(pass *p, const oac_value *v)
         oac_known *k;
         if ((rc = oac_known_from_tensor(sh, t, &k)))
             return rc;
-        sh->known[v->id] = k;
+        if ((rc = known_set(sh, v->id, k)))
+            return rc;
     }
     return OAC_OK;
 }
 
-static size_t memo_slot(const rule_memo *m, size_t cap, const char *op_type,
-                        const char *domain)
+static uint32_t op_hash(const char *op_type)
 {
-    /* FNV-1a: operator names are short. */
-    uint32_t h = 2166136261u;
-    for (const unsigned char *c = (const unsigned char *)op_type; *c; c++)
-        h = (h ^ *c) * 16777619u;
+    /* The first four bytes tell most operator types apart; the probe
+     * compares whole names, so sharing a prefix costs only a step. */
+    const unsigned char *c = (const unsigned char *)op_type;
+    uint32_t h = 0;
+    for (int i = 0; i < 4 && c[i]; i++)
+        h |= (uint32_t)c[i] << (8 * i);
+    return (h * 0x9E3779B1u) >> 8;
+}
+
+static size_t memo_slot(const rule_memo *m, size_t cap, uint32_t h,
+                        const char *op_type, const char *domain)
+{
     size_t i = h & (cap - 1);
     while (m[i].op_type &&
-           (strcmp(m[i].op_type, op_type) ||
+           (m[i].hash != h || strcmp(m[i].op_type, op_type) ||
             !(m[i].domain == domain ||
               (m[i].domain && domain && !strcmp(m[i].domain, domain)))))
         i = (i + 1) & (cap - 1);
@@ -788,23 +861,26 @@ static int node_rules(pass *p, const Onnx__NodeProto *np, const rule_memo **out)
     *out = NULL;
     if (!np->op_type)
         return OAC_OK;
-    const char *dom = oac_domain_is_onnx(np->domain) ? NULL : np->domain;
+    const char *d = np->domain;
+    const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
     if (2 * (p->n_memo + 1) > p->cap_memo) {
         size_t cap = p->cap_memo ? 2 * p->cap_memo : 64;
         rule_memo *m = oac_calloc(p->sh->ctx, cap, sizeof *m);
         if (!m)
             return OAC_ENOMEM;
-        for (size_t k = 0; k < p->cap_memo; k++)
-            if (p->memo[k].op_type)
-                m[memo_slot(m, cap, p->memo[k].op_type, p->memo[k].domain)] =
-                    p->memo[k];
+        for (size_t k = 0; k < p->cap_memo; k++) {
+            const rule_memo *o = &p->memo[k];
+            if (o->op_type)
+                m[memo_slot(m, cap, o->hash, o->op_type, o->domain)] = *o;
+        }
         oac_dealloc(p->sh->ctx, p->memo);
         p->memo = m;
         p->cap_memo = cap;
     }
-    rule_memo *m = &p->memo[memo_slot(p->memo, p->cap_memo, np->op_type, dom)];
+    uint32_t h = op_hash(np->op_type);
+    rule_memo *m = &p->memo[memo_slot(p->memo, p->cap_memo, h, np->op_type, dom)];
     if (!m->op_type) {
-        *m = (rule_memo){ .op_type = np->op_type, .domain = dom,
+        *m = (rule_memo){ .op_type = np->op_type, .domain = dom, .hash = h,
                           .infer = oac_infer_rule(dom, np->op_type),
                           .fold = oac_fold_rule(dom, np->op_type) };
         p->n_memo++;
@@ -839,7 +915,7 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     for (size_t k = 0; k < np->n_input; k++) {
         oac_value *v = oac_node_input(s, i, k);
         in[k] = v ? &p->sh->vals[v->id] : NULL;
-        in_known[k] = v ? p->sh->known[v->id] : NULL;
+        in_known[k] = v ? known_get(p->sh, v->id) : NULL;
     }
     for (size_t k = 0; k < np->n_output; k++) {
         out[k] = (oac_vshape){ .kind = OAC_VK_UNKNOWN, .rank = -1 };
@@ -859,9 +935,18 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
         /* Only the defining node sets a value (graph.h invariant 2). */
         if (!v || v->producer != i || (size_t)v->port != k)
             continue;
-        if ((rc = merge_declared(p, v->id, &p->sh->vals[v->id], &out[k])))
+        /* merge_declared's first two cases, inline: most values are
+         * undeclared. */
+        oac_vshape *vs = &p->sh->vals[v->id];
+        if (out[k].kind == OAC_VK_UNKNOWN)
+            ;
+        else if (vs->kind == OAC_VK_UNKNOWN)
+            *vs = out[k];
+        else if ((rc = merge_declared(p, v->id, vs, &out[k])))
             return rc;
-        p->sh->known[v->id] = out_known[k];
+        if ((out_known[k] || known_bit(p->sh, v->id)) &&
+            (rc = known_set(p->sh, v->id, out_known[k])))
+            return rc;
     }
     return OAC_OK;
 }
@@ -879,8 +964,9 @@ static int infer_scopes(pass *p)
     /* Declarations first, everywhere: inference of one scope may read
      * outer values of another. */
     for (size_t id = 0; id < g->n_values; id++) {
+        /* No declaration: the value stays as oac_pass_shapes made it. */
         const oac_value *v = g->value_by_id[id];
-        if ((rc = parse_type(p, v->type, &p->sh->vals[id])))
+        if (v->type && (rc = parse_type(p, v->type, &p->sh->vals[id])))
             goto done;
     }
     /* A dim_param declared only on a value_info nothing defines is still
@@ -1408,8 +1494,8 @@ int oac_pass_shapes(oac_check_state *st)
     size_t n = st->graphs->n_values;
     sh->n_values = n;
     sh->vals = oac_calloc(ctx, n ? n : 1, sizeof *sh->vals);
-    sh->known = oac_calloc(ctx, n ? n : 1, sizeof *sh->known);
-    if (!sh->arena || !sh->vals || !sh->known)
+    sh->known_bits = oac_calloc(ctx, n / 64 + 1, sizeof *sh->known_bits);
+    if (!sh->arena || !sh->vals || !sh->known_bits)
         return OAC_ENOMEM;
     for (size_t i = 0; i < n; i++)
         sh->vals[i].rank = -1;

@@ -17,7 +17,9 @@
  *     declared output) reaches every value that copied the reference.
  *  2. A symbol root is bound to at most one number.  A second, different
  *     number is shape-mismatch naming both places; the first binding wins.
- *  3. Per-value facts live in arrays indexed by graph.h's dense value id.
+ *  3. Per-value facts live in arrays indexed by graph.h's dense value id;
+ *     known values, which few values have, in a hash table by id behind
+ *     a bitmap of the ids that have one.
  *  4. Known values are small integer tensors (at most OAC_KNOWN_MAX
  *     elements), read through oac_tensor_int64s only after the element
  *     count is checked: large weights are never read.  Overflow while
@@ -72,8 +74,8 @@ typedef enum oac_vkind {
 typedef struct oac_vshape {
     uint8_t kind;           /* oac_vkind */
     bool quantized;
+    int16_t rank;           /* -1 unknown, else <= OAC_SHAPE_MAX_RANK */
     int32_t elem_type;      /* 0 unknown */
-    int32_t rank;           /* -1 unknown */
     const oac_dimref *dims; /* rank entries (arena, shared: invariant 7) */
 } oac_vshape;
 
@@ -117,7 +119,11 @@ typedef struct oac_shapes {
     oac_strmap sym_by_name;         /* dim_param -> (void *)(id + 1) */
     size_t n_values;
     oac_vshape *vals;               /* by value id */
-    oac_known **known;              /* by value id; NULL unknown */
+    /* Known values by value id (invariant 3): bit id of known_bits is
+     * set when the table holds one. */
+    uint64_t *known_bits;
+    struct oac_known_slot *known_tab;   /* open addressing, at most half full */
+    size_t n_known, cap_known;
     /* --input files, in option order (inputs.c). */
     struct oac_input_val {
         const char *name;           /* graph input (borrowed from opts) */
@@ -133,8 +139,14 @@ void oac_shapes_free(oac_shapes *sh);
 
 /* ---- symbols (shapes.c) ---- */
 
-/* The number d stands for, or -1 when unknown. */
-int64_t oac_shapes_dim(const oac_shapes *sh, oac_dimref d);
+/* The number symbol reference d (< 0) stands for, or -1 when unknown. */
+int64_t oac_shapes_sym_value(const oac_shapes *sh, oac_dimref d);
+/* The number d stands for, or -1 when unknown.  Inline: inference and
+ * the later passes ask for every dim, and most are static. */
+static inline int64_t oac_shapes_dim(const oac_shapes *sh, oac_dimref d)
+{
+    return OAC_DIM_IS_SYM(d) ? oac_shapes_sym_value(sh, d) : d;
+}
 /* The dim_param d resolves to (its root's or any unified name), or NULL. */
 const char *oac_shapes_dim_name(const oac_shapes *sh, oac_dimref d);
 /* A fresh anonymous symbol (an unknown dimension); 0 is never returned:
