@@ -99,6 +99,10 @@ const oac_dimref *oac_shapes_intern(oac_shapes *sh, const oac_dimref *d,
         oac_err(sh->ctx, OAC_ENOMEM, "shape too large");
         return NULL;
     }
+    for (size_t k = 0; k < 4; k++)
+        if (sh->dims_recent[k] && (size_t)sh->dims_recent_rank[k] == n &&
+            dims_eq(sh->dims_recent[k], d, n))
+            return sh->dims_recent[k];
     if (2 * (sh->n_dims_tab + 1) > sh->cap_dims_tab && dims_grow(sh))
         return NULL;
     uint64_t x = n;
@@ -106,15 +110,17 @@ const oac_dimref *oac_shapes_intern(oac_shapes *sh, const oac_dimref *d,
         x = (x ^ (uint64_t)d[i]) * 0x9E3779B97F4A7C15u;
     uint32_t h = (uint32_t)(x >> 32) ^ (uint32_t)x;
     struct oac_dims_slot *slot = dims_probe(sh->dims_tab, sh->cap_dims_tab, h, d, n);
-    if (slot->dims)
-        return slot->dims;
-    oac_dimref *copy = oac_shapes_new_i64(sh, n);
-    if (!copy)
-        return NULL;
-    oac_shapes_copy(copy, d, n * sizeof *d);
-    *slot = (struct oac_dims_slot){ .dims = copy, .hash = h, .rank = (int32_t)n };
-    sh->n_dims_tab++;
-    return copy;
+    if (!slot->dims) {
+        oac_dimref *copy = oac_shapes_new_i64(sh, n);
+        if (!copy)
+            return NULL;
+        oac_shapes_copy(copy, d, n * sizeof *d);
+        *slot = (struct oac_dims_slot){ .dims = copy, .hash = h, .rank = (int32_t)n };
+        sh->n_dims_tab++;
+    }
+    sh->dims_recent[sh->dims_next % 4] = slot->dims;
+    sh->dims_recent_rank[sh->dims_next++ % 4] = (int16_t)n;
+    return slot->dims;
 }
 
 /* The table is only for building: values keep their arrays. */
@@ -123,6 +129,8 @@ static void intern_done(oac_shapes *sh)
     oac_dealloc(sh->ctx, sh->dims_tab);
     sh->dims_tab = NULL;
     sh->n_dims_tab = sh->cap_dims_tab = 0;
+    for (size_t k = 0; k < 4; k++)
+        sh->dims_recent[k] = NULL;
 }
 
 oac_known *oac_shapes_new_known(oac_shapes *sh, int32_t elem_type,
@@ -344,6 +352,11 @@ typedef struct rule_memo {
     const char *domain;     /* NULL for the ONNX domain */
     uint32_t hash;          /* op_hash(op_type) */
     oac_rule_fn infer, fold;
+    /* Output dims the operator made lately (interned): the nodes of one
+     * type in a layer make a few shapes, and every layer the same. */
+    const oac_dimref *recent[4];
+    int16_t recent_rank[4];
+    unsigned next_recent;
 } rule_memo;
 
 typedef struct pass {
@@ -824,9 +837,12 @@ static uint32_t op_hash(const char *op_type)
     /* The first four bytes tell most operator types apart; the probe
      * compares whole names, so sharing a prefix costs only a step. */
     const unsigned char *c = (const unsigned char *)op_type;
-    uint32_t h = 0;
-    for (int i = 0; i < 4 && c[i]; i++)
-        h |= (uint32_t)c[i] << (8 * i);
+    uint32_t h = c[0];
+    if (c[0] && c[1]) {
+        h |= (uint32_t)c[1] << 8;
+        if (c[2])
+            h |= (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+    }
     return (h * 0x9E3779B1u) >> 8;
 }
 
@@ -845,18 +861,29 @@ static size_t memo_slot(const rule_memo *m, size_t cap, uint32_t h,
 /* The interned dims of output 0, built in c->scratch.  Most outputs
  * have the shape of an input (element-wise ops, projections): comparing
  * with the inputs' arrays is cheaper than hashing. */
-static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c)
+static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
+                                    rule_memo *m)
 {
-    size_t n = (size_t)c->out[0].rank;
+    int16_t rank = c->out[0].rank;
+    size_t n = (size_t)rank;
     for (size_t k = 0; k < c->n_in; k++)
-        if (c->in[k] && c->in[k]->rank == c->out[0].rank &&
+        if (c->in[k] && c->in[k]->rank == rank &&
             dims_eq(c->in[k]->dims, c->scratch, n))
             return c->in[k]->dims;
-    return oac_shapes_intern(sh, c->scratch, n);
+    for (size_t k = 0; k < 4; k++)
+        if (m->recent[k] && m->recent_rank[k] == rank &&
+            dims_eq(m->recent[k], c->scratch, n))
+            return m->recent[k];
+    const oac_dimref *d = oac_shapes_intern(sh, c->scratch, n);
+    if (d) {
+        m->recent[m->next_recent % 4] = d;
+        m->recent_rank[m->next_recent++ % 4] = rank;
+    }
+    return d;
 }
 
 /* The rules of node np (*out NULL when it has no op_type). */
-static int node_rules(pass *p, const Onnx__NodeProto *np, const rule_memo **out)
+static int node_rules(pass *p, const Onnx__NodeProto *np, rule_memo **out)
 {
     *out = NULL;
     if (!np->op_type)
@@ -908,7 +935,7 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     c.n_out = np->n_output;
     c.out = out;
     c.out_known = out_known;
-    const rule_memo *rules;
+    rule_memo *rules;
     int rc = node_rules(p, np, &rules);
     if (rc)
         return rc;
@@ -928,7 +955,7 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     if (rc)
         return rc;
     if (np->n_output && out[0].rank >= 0 && out[0].dims == c.scratch &&
-        !(out[0].dims = intern_out(p->sh, &c)))
+        !(out[0].dims = intern_out(p->sh, &c, rules)))
         return OAC_ENOMEM;
     for (size_t k = 0; k < np->n_output; k++) {
         oac_value *v = oac_node_output(s, i, k);

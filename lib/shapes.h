@@ -113,6 +113,11 @@ typedef struct oac_shapes {
      * full; only while the pass runs (freed at its end). */
     struct oac_dims_slot *dims_tab;
     size_t n_dims_tab, cap_dims_tab;
+    /* The arrays interned last, tried before hashing: consecutive
+     * declarations and initializers mostly repeat a shape. */
+    const oac_dimref *dims_recent[4];
+    int16_t dims_recent_rank[4];
+    unsigned dims_next;
     const struct oac_graphs *graphs;/* borrowed, valid during check only */
     oac_sym *syms;
     size_t n_syms, cap_syms;
