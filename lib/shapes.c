@@ -303,9 +303,12 @@ bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
 const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
                                             const char *name)
 {
-    for (size_t i = 0; i < n->n_attribute; i++)
-        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
+    /* The first byte settles most misses without a call. */
+    for (size_t i = 0; i < n->n_attribute; i++) {
+        const char *an = n->attribute[i]->name;
+        if (an && an[0] == name[0] && !strcmp(an, name))
             return n->attribute[i];
+    }
     return NULL;
 }
 
@@ -365,6 +368,7 @@ typedef struct pass {
     oac_graphs *g;
     rule_memo *memo;        /* open addressing, at most half full */
     size_t n_memo, cap_memo;
+    rule_memo spill;        /* an operator memo_slot found no room for */
 } pass;
 
 static const char *vname(const pass *p, size_t id)
@@ -835,7 +839,7 @@ static int seed_input_file(pass *p, const oac_value *v)
 static uint32_t op_hash(const char *op_type)
 {
     /* The first four bytes tell most operator types apart; the probe
-     * compares whole names, so sharing a prefix costs only a step. */
+     * compares whole names (and is bounded: see memo_slot). */
     const unsigned char *c = (const unsigned char *)op_type;
     uint32_t h = c[0];
     if (c[0] && c[1]) {
@@ -846,16 +850,22 @@ static uint32_t op_hash(const char *op_type)
     return (h * 0x9E3779B1u) >> 8;
 }
 
+/* The slot of (op_type, domain): its entry or a free slot, or SIZE_MAX
+ * past MEMO_PROBES steps.  Many operator types sharing a prefix then go
+ * unmemoized (two table searches, as without a memo) instead of making
+ * every probe longer. */
+#define MEMO_PROBES 4
 static size_t memo_slot(const rule_memo *m, size_t cap, uint32_t h,
                         const char *op_type, const char *domain)
 {
     size_t i = h & (cap - 1);
-    while (m[i].op_type &&
-           (m[i].hash != h || strcmp(m[i].op_type, op_type) ||
-            !(m[i].domain == domain ||
+    for (int n = 0; n < MEMO_PROBES; n++, i = (i + 1) & (cap - 1))
+        if (!m[i].op_type ||
+            (m[i].hash == h && !strcmp(m[i].op_type, op_type) &&
+             (m[i].domain == domain ||
               (m[i].domain && domain && !strcmp(m[i].domain, domain)))))
-        i = (i + 1) & (cap - 1);
-    return i;
+            return i;
+    return SIZE_MAX;
 }
 
 /* The interned dims of output 0, built in c->scratch.  Most outputs
@@ -897,20 +907,26 @@ static int node_rules(pass *p, const Onnx__NodeProto *np, rule_memo **out)
             return OAC_ENOMEM;
         for (size_t k = 0; k < p->cap_memo; k++) {
             const rule_memo *o = &p->memo[k];
-            if (o->op_type)
-                m[memo_slot(m, cap, o->hash, o->op_type, o->domain)] = *o;
+            size_t at = o->op_type ? memo_slot(m, cap, o->hash, o->op_type,
+                                               o->domain) : SIZE_MAX;
+            if (at != SIZE_MAX)
+                m[at] = *o;
+            else if (o->op_type)
+                p->n_memo--;    /* no room near its slot: dropped */
         }
         oac_dealloc(p->sh->ctx, p->memo);
         p->memo = m;
         p->cap_memo = cap;
     }
     uint32_t h = op_hash(np->op_type);
-    rule_memo *m = &p->memo[memo_slot(p->memo, p->cap_memo, h, np->op_type, dom)];
-    if (!m->op_type) {
+    size_t at = memo_slot(p->memo, p->cap_memo, h, np->op_type, dom);
+    rule_memo *m = at != SIZE_MAX ? &p->memo[at] : &p->spill;
+    if (m == &p->spill || !m->op_type) {
         *m = (rule_memo){ .op_type = np->op_type, .domain = dom, .hash = h,
                           .infer = oac_infer_rule(dom, np->op_type),
                           .fold = oac_fold_rule(dom, np->op_type) };
-        p->n_memo++;
+        if (m != &p->spill)
+            p->n_memo++;
     }
     *out = m;
     return OAC_OK;
