@@ -17,7 +17,9 @@
  *  3. --dim errors (unknown name, conflicting repeat, value < 1) are
  *     usage errors: OAC_EINVAL with the message on ctx, nothing reported.
  *  4. Everything is linear in the model: one strmap lookup per dim_param,
- *     near-constant union-find steps (path halving, union by binding).
+ *     near-constant union-find steps (path halving, union by binding),
+ *     one bounded probe of the rule memo per node and one of the dims
+ *     table per new shape.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -63,9 +65,9 @@ static inline bool dims_eq(const oac_dimref *a, const oac_dimref *b, size_t n)
     return true;
 }
 
-static inline struct oac_dims_slot *dims_probe(struct oac_dims_slot *tab, size_t cap,
-                                        uint32_t hash, const oac_dimref *d,
-                                        size_t n)
+static inline struct oac_dims_slot *dims_probe(struct oac_dims_slot *tab,
+                                               size_t cap, uint32_t hash,
+                                               const oac_dimref *d, size_t n)
 {
     size_t i = hash & (cap - 1);
     while (tab[i].dims &&
