@@ -26,8 +26,6 @@
 
 #include "shapes.h"
 
-typedef int (*fold_fn)(oac_infer *c);
-
 static bool is_int_type(int32_t t)
 {
     switch (t) {
@@ -341,7 +339,7 @@ static int f_size(oac_infer *c)
 /* The contract's complete list, sorted by op_type for bsearch. */
 static const struct row {
     const char *op_type;
-    fold_fn fn;
+    oac_rule_fn fn;
 } rows[] = {
     { "Add", f_add },
     { "Cast", f_cast },
@@ -372,13 +370,11 @@ bool oac_fold_table_sorted(void)
     return true;
 }
 
-int oac_fold_node(oac_infer *c)
+oac_rule_fn oac_fold_rule(const char *domain, const char *op_type)
 {
-    const char *d = c->proto->domain;
-    if (!c->proto->op_type || (d && d[0] && strcmp(d, "ai.onnx")))
-        return OAC_OK;
-    const struct row *r = bsearch(c->proto->op_type, rows,
-                                  sizeof rows / sizeof rows[0], sizeof rows[0],
-                                  row_cmp);
-    return r ? r->fn(c) : OAC_OK;
+    if (domain)
+        return NULL;
+    const struct row *r = bsearch(op_type, rows, sizeof rows / sizeof rows[0],
+                                  sizeof rows[0], row_cmp);
+    return r ? r->fn : NULL;
 }

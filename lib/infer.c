@@ -15,16 +15,16 @@
  *     guess: a static dim is written only when it is certain.
  *  3. Arithmetic on dimensions is overflow-checked (Concat sums, Reshape
  *     products); overflow makes the dimension unknown.
- *  4. Output dims arrays are new or shared read-only with an input (dims
- *     arrays are never modified once set), so rules may share them.
+ *  4. A rule writes output 0's dims into c->scratch (set_out) or shares
+ *     an input's array; input arrays are interned and read-only
+ *     (shapes.h invariant 7), and the pass interns the scratch after the
+ *     folding rule has read it.
  */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "shapes.h"
-
-typedef int (*infer_fn)(oac_infer *c);
 
 /* ---- helpers ---- */
 
@@ -41,25 +41,23 @@ static const oac_known *kin(const oac_infer *c, size_t i)
     return i < c->n_in ? c->in_known[i] : NULL;
 }
 
-static int set_out(oac_infer *c, size_t k, int32_t elem, int32_t rank,
-                   oac_dimref **dims)
+/* Type output 0 (the only output a rule types): a tensor of elem with
+ * rank dims, which the rule writes through *dims (c->scratch; NULL when
+ * the rank is unknown or there is no output 0). */
+static int set_out(oac_infer *c, int32_t elem, int32_t rank, oac_dimref **dims)
 {
     if (dims)
         *dims = NULL;
-    if (k >= c->n_out)
+    if (!c->n_out)
         return OAC_OK;
-    c->out[k] = (oac_vshape){ .kind = OAC_VK_TENSOR, .elem_type = elem,
+    c->out[0] = (oac_vshape){ .kind = OAC_VK_TENSOR, .elem_type = elem,
                               .rank = -1 };
-    if (dims)
-        *dims = NULL;
     if (rank < 0 || rank > OAC_SHAPE_MAX_RANK)
         return OAC_OK;
-    c->out[k].rank = rank;
-    c->out[k].dims = oac_shapes_new_dims(c->sh, (size_t)rank);
-    if (!c->out[k].dims)
-        return OAC_ENOMEM;
+    c->out[0].rank = rank;
+    c->out[0].dims = c->scratch;
     if (dims)
-        *dims = c->out[k].dims;
+        *dims = c->scratch;
     return OAC_OK;
 }
 
@@ -130,7 +128,7 @@ static int broadcast(oac_infer *c, size_t first, int32_t out_elem,
     for (size_t i = first; i < c->n_in; i++) {
         const oac_vshape *x = tin(c, i);
         if (!x || x->rank < 0)
-            return set_out(c, 0, out_elem ? out_elem :
+            return set_out(c, out_elem ? out_elem :
                            (tin(c, elem_from) ? tin(c, elem_from)->elem_type : 0),
                            -1, NULL);
         if (x->rank > rank)
@@ -138,7 +136,7 @@ static int broadcast(oac_infer *c, size_t first, int32_t out_elem,
     }
     oac_dimref *d;
     const oac_vshape *ef = tin(c, elem_from);
-    int rc = set_out(c, 0, out_elem ? out_elem : (ef ? ef->elem_type : 0),
+    int rc = set_out(c, out_elem ? out_elem : (ef ? ef->elem_type : 0),
                      rank, &d);
     if (rc || !d)
         return rc;
@@ -191,14 +189,14 @@ static int r_matmul(oac_infer *c)
     if (!a || !b)
         return OAC_OK;
     if (a->rank < 1 || b->rank < 1)
-        return set_out(c, 0, a->elem_type, -1, NULL);
+        return set_out(c, a->elem_type, -1, NULL);
     /* Batch dims broadcast; then [.., M, K] x [.., K, N]. */
     int32_t ba = a->rank >= 2 ? a->rank - 2 : 0;
     int32_t bb = b->rank >= 2 ? b->rank - 2 : 0;
     int32_t batch = ba > bb ? ba : bb;
     int32_t rank = batch + (a->rank >= 2) + (b->rank >= 2);
     oac_dimref *d;
-    int rc = set_out(c, 0, a->elem_type, rank, &d);
+    int rc = set_out(c, a->elem_type, rank, &d);
     if (rc || !d)
         return rc;
     for (int32_t k = 0; k < batch; k++) {
@@ -229,18 +227,18 @@ static int r_transpose(oac_infer *c)
     if (!x)
         return OAC_OK;
     if (x->rank < 0)
-        return set_out(c, 0, x->elem_type, -1, NULL);
+        return set_out(c, x->elem_type, -1, NULL);
     const Onnx__AttributeProto *a = oac_shapes_attr(c->proto, "perm");
     oac_dimref *d;
     if (a && a->n_ints != (size_t)x->rank)
-        return set_out(c, 0, x->elem_type, -1, NULL);
-    int rc = set_out(c, 0, x->elem_type, x->rank, &d);
+        return set_out(c, x->elem_type, -1, NULL);
+    int rc = set_out(c, x->elem_type, x->rank, &d);
     if (rc || !d)
         return rc;
     for (int32_t k = 0; k < x->rank; k++) {
         int64_t src = a ? a->ints[k] : x->rank - 1 - k;
         if (src < 0 || src >= x->rank)
-            return set_out(c, 0, x->elem_type, -1, NULL);
+            return set_out(c, x->elem_type, -1, NULL);
         d[k] = x->dims[src];
     }
     return OAC_OK;
@@ -252,10 +250,10 @@ static int r_reshape(oac_infer *c)
     const oac_known *s = kin(c, 1);
     int32_t elem = x ? x->elem_type : 0;
     if (!s || s->rank != 1 || s->n > OAC_SHAPE_MAX_RANK)
-        return x ? set_out(c, 0, elem, -1, NULL) : OAC_OK;
+        return x ? set_out(c, elem, -1, NULL) : OAC_OK;
     bool allowzero = oac_shapes_attr_int(c->proto, "allowzero", 0) != 0;
     oac_dimref *d;
-    int rc = set_out(c, 0, elem, (int32_t)s->n, &d);
+    int rc = set_out(c, elem, (int32_t)s->n, &d);
     if (rc || !d)
         return rc;
     long minus = -1;
@@ -271,7 +269,7 @@ static int r_reshape(oac_infer *c)
         } else if (v >= 0) {
             d[k] = v;
         } else {
-            return set_out(c, 0, elem, -1, NULL);   /* invalid: stay unknown */
+            return set_out(c, elem, -1, NULL);   /* invalid: stay unknown */
         }
     }
     if (minus < 0)
@@ -304,7 +302,7 @@ static int r_slice(oac_infer *c)
     if (!x)
         return OAC_OK;
     if (x->rank < 0)
-        return set_out(c, 0, x->elem_type, -1, NULL);
+        return set_out(c, x->elem_type, -1, NULL);
     const int64_t *st, *en, *ax = NULL, *sp = NULL;
     size_t nst, nen, nax = 0, nsp = 0;
     bool old = c->opset < 10;
@@ -318,7 +316,7 @@ static int r_slice(oac_infer *c)
     if (ok && have_steps)
         ok = ints_of(c, NULL, 4, &sp, &nsp) && nsp == nst;
     oac_dimref *d;
-    int rc = set_out(c, 0, x->elem_type, x->rank, &d);
+    int rc = set_out(c, x->elem_type, x->rank, &d);
     if (rc || !d)
         return rc;
     oac_shapes_copy(d, x->dims, (size_t)x->rank * sizeof *d);
@@ -332,11 +330,11 @@ static int r_slice(oac_infer *c)
     for (size_t i = 0; i < nst; i++) {
         int32_t a;
         if (!norm_axis(ax ? ax[i] : (int64_t)i, x->rank, &a))
-            return set_out(c, 0, x->elem_type, -1, NULL);
+            return set_out(c, x->elem_type, -1, NULL);
         int64_t step = sp ? sp[i] : 1;
         int64_t n = dimv(c, x->dims[a]);
         if (step == 0)
-            return set_out(c, 0, x->elem_type, -1, NULL);
+            return set_out(c, x->elem_type, -1, NULL);
         if (n < 0) {
             if ((rc = fresh(c, &d[a])))
                 return rc;
@@ -373,12 +371,12 @@ static int r_concat(oac_infer *c)
     const oac_vshape *e0 = tin(c, 0);
     int32_t elem = e0 ? e0->elem_type : 0;
     if (!f)
-        return set_out(c, 0, elem, -1, NULL);
+        return set_out(c, elem, -1, NULL);
     int32_t axis;
     if (!norm_axis(oac_shapes_attr_int(c->proto, "axis", 0), f->rank, &axis))
-        return set_out(c, 0, elem, -1, NULL);
+        return set_out(c, elem, -1, NULL);
     oac_dimref *d;
-    int rc = set_out(c, 0, elem, f->rank, &d);
+    int rc = set_out(c, elem, f->rank, &d);
     if (rc || !d)
         return rc;
     oac_shapes_copy(d, f->dims, (size_t)f->rank * sizeof *d);
@@ -406,13 +404,13 @@ static int r_gather(oac_infer *c)
     if (!x)
         return OAC_OK;
     if (x->rank < 1 || !idx || idx->rank < 0)
-        return set_out(c, 0, x->elem_type, -1, NULL);
+        return set_out(c, x->elem_type, -1, NULL);
     int32_t axis;
     if (!norm_axis(oac_shapes_attr_int(c->proto, "axis", 0), x->rank, &axis))
-        return set_out(c, 0, x->elem_type, -1, NULL);
+        return set_out(c, x->elem_type, -1, NULL);
     int32_t rank = x->rank - 1 + idx->rank;
     oac_dimref *d;
-    int rc = set_out(c, 0, x->elem_type, rank, &d);
+    int rc = set_out(c, x->elem_type, rank, &d);
     if (rc || !d)
         return rc;
     int32_t k = 0;
@@ -446,14 +444,14 @@ static int r_shape(oac_infer *c)
     const oac_vshape *x = c->n_in ? c->in[0] : NULL;
     oac_dimref *d;
     if (!x || x->kind != OAC_VK_TENSOR || x->rank < 0) {
-        int rc = set_out(c, 0, 7 /* INT64 */, 1, &d);
+        int rc = set_out(c, 7 /* INT64 */, 1, &d);
         if (!rc && d)
             rc = fresh(c, &d[0]);
         return rc;
     }
     int32_t b, e;
     shape_range(c, x->rank, &b, &e);
-    int rc = set_out(c, 0, 7, 1, &d);
+    int rc = set_out(c, 7, 1, &d);
     if (!rc && d)
         d[0] = e - b;
     return rc;
@@ -461,7 +459,7 @@ static int r_shape(oac_infer *c)
 
 static int r_size(oac_infer *c)
 {
-    return set_out(c, 0, 7, 0, NULL);
+    return set_out(c, 7, 0, NULL);
 }
 
 static int r_constant(oac_infer *c)
@@ -477,22 +475,22 @@ static int r_constant(oac_infer *c)
             const Onnx__TensorProto *t = a->t;
             for (size_t k = 0; k < t->n_dims; k++)
                 if (t->dims[k] < 0)
-                    return set_out(c, 0, t->data_type, -1, NULL);
+                    return set_out(c, t->data_type, -1, NULL);
             if (t->n_dims > OAC_SHAPE_MAX_RANK)
-                return set_out(c, 0, t->data_type, -1, NULL);
-            rc = set_out(c, 0, t->has_data_type ? t->data_type : 0,
+                return set_out(c, t->data_type, -1, NULL);
+            rc = set_out(c, t->has_data_type ? t->data_type : 0,
                          (int32_t)t->n_dims, &d);
             if (!rc && d)
                 oac_shapes_copy(d, t->dims, t->n_dims * sizeof *d);
             return rc;
         }
         if (!strcmp(a->name, "value_int"))
-            return set_out(c, 0, 7, 0, NULL);
+            return set_out(c, 7, 0, NULL);
         if (!strcmp(a->name, "value_float"))
-            return set_out(c, 0, 1, 0, NULL);
+            return set_out(c, 1, 0, NULL);
         if (!strcmp(a->name, "value_ints") || !strcmp(a->name, "value_floats")) {
             bool ints = !strcmp(a->name, "value_ints");
-            rc = set_out(c, 0, ints ? 7 : 1, 1, &d);
+            rc = set_out(c, ints ? 7 : 1, 1, &d);
             if (!rc && d)
                 d[0] = (int64_t)(ints ? a->n_ints : a->n_floats);
             return rc;
@@ -510,19 +508,19 @@ static int r_unsqueeze(oac_infer *c)
     size_t nax;
     if (x->rank < 0 || !ints_of(c, "axes", 1, &ax, &nax) ||
         nax > OAC_SHAPE_MAX_RANK)
-        return set_out(c, 0, x->elem_type, -1, NULL);
+        return set_out(c, x->elem_type, -1, NULL);
     int32_t rank = x->rank + (int32_t)nax;
     if (rank > OAC_SHAPE_MAX_RANK)
-        return set_out(c, 0, x->elem_type, -1, NULL);
+        return set_out(c, x->elem_type, -1, NULL);
     bool is_new[OAC_SHAPE_MAX_RANK] = { false };
     for (size_t i = 0; i < nax; i++) {
         int32_t a;
         if (!norm_axis(ax[i], rank, &a) || is_new[a])
-            return set_out(c, 0, x->elem_type, -1, NULL);
+            return set_out(c, x->elem_type, -1, NULL);
         is_new[a] = true;
     }
     oac_dimref *d;
-    int rc = set_out(c, 0, x->elem_type, rank, &d);
+    int rc = set_out(c, x->elem_type, rank, &d);
     if (rc || !d)
         return rc;
     int32_t j = 0;
@@ -537,19 +535,19 @@ static int r_squeeze(oac_infer *c)
     if (!x)
         return OAC_OK;
     if (x->rank < 0)
-        return set_out(c, 0, x->elem_type, -1, NULL);
+        return set_out(c, x->elem_type, -1, NULL);
     bool drop[OAC_SHAPE_MAX_RANK] = { false };
     const int64_t *ax;
     size_t nax;
     bool have = (c->opset < 13 || c->n_in > 1) && ints_of(c, "axes", 1, &ax, &nax);
     if (!have && (c->n_in > 1 && c->proto->input[1][0]))
-        return set_out(c, 0, x->elem_type, -1, NULL);   /* axes not known */
+        return set_out(c, x->elem_type, -1, NULL);   /* axes not known */
     int32_t rank = x->rank;
     if (have) {
         for (size_t i = 0; i < nax; i++) {
             int32_t a;
             if (!norm_axis(ax[i], x->rank, &a) || drop[a])
-                return set_out(c, 0, x->elem_type, -1, NULL);
+                return set_out(c, x->elem_type, -1, NULL);
             drop[a] = true;
             rank--;
         }
@@ -557,7 +555,7 @@ static int r_squeeze(oac_infer *c)
         for (int32_t k = 0; k < x->rank; k++) {
             int64_t v = dimv(c, x->dims[k]);
             if (v < 0)
-                return set_out(c, 0, x->elem_type, -1, NULL);
+                return set_out(c, x->elem_type, -1, NULL);
             if (v == 1) {
                 drop[k] = true;
                 rank--;
@@ -565,7 +563,7 @@ static int r_squeeze(oac_infer *c)
         }
     }
     oac_dimref *d;
-    int rc = set_out(c, 0, x->elem_type, rank, &d);
+    int rc = set_out(c, x->elem_type, rank, &d);
     if (rc || !d)
         return rc;
     int32_t j = 0;
@@ -580,7 +578,7 @@ static int r_squeeze(oac_infer *c)
 static const struct row {
     const char *op_type;
     const char *domain;   /* "" ONNX, else exact */
-    infer_fn fn;
+    oac_rule_fn fn;
 } rows[] = {
     { "Abs", "", r_same },
     { "Add", "", r_bcast },
@@ -630,11 +628,6 @@ static int row_cmp(const void *k, const void *r)
     return strcmp((const char *)k, ((const struct row *)r)->op_type);
 }
 
-static bool domain_is_onnx(const char *d)
-{
-    return !d || !d[0] || !strcmp(d, "ai.onnx");
-}
-
 bool oac_infer_table_sorted(void)
 {
     for (size_t i = 1; i < sizeof rows / sizeof rows[0]; i++)
@@ -643,18 +636,12 @@ bool oac_infer_table_sorted(void)
     return true;
 }
 
-int oac_infer_node(oac_infer *c)
+oac_rule_fn oac_infer_rule(const char *domain, const char *op_type)
 {
-    const char *op = c->proto->op_type;
-    if (!op)
-        return OAC_OK;
-    const struct row *r = bsearch(op, rows, sizeof rows / sizeof rows[0],
+    const struct row *r = bsearch(op_type, rows, sizeof rows / sizeof rows[0],
                                   sizeof rows[0], row_cmp);
     if (!r)
-        return OAC_OK;
-    bool dom_ok = r->domain[0] ? (c->proto->domain && !strcmp(c->proto->domain, r->domain))
-                               : domain_is_onnx(c->proto->domain);
-    if (!dom_ok)
-        return OAC_OK;
-    return r->fn(c);
+        return NULL;
+    bool dom_ok = r->domain[0] ? (domain && !strcmp(domain, r->domain)) : !domain;
+    return dom_ok ? r->fn : NULL;
 }

@@ -17,7 +17,9 @@
  *  3. --dim errors (unknown name, conflicting repeat, value < 1) are
  *     usage errors: OAC_EINVAL with the message on ctx, nothing reported.
  *  4. Everything is linear in the model: one strmap lookup per dim_param,
- *     near-constant union-find steps (path halving, union by binding).
+ *     near-constant union-find steps (path halving, union by binding),
+ *     one bounded probe of the rule memo per node and one of the dims
+ *     table per new shape.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,21 +37,102 @@
 /* Allocation and symbols                                               */
 /* ------------------------------------------------------------------ */
 
-oac_dimref *oac_shapes_new_dims(oac_shapes *sh, size_t n)
+int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n)
 {
-    if (n > SIZE_MAX / sizeof(oac_dimref)) {
+    if (n > SIZE_MAX / sizeof(int64_t)) {
         oac_err(sh->ctx, OAC_ENOMEM, "shape too large");
         return NULL;
     }
-    oac_dimref *d = oac_arena_alloc(sh->arena, n ? n * sizeof *d : 1);
+    int64_t *d = oac_arena_alloc(sh->arena, n ? n * sizeof *d : 1);
     if (!d)
         oac_err(sh->ctx, OAC_ENOMEM, "out of memory");
     return d;
 }
 
-int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n)
+/* One interned dims array (shapes.h invariant 7). */
+struct oac_dims_slot {
+    const oac_dimref *dims;         /* NULL: free slot */
+    uint32_t hash;
+    int32_t rank;
+};
+
+static inline bool dims_eq(const oac_dimref *a, const oac_dimref *b, size_t n)
 {
-    return (int64_t *)oac_shapes_new_dims(sh, n);
+    /* Ranks are small: a loop beats a call to memcmp. */
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+static inline struct oac_dims_slot *dims_probe(struct oac_dims_slot *tab,
+                                               size_t cap, uint32_t hash,
+                                               const oac_dimref *d, size_t n)
+{
+    size_t i = hash & (cap - 1);
+    while (tab[i].dims &&
+           (tab[i].hash != hash || (size_t)tab[i].rank != n ||
+            !dims_eq(tab[i].dims, d, n)))
+        i = (i + 1) & (cap - 1);
+    return &tab[i];
+}
+
+static int dims_grow(oac_shapes *sh)
+{
+    size_t cap = sh->cap_dims_tab ? 2 * sh->cap_dims_tab : 256;
+    struct oac_dims_slot *t = oac_calloc(sh->ctx, cap, sizeof *t);
+    if (!t)
+        return OAC_ENOMEM;
+    for (size_t i = 0; i < sh->cap_dims_tab; i++) {
+        const struct oac_dims_slot *o = &sh->dims_tab[i];
+        if (o->dims)
+            *dims_probe(t, cap, o->hash, o->dims, (size_t)o->rank) = *o;
+    }
+    oac_dealloc(sh->ctx, sh->dims_tab);
+    sh->dims_tab = t;
+    sh->cap_dims_tab = cap;
+    return OAC_OK;
+}
+
+const oac_dimref *oac_shapes_intern(oac_shapes *sh, const oac_dimref *d,
+                                    size_t n)
+{
+    if (n > OAC_SHAPE_MAX_RANK) {
+        oac_err(sh->ctx, OAC_ENOMEM, "shape too large");
+        return NULL;
+    }
+    for (size_t k = 0; k < 4; k++)
+        if (sh->dims_recent[k] && (size_t)sh->dims_recent_rank[k] == n &&
+            dims_eq(sh->dims_recent[k], d, n))
+            return sh->dims_recent[k];
+    if (2 * (sh->n_dims_tab + 1) > sh->cap_dims_tab && dims_grow(sh))
+        return NULL;
+    uint64_t x = n;
+    for (size_t i = 0; i < n; i++)
+        x = (x ^ (uint64_t)d[i]) * 0x9E3779B97F4A7C15u;
+    uint32_t h = (uint32_t)(x >> 32) ^ (uint32_t)x;
+    struct oac_dims_slot *slot = dims_probe(sh->dims_tab, sh->cap_dims_tab, h, d, n);
+    if (!slot->dims) {
+        oac_dimref *copy = oac_shapes_new_i64(sh, n);
+        if (!copy)
+            return NULL;
+        oac_shapes_copy(copy, d, n * sizeof *d);
+        *slot = (struct oac_dims_slot){ .dims = copy, .hash = h, .rank = (int32_t)n };
+        sh->n_dims_tab++;
+    }
+    sh->dims_recent[sh->dims_next % 4] = slot->dims;
+    sh->dims_recent_rank[sh->dims_next++ % 4] = (int16_t)n;
+    return slot->dims;
+}
+
+/* The table is only for building: values keep their arrays. */
+static void intern_done(oac_shapes *sh)
+{
+    oac_dealloc(sh->ctx, sh->dims_tab);
+    sh->dims_tab = NULL;
+    sh->n_dims_tab = sh->cap_dims_tab = 0;
+    for (size_t k = 0; k < 4; k++)
+        sh->dims_recent[k] = NULL;
 }
 
 oac_known *oac_shapes_new_known(oac_shapes *sh, int32_t elem_type,
@@ -110,7 +193,7 @@ int oac_shapes_fresh(oac_shapes *sh, oac_dimref *out)
     return OAC_OK;
 }
 
-int64_t oac_shapes_dim(const oac_shapes *sh, oac_dimref d)
+int64_t oac_shapes_sym_value(const oac_shapes *sh, oac_dimref d)
 {
     if (!OAC_DIM_IS_SYM(d))
         return d;
@@ -137,9 +220,71 @@ const oac_vshape *oac_shapes_value(const oac_shapes *sh, size_t id)
     return sh && id < sh->n_values ? &sh->vals[id] : NULL;
 }
 
+struct oac_known_slot {
+    size_t id;
+    oac_known *k;           /* NULL: a free slot */
+};
+
+static size_t known_slot(const struct oac_known_slot *tab, size_t cap,
+                         size_t id)
+{
+    size_t i = (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15u) >> 32) & (cap - 1);
+    while (tab[i].k && tab[i].id != id)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static bool known_bit(const oac_shapes *sh, size_t id)
+{
+    return (sh->known_bits[id / 64] >> (id % 64)) & 1;
+}
+
+static oac_known *known_get(const oac_shapes *sh, size_t id)
+{
+    if (!known_bit(sh, id))
+        return NULL;
+    return sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)].k;
+}
+
+/* Value id is known as k (NULL: unknown). */
+static int known_set(oac_shapes *sh, size_t id, oac_known *k)
+{
+    if (known_bit(sh, id)) {
+        /* Values are set once in practice; a NULL keeps the slot (the
+         * bit, not the slot, says whether there is a value). */
+        struct oac_known_slot *sl =
+            &sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)];
+        if (k) {
+            sl->k = k;
+            return OAC_OK;
+        }
+        sh->known_bits[id / 64] &= ~((uint64_t)1 << (id % 64));
+        return OAC_OK;
+    }
+    if (!k)
+        return OAC_OK;
+    if (2 * (sh->n_known + 1) > sh->cap_known) {
+        size_t cap = sh->cap_known ? 2 * sh->cap_known : 64;
+        struct oac_known_slot *t = oac_calloc(sh->ctx, cap, sizeof *t);
+        if (!t)
+            return OAC_ENOMEM;
+        for (size_t i = 0; i < sh->cap_known; i++)
+            if (sh->known_tab[i].k)
+                t[known_slot(t, cap, sh->known_tab[i].id)] = sh->known_tab[i];
+        oac_dealloc(sh->ctx, sh->known_tab);
+        sh->known_tab = t;
+        sh->cap_known = cap;
+    }
+    sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)] =
+        (struct oac_known_slot){ .id = id, .k = k };
+    sh->n_known++;
+    sh->known_bits[id / 64] |= (uint64_t)1 << (id % 64);
+    return OAC_OK;
+}
+
 const oac_known *oac_shapes_known(const oac_shapes *sh, size_t id)
 {
-    return sh && id < sh->n_values ? sh->known[id] : NULL;
+    return sh && id < sh->n_values ? known_get(sh, id) : NULL;
 }
 
 bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
@@ -160,9 +305,12 @@ bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
 const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
                                             const char *name)
 {
-    for (size_t i = 0; i < n->n_attribute; i++)
-        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
+    /* The first byte settles most misses without a call. */
+    for (size_t i = 0; i < n->n_attribute; i++) {
+        const char *an = n->attribute[i]->name;
+        if (an && an[0] == name[0] && !strcmp(an, name))
             return n->attribute[i];
+    }
     return NULL;
 }
 
@@ -185,7 +333,9 @@ void oac_shapes_free(oac_shapes *sh)
     oac_strmap_fini(&sh->sym_by_name);
     oac_dealloc(ctx, sh->syms);
     oac_dealloc(ctx, sh->vals);
-    oac_dealloc(ctx, sh->known);
+    oac_dealloc(ctx, sh->known_bits);
+    oac_dealloc(ctx, sh->known_tab);
+    intern_done(sh);
     oac_arena_free(sh->arena);
     oac_dealloc(ctx, sh);
 }
@@ -200,10 +350,27 @@ typedef struct place {
     int32_t dim;
 } place;
 
+/* The rules of one operator: two table searches per distinct (domain,
+ * op_type) of the model instead of per node. */
+typedef struct rule_memo {
+    const char *op_type;    /* borrowed from the first node seen; NULL: free */
+    const char *domain;     /* NULL for the ONNX domain */
+    uint32_t hash;          /* op_hash(op_type) */
+    oac_rule_fn infer, fold;
+    /* Output dims the operator made lately (interned): the nodes of one
+     * type in a layer make a few shapes, and every layer the same. */
+    const oac_dimref *recent[4];
+    int16_t recent_rank[4];
+    unsigned next_recent;
+} rule_memo;
+
 typedef struct pass {
     oac_check_state *st;
     oac_shapes *sh;
     oac_graphs *g;
+    rule_memo *memo;        /* open addressing, at most half full */
+    size_t n_memo, cap_memo;
+    rule_memo spill;        /* an operator memo_slot found no room for */
 } pass;
 
 static const char *vname(const pass *p, size_t id)
@@ -390,26 +557,26 @@ static int parse_shape(pass *p, const Onnx__TensorShapeProto *shp,
         out->rank = -1;
         return OAC_OK;
     }
-    out->rank = (int32_t)shp->n_dim;
-    out->dims = oac_shapes_new_dims(p->sh, shp->n_dim);
-    if (!out->dims)
-        return OAC_ENOMEM;
+    oac_dimref dims[OAC_SHAPE_MAX_RANK];
     for (size_t i = 0; i < shp->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = shp->dim[i];
         int rc = OAC_OK;
         if (d && d->value_case ==
             ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
             d->dim_value >= 0)
-            out->dims[i] = d->dim_value;
+            dims[i] = d->dim_value;
         else if (d && d->value_case ==
                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                  d->dim_param && d->dim_param[0])
-            rc = sym_named(p, d->dim_param, &out->dims[i]);
+            rc = sym_named(p, d->dim_param, &dims[i]);
         else
-            rc = oac_shapes_fresh(p->sh, &out->dims[i]);
+            rc = oac_shapes_fresh(p->sh, &dims[i]);
         if (rc)
             return rc;
     }
+    if (!(out->dims = oac_shapes_intern(p->sh, dims, shp->n_dim)))
+        return OAC_ENOMEM;
+    out->rank = (int32_t)shp->n_dim;
     return OAC_OK;
 }
 
@@ -574,10 +741,9 @@ static int seed_value(pass *p, const oac_value *v)
                 ok = ok && t->dims[i] >= 0;
             if (ok) {
                 it.rank = (int32_t)t->n_dims;
-                it.dims = oac_shapes_new_dims(sh, t->n_dims);
+                it.dims = oac_shapes_intern(sh, t->dims, t->n_dims);
                 if (!it.dims)
                     return OAC_ENOMEM;
-                oac_shapes_copy(it.dims, t->dims, t->n_dims * sizeof *it.dims);
             }
         }
         /* An initializer's dims are facts of the data: they bind the
@@ -589,7 +755,8 @@ static int seed_value(pass *p, const oac_value *v)
             oac_known *k;
             if ((rc = oac_known_from_tensor(sh, t, &k)))
                 return rc;
-            sh->known[v->id] = k;
+            if ((rc = known_set(sh, v->id, k)))
+                return rc;
         }
     }
     if (v->kind == OAC_VAL_INPUT && v->scope == p->g->scopes[0])
@@ -631,12 +798,13 @@ static int seed_input_file(pass *p, const oac_value *v)
         }
         if (vs->kind == OAC_VK_TENSOR && t->n_dims <= OAC_SHAPE_MAX_RANK) {
             if (vs->rank < 0) {
-                if (!(vs->dims = oac_shapes_new_dims(sh, t->n_dims)))
+                oac_dimref fresh[OAC_SHAPE_MAX_RANK];
+                for (size_t k = 0; k < t->n_dims; k++)
+                    if ((rc = oac_shapes_fresh(sh, &fresh[k])))
+                        return rc;
+                if (!(vs->dims = oac_shapes_intern(sh, fresh, t->n_dims)))
                     return OAC_ENOMEM;
                 vs->rank = (int32_t)t->n_dims;
-                for (size_t k = 0; k < t->n_dims; k++)
-                    if ((rc = oac_shapes_fresh(sh, &vs->dims[k])))
-                        return rc;
             }
             if ((size_t)vs->rank != t->n_dims) {
                 oac_where w = { .graph = v->scope->name, .value = v->name,
@@ -663,8 +831,105 @@ static int seed_input_file(pass *p, const oac_value *v)
         oac_known *k;
         if ((rc = oac_known_from_tensor(sh, t, &k)))
             return rc;
-        sh->known[v->id] = k;
+        if ((rc = known_set(sh, v->id, k)))
+            return rc;
     }
+    return OAC_OK;
+}
+
+static uint32_t op_hash(const char *op_type)
+{
+    /* The first four bytes tell most operator types apart; the probe
+     * compares whole names (and is bounded: see memo_slot). */
+    const unsigned char *c = (const unsigned char *)op_type;
+    uint32_t h = c[0];
+    if (c[0] && c[1]) {
+        h |= (uint32_t)c[1] << 8;
+        if (c[2])
+            h |= (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+    }
+    return (h * 0x9E3779B1u) >> 8;
+}
+
+/* The slot of (op_type, domain): its entry or a free slot, or SIZE_MAX
+ * past MEMO_PROBES steps.  Many operator types sharing a prefix then go
+ * unmemoized (two table searches, as without a memo) instead of making
+ * every probe longer. */
+#define MEMO_PROBES 4
+static size_t memo_slot(const rule_memo *m, size_t cap, uint32_t h,
+                        const char *op_type, const char *domain)
+{
+    size_t i = h & (cap - 1);
+    for (int n = 0; n < MEMO_PROBES; n++, i = (i + 1) & (cap - 1))
+        if (!m[i].op_type ||
+            (m[i].hash == h && !strcmp(m[i].op_type, op_type) &&
+             (m[i].domain == domain ||
+              (m[i].domain && domain && !strcmp(m[i].domain, domain)))))
+            return i;
+    return SIZE_MAX;
+}
+
+/* The interned dims of output 0, built in c->scratch.  Most outputs
+ * have the shape of an input (element-wise ops, projections): comparing
+ * with the inputs' arrays is cheaper than hashing. */
+static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
+                                    rule_memo *m)
+{
+    int16_t rank = c->out[0].rank;
+    size_t n = (size_t)rank;
+    for (size_t k = 0; k < c->n_in; k++)
+        if (c->in[k] && c->in[k]->rank == rank &&
+            dims_eq(c->in[k]->dims, c->scratch, n))
+            return c->in[k]->dims;
+    for (size_t k = 0; k < 4; k++)
+        if (m->recent[k] && m->recent_rank[k] == rank &&
+            dims_eq(m->recent[k], c->scratch, n))
+            return m->recent[k];
+    const oac_dimref *d = oac_shapes_intern(sh, c->scratch, n);
+    if (d) {
+        m->recent[m->next_recent % 4] = d;
+        m->recent_rank[m->next_recent++ % 4] = rank;
+    }
+    return d;
+}
+
+/* The rules of node np (*out NULL when it has no op_type). */
+static int node_rules(pass *p, const Onnx__NodeProto *np, rule_memo **out)
+{
+    *out = NULL;
+    if (!np->op_type)
+        return OAC_OK;
+    const char *d = np->domain;
+    const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
+    if (2 * (p->n_memo + 1) > p->cap_memo) {
+        size_t cap = p->cap_memo ? 2 * p->cap_memo : 64;
+        rule_memo *m = oac_calloc(p->sh->ctx, cap, sizeof *m);
+        if (!m)
+            return OAC_ENOMEM;
+        for (size_t k = 0; k < p->cap_memo; k++) {
+            const rule_memo *o = &p->memo[k];
+            size_t at = o->op_type ? memo_slot(m, cap, o->hash, o->op_type,
+                                               o->domain) : SIZE_MAX;
+            if (at != SIZE_MAX)
+                m[at] = *o;
+            else if (o->op_type)
+                p->n_memo--;    /* no room near its slot: dropped */
+        }
+        oac_dealloc(p->sh->ctx, p->memo);
+        p->memo = m;
+        p->cap_memo = cap;
+    }
+    uint32_t h = op_hash(np->op_type);
+    size_t at = memo_slot(p->memo, p->cap_memo, h, np->op_type, dom);
+    rule_memo *m = at != SIZE_MAX ? &p->memo[at] : &p->spill;
+    if (m == &p->spill || !m->op_type) {
+        *m = (rule_memo){ .op_type = np->op_type, .domain = dom, .hash = h,
+                          .infer = oac_infer_rule(dom, np->op_type),
+                          .fold = oac_fold_rule(dom, np->op_type) };
+        if (m != &p->spill)
+            p->n_memo++;
+    }
+    *out = m;
     return OAC_OK;
 }
 
@@ -674,32 +939,58 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
 {
     oac_node *nd = &s->nodes[i];
     const Onnx__NodeProto *np = nd->proto;
-    oac_infer c = { .sh = p->sh, .scope = s, .node = i, .proto = np,
-                    .opset = opset, .n_in = np->n_input, .in = in,
-                    .in_known = in_known, .n_out = np->n_output, .out = out,
-                    .out_known = out_known };
+    /* Field by field: an initializer would clear the scratch too. */
+    oac_infer c;
+    c.sh = p->sh;
+    c.scope = s;
+    c.node = i;
+    c.proto = np;
+    c.opset = opset;
+    c.n_in = np->n_input;
+    c.in = in;
+    c.in_known = in_known;
+    c.n_out = np->n_output;
+    c.out = out;
+    c.out_known = out_known;
+    rule_memo *rules;
+    int rc = node_rules(p, np, &rules);
+    if (rc)
+        return rc;
     for (size_t k = 0; k < np->n_input; k++) {
         oac_value *v = oac_node_input(s, i, k);
         in[k] = v ? &p->sh->vals[v->id] : NULL;
-        in_known[k] = v ? p->sh->known[v->id] : NULL;
+        in_known[k] = v ? known_get(p->sh, v->id) : NULL;
     }
     for (size_t k = 0; k < np->n_output; k++) {
         out[k] = (oac_vshape){ .kind = OAC_VK_UNKNOWN, .rank = -1 };
         out_known[k] = NULL;
     }
-    int rc = oac_infer_node(&c);
-    if (!rc)
-        rc = oac_fold_node(&c);
+    if (rules && rules->infer)
+        rc = rules->infer(&c);
+    if (!rc && rules && rules->fold)
+        rc = rules->fold(&c);
     if (rc)
         return rc;
+    if (np->n_output && out[0].rank >= 0 && out[0].dims == c.scratch &&
+        !(out[0].dims = intern_out(p->sh, &c, rules)))
+        return OAC_ENOMEM;
     for (size_t k = 0; k < np->n_output; k++) {
         oac_value *v = oac_node_output(s, i, k);
         /* Only the defining node sets a value (graph.h invariant 2). */
         if (!v || v->producer != i || (size_t)v->port != k)
             continue;
-        if ((rc = merge_declared(p, v->id, &p->sh->vals[v->id], &out[k])))
+        /* merge_declared's first two cases, inline: most values are
+         * undeclared. */
+        oac_vshape *vs = &p->sh->vals[v->id];
+        if (out[k].kind == OAC_VK_UNKNOWN)
+            ;
+        else if (vs->kind == OAC_VK_UNKNOWN)
+            *vs = out[k];
+        else if ((rc = merge_declared(p, v->id, vs, &out[k])))
             return rc;
-        p->sh->known[v->id] = out_known[k];
+        if ((out_known[k] || known_bit(p->sh, v->id)) &&
+            (rc = known_set(p->sh, v->id, out_known[k])))
+            return rc;
     }
     return OAC_OK;
 }
@@ -717,8 +1008,9 @@ static int infer_scopes(pass *p)
     /* Declarations first, everywhere: inference of one scope may read
      * outer values of another. */
     for (size_t id = 0; id < g->n_values; id++) {
+        /* No declaration: the value stays as oac_pass_shapes made it. */
         const oac_value *v = g->value_by_id[id];
-        if ((rc = parse_type(p, v->type, &p->sh->vals[id])))
+        if (v->type && (rc = parse_type(p, v->type, &p->sh->vals[id])))
             goto done;
     }
     /* A dim_param declared only on a value_info nothing defines is still
@@ -769,6 +1061,9 @@ static int infer_scopes(pass *p)
         }
     }
 done:
+    oac_dealloc(p->sh->ctx, p->memo);
+    p->memo = NULL;
+    p->n_memo = p->cap_memo = 0;
     oac_dealloc(p->sh->ctx, in);
     oac_dealloc(p->sh->ctx, in_known);
     oac_dealloc(p->sh->ctx, out);
@@ -1021,6 +1316,8 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
     oac_shapes *sh = p->sh;
     *m = (oac_vshape){ .kind = OAC_VK_UNKNOWN, .rank = -1 };
     const oac_value *type_from = NULL, *rank_from = NULL, *kind_from = NULL;
+    /* The class's dims while members are merged in; interned after. */
+    oac_dimref dims[OAC_SHAPE_MAX_RANK];
     char loc[512];
     oac_where w;
     int rc;
@@ -1063,10 +1360,7 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
             continue;
         if (m->rank < 0) {
             m->rank = vs->rank;
-            m->dims = oac_shapes_new_dims(sh, (size_t)vs->rank);
-            if (!m->dims)
-                return OAC_ENOMEM;
-            oac_shapes_copy(m->dims, vs->dims, (size_t)vs->rank * sizeof *m->dims);
+            oac_shapes_copy(dims, vs->dims, (size_t)vs->rank * sizeof *dims);
             rank_from = v;
             continue;
         }
@@ -1081,9 +1375,9 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
             continue;
         }
         for (int32_t d = 0; d < m->rank; d++) {
-            int64_t a = oac_shapes_dim(sh, m->dims[d]);
+            int64_t a = oac_shapes_dim(sh, dims[d]);
             int64_t b = oac_shapes_dim(sh, vs->dims[d]);
-            if (a >= 0 && b >= 0 && a != b && !OAC_DIM_IS_SYM(m->dims[d]) &&
+            if (a >= 0 && b >= 0 && a != b && !OAC_DIM_IS_SYM(dims[d]) &&
                 !OAC_DIM_IS_SYM(vs->dims[d])) {
                 value_where(p, v, loc, sizeof loc, &w);
                 rc = oac_scope_diag(p->st, cl->scope, OAC_SHAPE_MISMATCH, &w,
@@ -1102,14 +1396,16 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
             if (v->producer >= 0 && !v->vi)
                 pb.kind = OAC_ORIGIN_INFERRED;
             oac_dimref r;
-            if ((rc = unify_dim(p, m->dims[d], &pa, vs->dims[d], &pb, true, &r)))
+            if ((rc = unify_dim(p, dims[d], &pa, vs->dims[d], &pb, true, &r)))
                 return rc;
             /* Keep a symbol when there is one: it carries the dim_param
              * the report names, and its binding is the number. */
-            if (!OAC_DIM_IS_SYM(m->dims[d]) && OAC_DIM_IS_SYM(vs->dims[d]))
-                m->dims[d] = vs->dims[d];
+            if (!OAC_DIM_IS_SYM(dims[d]) && OAC_DIM_IS_SYM(vs->dims[d]))
+                dims[d] = vs->dims[d];
         }
     }
+    if (m->rank >= 0 && !(m->dims = oac_shapes_intern(sh, dims, (size_t)m->rank)))
+        return OAC_ENOMEM;
     /* What one name learnt holds for all (contract 3): members with
      * unknown parts take the class's. */
     for (size_t k = 0; k < cl->n_members; k++) {
@@ -1242,8 +1538,8 @@ int oac_pass_shapes(oac_check_state *st)
     size_t n = st->graphs->n_values;
     sh->n_values = n;
     sh->vals = oac_calloc(ctx, n ? n : 1, sizeof *sh->vals);
-    sh->known = oac_calloc(ctx, n ? n : 1, sizeof *sh->known);
-    if (!sh->arena || !sh->vals || !sh->known)
+    sh->known_bits = oac_calloc(ctx, n / 64 + 1, sizeof *sh->known_bits);
+    if (!sh->arena || !sh->vals || !sh->known_bits)
         return OAC_ENOMEM;
     for (size_t i = 0; i < n; i++)
         sh->vals[i].rank = -1;
@@ -1254,6 +1550,7 @@ int oac_pass_shapes(oac_check_state *st)
         return rc;
     if ((rc = unify_classes(&p)))
         return rc;
+    intern_done(sh);
     for (size_t si = 0; si < p.g->n_scopes; si++) {
         oac_scope *s = p.g->scopes[si];
         for (size_t i = 0; i < s->n_nodes; i++)

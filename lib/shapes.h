@@ -17,7 +17,9 @@
  *     declared output) reaches every value that copied the reference.
  *  2. A symbol root is bound to at most one number.  A second, different
  *     number is shape-mismatch naming both places; the first binding wins.
- *  3. Per-value facts live in arrays indexed by graph.h's dense value id.
+ *  3. Per-value facts live in arrays indexed by graph.h's dense value id;
+ *     known values, which few values have, in a hash table by id behind
+ *     a bitmap of the ids that have one.
  *  4. Known values are small integer tensors (at most OAC_KNOWN_MAX
  *     elements), read through oac_tensor_int64s only after the element
  *     count is checked: large weights are never read.  Overflow while
@@ -28,6 +30,11 @@
  *     oac_shapes_free); it keeps the --input files and the memory plan's
  *     schedule (plan.h) for the runtime.  graphs is borrowed and only
  *     valid during oac_check; value ids are meaningless after it.
+ *  7. Dims arrays are interned: equal arrays are one arena block, shared
+ *     by every value with that shape, and never written once made (a
+ *     rule builds its output's dims in oac_infer.scratch; the pass
+ *     interns them).  Decoder graphs repeat a few shapes thousands of
+ *     times, so the dims cost little more than the distinct shapes.
  *
  * This header names no graph.h type except struct oac_scope (opaque here),
  * so the runtime (whose runtime.h has its own oac_value) can include it.
@@ -67,9 +74,9 @@ typedef enum oac_vkind {
 typedef struct oac_vshape {
     uint8_t kind;           /* oac_vkind */
     bool quantized;
+    int16_t rank;           /* -1 unknown, else <= OAC_SHAPE_MAX_RANK */
     int32_t elem_type;      /* 0 unknown */
-    int32_t rank;           /* -1 unknown */
-    oac_dimref *dims;       /* rank entries (arena) */
+    const oac_dimref *dims; /* rank entries (arena, shared: invariant 7) */
 } oac_vshape;
 
 /* A known integer tensor. */
@@ -102,13 +109,26 @@ typedef struct oac_sym {
 typedef struct oac_shapes {
     oac_ctx *ctx;
     struct oac_arena *arena;        /* dims, knowns */
+    /* Interned dims arrays (invariant 7), open addressing at most half
+     * full; only while the pass runs (freed at its end). */
+    struct oac_dims_slot *dims_tab;
+    size_t n_dims_tab, cap_dims_tab;
+    /* The arrays interned last, tried before hashing: consecutive
+     * declarations and initializers mostly repeat a shape. */
+    const oac_dimref *dims_recent[4];
+    int16_t dims_recent_rank[4];
+    unsigned dims_next;
     const struct oac_graphs *graphs;/* borrowed, valid during check only */
     oac_sym *syms;
     size_t n_syms, cap_syms;
     oac_strmap sym_by_name;         /* dim_param -> (void *)(id + 1) */
     size_t n_values;
     oac_vshape *vals;               /* by value id */
-    oac_known **known;              /* by value id; NULL unknown */
+    /* Known values by value id (invariant 3): bit id of known_bits is
+     * set when the table holds one. */
+    uint64_t *known_bits;
+    struct oac_known_slot *known_tab;   /* open addressing, at most half full */
+    size_t n_known, cap_known;
     /* --input files, in option order (inputs.c). */
     struct oac_input_val {
         const char *name;           /* graph input (borrowed from opts) */
@@ -124,8 +144,14 @@ void oac_shapes_free(oac_shapes *sh);
 
 /* ---- symbols (shapes.c) ---- */
 
-/* The number d stands for, or -1 when unknown. */
-int64_t oac_shapes_dim(const oac_shapes *sh, oac_dimref d);
+/* The number symbol reference d (< 0) stands for, or -1 when unknown. */
+int64_t oac_shapes_sym_value(const oac_shapes *sh, oac_dimref d);
+/* The number d stands for, or -1 when unknown.  Inline: inference and
+ * the later passes ask for every dim, and most are static. */
+static inline int64_t oac_shapes_dim(const oac_shapes *sh, oac_dimref d)
+{
+    return OAC_DIM_IS_SYM(d) ? oac_shapes_sym_value(sh, d) : d;
+}
 /* The dim_param d resolves to (its root's or any unified name), or NULL. */
 const char *oac_shapes_dim_name(const oac_shapes *sh, oac_dimref d);
 /* A fresh anonymous symbol (an unknown dimension); 0 is never returned:
@@ -151,9 +177,12 @@ static inline void oac_shapes_copy(void *dst, const void *src, size_t n)
         __builtin_memcpy(dst, src, n);
 }
 
-/* Arena allocation of n dims / int64s (NULL with OAC_ENOMEM on ctx). */
-oac_dimref *oac_shapes_new_dims(oac_shapes *sh, size_t n);
+/* Arena allocation of n int64s (NULL with OAC_ENOMEM on ctx). */
 int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n);
+/* The interned copy of dims d[0..n) (invariant 7; never NULL on success,
+ * also for n == 0): NULL with OAC_ENOMEM on ctx. */
+const oac_dimref *oac_shapes_intern(oac_shapes *sh, const oac_dimref *d,
+                                    size_t n);
 /* A known value with room for n elements of rank `rank` (or NULL). */
 oac_known *oac_shapes_new_known(oac_shapes *sh, int32_t elem_type,
                                 int32_t rank, size_t n);
@@ -172,16 +201,26 @@ typedef struct oac_infer {
     size_t n_out;
     oac_vshape *out;                /* n_out entries */
     oac_known **out_known;          /* n_out entries, NULL on entry */
+    /* Where a rule builds output 0's dims (the only output a rule
+     * types); the pass interns them after the rules ran. */
+    oac_dimref scratch[OAC_SHAPE_MAX_RANK];
 } oac_infer;
 
-/* Per-op shape inference (infer.c): fills c->out for the ops of its
- * table; unknown ops leave outputs unknown.  Only OAC_ENOMEM fails. */
-int oac_infer_node(oac_infer *c);
+/* A rule of infer.c or consts.c. */
+typedef int (*oac_rule_fn)(oac_infer *c);
+
+/* Per-op shape inference (infer.c): the rule that fills c->out for an
+ * operator of its table, or NULL (outputs stay unknown).  domain is NULL
+ * for the ONNX domain ("", "ai.onnx"), else the node's domain; op_type is
+ * not NULL.  A rule fails only with OAC_ENOMEM.  shapes.c resolves the
+ * rules once per distinct operator of the model, not per node. */
+oac_rule_fn oac_infer_rule(const char *domain, const char *op_type);
 /* The table is sorted (bsearch relies on it); for tests. */
 bool oac_infer_table_sorted(void);
-/* Known-value folding (consts.c): fills c->out_known for Constant and
- * the folding ops of the contract, after oac_infer_node. */
-int oac_fold_node(oac_infer *c);
+/* Known-value folding (consts.c): the rule that fills c->out_known for
+ * Constant and the folding ops of the contract (run after the inference
+ * rule), or NULL; domain and op_type as for oac_infer_rule. */
+oac_rule_fn oac_fold_rule(const char *domain, const char *op_type);
 bool oac_fold_table_sorted(void);
 /* A known value from a TensorProto (initializer, Constant value, --input
  * file): NULL (not an error) when not a small integer tensor.  A

@@ -519,6 +519,52 @@ START_TEST(test_hostile_inference)
 }
 END_TEST
 
+static const oac_vshape *vshape_of(run *r, const char *name)
+{
+    oac_value *v = oac_scope_local(r->st.graphs->scopes[0], name);
+    ck_assert_msg(v != NULL, "no value %s", name);
+    return oac_shapes_value(r->st.shapes, v->id);
+}
+
+START_TEST(test_infer_rule_memo_and_shared_dims)
+{
+    /* Unknown operator types sharing the first bytes of "Sqrt" fill the
+     * rule memo's probes: Sqrt itself still gets its rule.  Equal shapes
+     * share one dims array (shapes.h invariant 7), whether declared,
+     * copied from an input or built by a rule. */
+    char b[128];
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "2,3");
+    oac_gb_input(r.g, "y", OAC_T_FLOAT, "2,3");
+    const char *odd[] = { "Sqrt1", "Sqrt2", "Sqrt3", "Sqrt4", "Sqrt5", "Sqrt6" };
+    char out[16];
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        snprintf(out, sizeof out, "u%zu", i);
+        oac_gb_node(r.g, odd[i], NULL, NULL, "x", out);
+    }
+    oac_gb_node(r.g, "Sqrt", NULL, "sq", "x", "z");
+    oac_gb_node(r.g, "Neg", NULL, "ng", "z", "zn");
+    oac_gb_node(r.g, "Transpose", NULL, "t1", "x", "xt1");
+    oac_gb_node(r.g, "Transpose", NULL, "t2", "y", "xt2");
+    oac_gb_node(r.g, "Add", NULL, "ad", "x,y", "xy");
+    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_str_eq(dims_of(&r, "u0", b, sizeof b), "none");
+    ck_assert_str_eq(dims_of(&r, "u5", b, sizeof b), "none");
+    ck_assert_str_eq(dims_of(&r, "z", b, sizeof b), "2,3");
+    ck_assert_str_eq(dims_of(&r, "zn", b, sizeof b), "2,3");
+    ck_assert_str_eq(dims_of(&r, "xt1", b, sizeof b), "3,2");
+    ck_assert_str_eq(dims_of(&r, "xy", b, sizeof b), "2,3");
+    const oac_dimref *d = vshape_of(&r, "x")->dims;
+    ck_assert_ptr_eq(vshape_of(&r, "y")->dims, d);
+    ck_assert_ptr_eq(vshape_of(&r, "zn")->dims, d);
+    ck_assert_ptr_eq(vshape_of(&r, "xy")->dims, d);
+    ck_assert_ptr_eq(vshape_of(&r, "xt2")->dims, vshape_of(&r, "xt1")->dims);
+    ck_assert_ptr_ne(vshape_of(&r, "xt1")->dims, d);
+    run_end(&r);
+}
+END_TEST
+
 /* ---- operand-invalid (type parts, contract 2) ---- */
 
 /* One CacheUpdate model per row, varying one operand; each must be
@@ -802,6 +848,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_infer_cache_ops_and_constant);
     tcase_add_test(t, test_infer_subgraph_and_function_scopes);
     tcase_add_test(t, test_hostile_inference);
+    tcase_add_test(t, test_infer_rule_memo_and_shared_dims);
     tcase_add_test(t, test_operand_cache_update);
     tcase_add_test(t, test_operand_valid_near_misses);
     tcase_add_test(t, test_operand_tensor_scatter);
