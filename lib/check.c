@@ -77,22 +77,13 @@ done:
     return OAC_OK;
 }
 
-/* root, graph and members are in the arena. */
-static void class_fini(oac_ctx *ctx, oac_alias_class *c)
-{
-    for (int d = 0; c->dim_params && d < c->rank; d++)
-        oac_dealloc(ctx, c->dim_params[d]);
-    oac_dealloc(ctx, c->dim_params);
-    oac_dealloc(ctx, c->dims);
-}
 
 void oac_analysis_free(oac_analysis *a)
 {
     if (!a)
         return;
     oac_ctx *ctx = a->ctx;
-    for (size_t i = 0; i < a->n_classes; i++)
-        class_fini(ctx, &a->classes[i]);
+    /* Every string and array of the classes is in the arena. */
     oac_dealloc(ctx, a->classes);
     oac_dealloc(ctx, a->unchecked);
     for (size_t i = 0; i < a->n_dims; i++)

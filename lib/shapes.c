@@ -1426,29 +1426,24 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
 
 static int fill_class(pass *p, oac_alias_class *out, const oac_vshape *m)
 {
-    oac_ctx *ctx = p->st->ctx;
+    oac_analysis *a = p->st->out;
     out->elem_type = m->elem_type;
     out->rank = m->rank;
     out->bytes.known = false;
     out->bytes.value = 0;
     if (m->rank < 0)
         return OAC_OK;
-    oac_dealloc(ctx, out->dims);
-    out->dims = NULL;
-    if (out->dim_params) {
-        /* A previous fill (never in practice): release it. */
-        oac_dealloc(ctx, out->dim_params);
-        out->dim_params = NULL;
-    }
-    out->dims = oac_calloc(ctx, m->rank ? (size_t)m->rank : 1, sizeof *out->dims);
-    out->dim_params = oac_calloc(ctx, m->rank ? (size_t)m->rank : 1,
-                                 sizeof *out->dim_params);
+    /* In the analysis's arena (check.h), released with it. */
+    out->dims = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
+                                    sizeof *out->dims);
+    out->dim_params = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
+                                          sizeof *out->dim_params);
     if (!out->dims || !out->dim_params)
         return OAC_ENOMEM;
     for (int32_t d = 0; d < m->rank; d++) {
         out->dims[d] = oac_shapes_dim(p->sh, m->dims[d]);
         const char *nm = oac_shapes_dim_name(p->sh, m->dims[d]);
-        if (nm && !(out->dim_params[d] = oac_strdup(ctx, nm)))
+        if (nm && !(out->dim_params[d] = oac_analysis_strdup(a, nm)))
             return OAC_ENOMEM;
     }
     uint64_t b;
