@@ -653,7 +653,7 @@ static int add_unknown(dec *d, ProtobufCMessage *m, uint32_t tag, int wt,
     u->wire_type = (ProtobufCWireType)wt;
     u->len = len;
     if (copy) {
-        u->data = alloc(d, len);
+        u->data = oac_arena_bytes(d->arena, len);
         if (!u->data)
             return OAC_ENOMEM;
         memcpy(u->data, data, len);
@@ -777,7 +777,7 @@ static int put_bytes(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor
         dst = member;
     }
     if (fd->type == PROTOBUF_C_TYPE_STRING) {
-        char *s = alloc(d, n + 1);
+        char *s = oac_arena_bytes(d->arena, n + 1);
         if (!s)
             return OAC_ENOMEM;
         memcpy(s, f->val, n);
@@ -789,7 +789,7 @@ static int put_bytes(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor
     bd->len = n;
     bd->data = NULL;
     if (n) {
-        bd->data = alloc(d, n);
+        bd->data = oac_arena_bytes(d->arena, n);
         if (!bd->data)
             return OAC_ENOMEM;
         memcpy(bd->data, f->val, n);
