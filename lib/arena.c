@@ -3,9 +3,9 @@
  * Contract 1 (loading without copying payloads): decode.c allocates the
  * decoded tree here.  Chunks grow geometrically from 16 KiB up to 1 MiB
  * so a small model costs one or two allocations and a large graph a few
- * hundred; a request of 8 KiB or more gets a block of its own.  Aligned
- * blocks grow up from the bottom of the newest chunk and unaligned byte
- * blocks down from its top.
+ * hundred; a request of 8 KiB or more that does not fit in the newest
+ * chunk gets a block of its own.  Aligned blocks grow up from the bottom
+ * of the newest chunk and unaligned byte blocks down from its top.
  *
  * Invariants: see arena.h.  Chunks and big blocks form two singly linked
  * lists freed in oac_arena_free; no block is freed before.
@@ -30,8 +30,9 @@ typedef union arena_align_u {
 _Static_assert(ARENA_ALIGN == OAC_ARENA_ALIGN, "arena.h's fast path aligns as arena.c");
 #define CHUNK_MIN ((size_t)16 * 1024)
 #define CHUNK_MAX ((size_t)1024 * 1024)
-/* Requests from this size up (the arrays of a large graph) get a block
- * of their own instead of leaving the rest of a chunk unused. */
+/* Requests from this size up (the arrays of a large graph) that do not
+ * fit get a block of their own instead of leaving the rest of a chunk
+ * unused. */
 #define BIG_MIN ((size_t)8 * 1024)
 
 struct chunk {

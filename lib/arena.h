@@ -44,7 +44,9 @@ static inline void *oac_arena_alloc(oac_arena *a, size_t n)
 {
     oac_arena_head *h = (oac_arena_head *)a;
     size_t r = (n + OAC_ARENA_ALIGN - 1) & ~(size_t)(OAC_ARENA_ALIGN - 1);
-    if (n - 1 < 4096 && r <= (size_t)(h->lim - h->cur)) {
+    /* r - 1 < free: 0 < r <= free (0 is n == 0 or a rounding overflow,
+     * which the slow path sorts out) */
+    if (r - 1 < (size_t)(h->lim - h->cur)) {
         void *p = h->cur;
         h->cur += r;
         h->used += r;
@@ -58,7 +60,7 @@ static inline void *oac_arena_alloc(oac_arena *a, size_t n)
 static inline void *oac_arena_bytes(oac_arena *a, size_t n)
 {
     oac_arena_head *h = (oac_arena_head *)a;
-    if (n - 1 < 4096 && n <= (size_t)(h->lim - h->cur)) {
+    if (n - 1 < (size_t)(h->lim - h->cur)) {
         h->lim -= n;
         h->used += n;
         return h->lim;

@@ -441,6 +441,8 @@ static void put_scalar(ProtobufCType t, const uint8_t *val, const uint8_t *end, 
  * buffer when the tensor's mask says so */
 enum { K_UNKNOWN, K_PAYLOAD, K_MSG, K_STR, K_BYTES, K_SCALAR };
 enum { ST_8, ST_4, ST_BYTES };
+/* how a scalar's wire value becomes its member (scalar_value) */
+enum { CV_VAR, CV_VAR32, CV_FIX, CV_ZIG32, CV_ZIG64, CV_BOOL };
 enum { S_REP = 1, S_ONEOF = 2, S_PACKABLE = 4 };
 
 typedef struct fslot {
@@ -453,6 +455,7 @@ typedef struct fslot {
     uint8_t wts;       /* bit w: wire type w is valid (all for K_UNKNOWN) */
     uint8_t flags;
     uint8_t st;        /* repeated: how settle stores an element (ST_*) */
+    uint8_t cv;        /* K_SCALAR: CV_* */
     uint8_t rslot;     /* repeated: its bit in frame.used, its index in dtab.rep;
                         * NO_RSLOT beyond MAX_COUNTED */
 } fslot;
@@ -523,6 +526,20 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         sl->st = fd->type == PROTOBUF_C_TYPE_BYTES ? ST_BYTES : sl->es == 8 ? ST_8 : ST_4;
         sl->wts = (uint8_t)(1u << nat);
         sl->rslot = NO_RSLOT;
+        switch (fd->type) {
+        case PROTOBUF_C_TYPE_SINT32:
+            sl->cv = CV_ZIG32;
+            break;
+        case PROTOBUF_C_TYPE_SINT64:
+            sl->cv = CV_ZIG64;
+            break;
+        case PROTOBUF_C_TYPE_BOOL:
+            sl->cv = CV_BOOL;
+            break;
+        default:
+            sl->cv = nat != 0 ? CV_FIX : sl->es == 8 ? CV_VAR : CV_VAR32;
+            break;
+        }
         switch (fd->type) {
         case PROTOBUF_C_TYPE_MESSAGE:
             sl->kind = K_MSG;
@@ -978,29 +995,34 @@ static int settle(dec *d, const frame *fr, const dtab *t, ProtobufCMessage *m)
             continue;
         }
         const fslot *sl = &t->slot[t->rep[tg & (STK_PACKED - 1)]];
-        size_t *n = MEMBER(m, sl->qoff);
+        size_t *np = MEMBER(m, sl->qoff);
+        size_t n = *np;
         char *arr = *(char **)MEMBER(m, sl->off);
         if (tg & STK_PACKED) {
             const uint8_t *val = (const uint8_t *)(uintptr_t)v[i];
             size_t len = (size_t)v[i + 1];
-            put_packed(sl->fd->type, sl->es, val, len, arr + sl->es * *n);
-            *n += packed_count(sl->fd->type, val, len);
+            put_packed(sl->fd->type, sl->es, val, len, arr + sl->es * n);
+            n += packed_count(sl->fd->type, val, len);
             i += 2;
         } else if (sl->st == ST_8) {
-            /* a 64-bit scalar or a pointer on a 64-bit machine */
-            memcpy(arr + 8 * (*n)++, &v[i], 8);
-            i++;
+            /* 64-bit scalars or pointers on a 64-bit machine; a field's
+             * elements mostly come in one run */
+            do
+                memcpy(arr + 8 * n++, &v[i++], 8);
+            while (i < end && tag[i] == tg);
         } else if (sl->st == ST_4) {
-            /* a 32-bit scalar, or a pointer on a 32-bit machine */
-            uint32_t x = (uint32_t)v[i];
-            memcpy(arr + 4 * (*n)++, &x, 4);
-            i++;
+            /* 32-bit scalars, or pointers on a 32-bit machine */
+            do {
+                uint32_t x = (uint32_t)v[i++];
+                memcpy(arr + 4 * n++, &x, 4);
+            } while (i < end && tag[i] == tg);
         } else {
-            ProtobufCBinaryData *bd = (ProtobufCBinaryData *)(void *)arr + (*n)++;
+            ProtobufCBinaryData *bd = (ProtobufCBinaryData *)(void *)arr + n++;
             bd->len = (size_t)v[i];
             bd->data = (uint8_t *)(uintptr_t)v[i + 1];
             i += 2;
         }
+        *np = n;
     }
     d->stk_n = fr->base;
     return OAC_OK;
@@ -1016,18 +1038,58 @@ static inline bool push_elt(dec *d, frame *fr, ProtobufCMessage *m, const fslot 
     return push(d, tg, v);
 }
 
-/* A scalar's value as it goes on the stack: 8 bytes as they are, 4 as a
- * uint32_t (settle stores them back the same way). */
+/* A scalar's value as put_scalar would store it, as it goes on the stack:
+ * a member of 8 bytes as they are, one of 4 as a uint32_t (settle and
+ * put_value store them back the same way). */
 static inline uint64_t scalar_value(const fslot *sl, const uint8_t *val, const uint8_t *end)
 {
-    if (sl->es == 8) {
-        uint64_t v;
-        put_scalar(sl->fd->type, val, end, &v);
+    if (sl->cv == CV_FIX) {
+        if (sl->es == 8) {
+            uint64_t v;
+            memcpy(&v, val, 8);
+            return v;
+        }
+        uint32_t x;
+        memcpy(&x, val, 4);
+        return x;
+    }
+    uint64_t v = 0;
+    if (end - val == 1)
+        v = *val;
+    else
+        (void)get_varint(val, end, &v);
+    switch (sl->cv) {
+    case CV_VAR32:      /* INT32, UINT32, ENUM: the low 32 bits */
+        return (uint32_t)v;
+    case CV_ZIG32: {
+        uint32_t u = (uint32_t)v;
+        return (uint32_t)((u >> 1) ^ -(u & 1));
+    }
+    case CV_ZIG64:
+        return (v >> 1) ^ -(v & 1);
+    case CV_BOOL: {
+        /* protobuf-c: true when any 7-bit group is not zero (v may have
+         * lost a group past 64 bits) */
+        protobuf_c_boolean b = 0;
+        for (const uint8_t *p = val; p < end; p++)
+            if (*p & 0x7f)
+                b = 1;
+        return (uint32_t)b;
+    }
+    default:
         return v;
     }
-    uint32_t x;
-    put_scalar(sl->fd->type, val, end, &x);
-    return x;
+}
+
+/* Store a value of scalar_value at the member or element dst. */
+static inline void put_value(const fslot *sl, uint64_t v, void *dst)
+{
+    if (sl->es == 8) {
+        memcpy(dst, &v, 8);
+    } else {
+        uint32_t x = (uint32_t)v;
+        memcpy(dst, &x, 4);
+    }
 }
 
 static int add_unknown(dec *d, frame *fr, ProtobufCMessage *m, uint32_t tag, int wt,
@@ -1209,7 +1271,7 @@ static int put_scalars(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
         } else if (fd->quantifier_offset) {
             *(protobuf_c_boolean *)MEMBER(m, fd->quantifier_offset) = 1;
         }
-        put_scalar(fd->type, f->val, f->end, member);
+        put_value(sl, scalar_value(sl, f->val, f->end), member);
         return OAC_OK;
     }
     size_t len = (size_t)(f->end - f->val);
