@@ -1028,8 +1028,9 @@ static int settle(dec *d, const frame *fr, const dtab *t, ProtobufCMessage *m)
     return OAC_OK;
 }
 
-/* Push k elements of the repeated field sl of m: a first value with tag
- * tg (rslot, maybe | STK_PACKED), then those of more. */
+/* Count k elements of the repeated field sl of m and push the first
+ * value that stands for them, tagged tg (its rslot, | STK_PACKED for a
+ * packed run); the caller pushes any further values, tagged STK_MORE. */
 static inline bool push_elt(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl,
                             unsigned tg, uint64_t v, size_t k)
 {
@@ -1105,6 +1106,11 @@ static int add_unknown(dec *d, frame *fr, ProtobufCMessage *m, uint32_t tag, int
     }
     /* Else it points into the read-only buffer: the arena never frees it
      * and nothing writes through unknown fields. */
+    if (m->n_unknown_fields == UINT_MAX) {
+        /* protobuf-c counts them in an unsigned */
+        too_large(d);
+        return OAC_ENOMEM;
+    }
     fr->used |= 1u << MAX_COUNTED;
     m->n_unknown_fields++;
     if (!push(d, STK_UNKNOWN, (uint64_t)tag << 3 | (unsigned)wt) ||
