@@ -1405,6 +1405,17 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
     dtab *t = table(&d, desc);
     int rc = t ? decode_msg(&d, t, buf, buf + len, 1, &m) : OAC_ENOMEM;
     free_tables(&d);
+    /* A large graph's stack is a mapping of its own in glibc's malloc,
+     * and freeing such a block raises malloc's mmap threshold to its
+     * size: the checker's later callocs up to that size would come from
+     * the heap and need a memset (4.7M instructions at 2048 layers)
+     * instead of arriving as fresh zero pages.  A shrunk block does not
+     * raise it. */
+    if (d.stk_cap > 1024) {
+        void *small = oac_realloc(ctx, d.stk, 1024 * sizeof *d.stk);
+        if (small)
+            d.stk = small;
+    }
     oac_dealloc(ctx, d.stk);
     oac_dealloc(ctx, d.stk_tag);
     oac_dealloc(ctx, d.mset_key);
