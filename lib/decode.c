@@ -1147,10 +1147,12 @@ static int payload_mask(dec *d, const dtab *t, const uint8_t *p, const uint8_t *
 /* A payload or unknown field at f: its run of adjacent occurrences (each
  * validated with sl, whose fd is NULL for an unknown field), kept or left
  * in the buffer.  *next: the run's end. */
-static int take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl,
-                     const wfield *f, const uint8_t *end, bool payload,
-                     const uint8_t **next)
+static int __attribute__((noinline))
+take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl, const wfield *f,
+          const uint8_t *end, bool payload, const uint8_t **next)
 {
+    if ((uintptr_t)f->tag_at >= d->drop_at)
+        drop_pages(d, f->tag_at);
     const uint8_t *p = f->end;
     while (p < end) {
         wfield g;
@@ -1357,6 +1359,9 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
         case K_MSG: {
             p = f.end;
             ProtobufCMessage *sub;
+            /* the pages passed go before what reaches far into the
+             * buffer: submessages here, payloads and unknown fields in
+             * take_span (strings and scalars are copied anyway) */
             if ((uintptr_t)f.tag_at >= d->drop_at)
                 drop_pages(d, f.tag_at);
             if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
