@@ -3,7 +3,9 @@
  * Contract 1 (loading without copying payloads): decode.c allocates the
  * decoded tree here.  Chunks grow geometrically from 16 KiB up to 1 MiB
  * so a small model costs one or two allocations and a large graph a few
- * hundred; a request of 8 KiB or more gets a block of its own.
+ * hundred; a request of 8 KiB or more that does not fit in the newest
+ * chunk gets a block of its own.  Aligned blocks grow up from the bottom
+ * of the newest chunk and unaligned byte blocks down from its top.
  *
  * Invariants: see arena.h.  Chunks and big blocks form two singly linked
  * lists freed in oac_arena_free; no block is freed before.
@@ -28,8 +30,9 @@ typedef union arena_align_u {
 _Static_assert(ARENA_ALIGN == OAC_ARENA_ALIGN, "arena.h's fast path aligns as arena.c");
 #define CHUNK_MIN ((size_t)16 * 1024)
 #define CHUNK_MAX ((size_t)1024 * 1024)
-/* Requests from this size up (the arrays of a large graph) get a block
- * of their own instead of leaving the rest of a chunk unused. */
+/* Requests from this size up (the arrays of a large graph) that do not
+ * fit get a block of their own instead of leaving the rest of a chunk
+ * unused. */
 #define BIG_MIN ((size_t)8 * 1024)
 
 struct chunk {
@@ -100,6 +103,24 @@ static void *big_alloc(oac_arena *a, size_t n)
     return b->data;
 }
 
+/* Make the newest chunk have n free bytes (n < BIG_MIN); false on OOM. */
+static bool room_for(oac_arena *a, size_t n)
+{
+    if ((size_t)(a->h.lim - a->h.cur) >= n)
+        return true;
+    size_t size = a->next_size;
+    struct chunk *c = oac_alloc(a->ctx, sizeof(struct chunk) + size);
+    if (!c)
+        return false;
+    c->next = a->head;
+    a->head = c;
+    a->h.cur = c->data;
+    a->h.lim = c->data + size;
+    if (a->next_size < CHUNK_MAX)
+        a->next_size *= 2;
+    return true;
+}
+
 void *oac_arena_alloc_slow(oac_arena *a, size_t n)
 {
     if (n == 0)
@@ -110,22 +131,26 @@ void *oac_arena_alloc_slow(oac_arena *a, size_t n)
     n = (n + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1);
     if (n >= BIG_MIN)
         return big_alloc(a, n);
-    if ((size_t)(a->h.lim - a->h.cur) < n) {
-        size_t size = a->next_size;
-        struct chunk *c = oac_alloc(a->ctx, sizeof(struct chunk) + size);
-        if (!c)
-            return NULL;
-        c->next = a->head;
-        a->head = c;
-        a->h.cur = c->data;
-        a->h.lim = c->data + size;
-        if (a->next_size < CHUNK_MAX)
-            a->next_size *= 2;
-    }
+    if (!room_for(a, n))
+        return NULL;
     void *p = a->h.cur;
     a->h.cur += n;
     a->h.used += n;
     return p;
+}
+
+void *oac_arena_bytes_slow(oac_arena *a, size_t n)
+{
+    if (n == 0)
+        n = 1;
+    if (n >= BIG_MIN)
+        return big_alloc(a, n);
+    if (!room_for(a, n))
+        return NULL;
+    /* lim need not stay aligned: aligned blocks only compare it with cur. */
+    a->h.lim -= n;
+    a->h.used += n;
+    return a->h.lim;
 }
 
 size_t oac_arena_used(const oac_arena *a)

@@ -6,9 +6,11 @@
  *
  * Each message is read in one pass over its bytes (a tensor's top-level
  * fields are scanned once before, to decide which payloads stay in the
- * buffer; repeated fields grow by doubling in the arena), guided by the
- * protobuf-c descriptors: every type and label, packed and unpacked
- * repeated scalars, strings (NUL-terminated copies), bytes, enums,
+ * buffer; the elements of repeated fields and unknown fields wait on a
+ * stack until the message ends, when each array is allocated once at its
+ * size), guided by the protobuf-c descriptors (through a table per
+ * message type, built once per decode): every type and label, packed
+ * and unpacked repeated scalars, strings (NUL-terminated copies), bytes, enums,
  * submessages, oneofs and their case field, has_ flags, defaults from
  * descriptor->message_init, unknown fields in order.  The result
  * is what protobuf_c_message_unpack builds, with protobuf-c's semantics
@@ -43,7 +45,8 @@
  *     submessage merge that protobuf-c would refuse ("not a valid") or
  *     that would drop a payload left in the buffer is reported only when
  *     the whole buffer is otherwise valid.
- *  4. Everything allocated is in the arena; nothing to free on failure.
+ *  4. The tree is in the arena; the scratch (tables, stack, merge set) is
+ *     oac_alloc'd and freed by oac_decode whatever happens.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -54,11 +57,25 @@
 
 #include "decode.h"
 
+typedef struct dtab dtab;
+
 typedef struct dec {
     oac_ctx *ctx;
     oac_arena *arena;
     const uint8_t *buf;
     size_t len;
+    dtab *tabs;        /* the table of every descriptor met so far */
+    /* Arrays merge() allocated, with their capacities (merged_room); an
+     * open-addressed set of mset_size slots, mset_n used. */
+    void **mset_key;
+    size_t *mset_cap;
+    size_t mset_n, mset_size;
+    /* The elements of the repeated fields and the unknown fields of the
+     * messages being decoded, innermost last (settle): stk[i] holds a
+     * value's bytes, stk_tag[i] what it is (STK_*). */
+    uint64_t *stk;
+    uint8_t *stk_tag;
+    size_t stk_n, stk_cap;
     bool external;     /* a TensorProto has a data_location field */
     bool invalid;      /* a merge protobuf-c refuses */
     bool lost;         /* a payload left in the buffer was dropped */
@@ -282,15 +299,6 @@ static inline int natural_wt(ProtobufCType t)
     return (unsigned)t < sizeof wt ? wt[t] : 0;
 }
 
-static inline bool wt_ok(const ProtobufCFieldDescriptor *fd, int wt)
-{
-    int nat = natural_wt(fd->type);
-    if (wt == nat)
-        return true;
-    /* Repeated scalars may come packed. */
-    return wt == 2 && fd->label == PROTOBUF_C_LABEL_REPEATED && nat != 2;
-}
-
 /* Packed content of a repeated scalar kept in the struct. */
 static int check_packed(dec *d, const ProtobufCFieldDescriptor *fd, const wfield *f)
 {
@@ -319,25 +327,6 @@ static int check_packed(dec *d, const ProtobufCFieldDescriptor *fd, const wfield
         }
         return OAC_OK;
     }
-}
-
-static bool payload_field(const ProtobufCMessageDescriptor *desc, uint32_t n)
-{
-    if (desc == &onnx__tensor_proto__descriptor)
-        return n == 4 || n == 5 || n == 7 || n == 9 || n == 10 || n == 11;
-    if (desc == &onnx__quantized_tensor_proto__descriptor)
-        return n == 2;
-    return false;
-}
-
-/* The field numbered n of desc, or NULL.  ONNX numbers fields mostly
- * densely from 1, so the direct probe usually hits. */
-static inline const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor *desc,
-                                                       uint32_t n)
-{
-    if (n - 1 < desc->n_fields && desc->fields[n - 1].id == n)
-        return &desc->fields[n - 1];
-    return protobuf_c_message_descriptor_get_field(desc, n);
 }
 
 /* ---- struct layout ----------------------------------------------------- */
@@ -438,12 +427,220 @@ static void put_scalar(ProtobufCType t, const uint8_t *val, const uint8_t *end, 
     }
 }
 
+/* ---- per-descriptor tables ---------------------------------------------- */
+
+/* What the walk needs to know about field number n of a message type,
+ * found by indexing instead of protobuf_c_message_descriptor_get_field's
+ * binary search and computed once per decode instead of once per field.
+ * Tables live in the dec state (no global state) and go with it. */
+#define TAB_NEAR 64u       /* numbers below this are indexed directly */
+#define MAX_COUNTED 16u    /* repeated fields of a type that wait on stk */
+#define NO_RSLOT 0xffu
+
+/* K_PAYLOAD: a payload field of a tensor, bytes or a scalar, left in the
+ * buffer when the tensor's mask says so */
+enum { K_UNKNOWN, K_PAYLOAD, K_MSG, K_STR, K_BYTES, K_SCALAR };
+enum { ST_8, ST_4, ST_BYTES };
+/* how a scalar's wire value becomes its member (scalar_value) */
+enum { CV_VAR, CV_VAR32, CV_FIX, CV_ZIG32, CV_ZIG64, CV_BOOL };
+enum { S_REP = 1, S_ONEOF = 2, S_PACKABLE = 4 };
+
+typedef struct fslot {
+    const ProtobufCFieldDescriptor *fd;   /* NULL: not a field of the type */
+    dtab *sub;                            /* K_MSG: its type's table, once met */
+    uint32_t id;
+    uint32_t off, qoff;                   /* fd's offset and quantifier_offset */
+    uint8_t kind;
+    uint8_t es;        /* element size */
+    uint8_t wts;       /* bit w: wire type w is valid (all for K_UNKNOWN) */
+    uint8_t flags;
+    uint8_t st;        /* repeated: how settle stores an element (ST_*) */
+    uint8_t cv;        /* K_SCALAR: CV_* */
+    uint8_t rslot;     /* repeated: its bit in frame.used, its index in dtab.rep;
+                        * NO_RSLOT beyond MAX_COUNTED */
+} fslot;
+
+struct dtab {
+    const ProtobufCMessageDescriptor *desc;
+    dtab *next;
+    uint8_t payload;   /* 1: TensorProto, 2: QuantizedTensorProto */
+    uint32_t nnear;    /* slot[n] for n < nnear, then nfar slots by id */
+    uint32_t nfar;
+    uint32_t nrep;     /* rep[r]: the slot whose rslot is r */
+    uint32_t rep[MAX_COUNTED];
+    fslot slot[];
+};
+
+static inline const fslot *slot_of(const dtab *t, uint32_t n)
+{
+    if (n < t->nnear)
+        return &t->slot[n];
+    for (uint32_t i = 0; i < t->nfar; i++)
+        if (t->slot[t->nnear + i].id == n)
+            return &t->slot[t->nnear + i];
+    return &t->slot[0];    /* number 0 is never a field */
+}
+
+static bool payload_field(const dtab *t, uint32_t n)
+{
+    if (t->payload == 1)
+        return n == 4 || n == 5 || n == 7 || n == 9 || n == 10 || n == 11;
+    return t->payload == 2 && n == 2;
+}
+
+static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
+{
+    for (dtab *t = d->tabs; t; t = t->next)
+        if (t->desc == desc)
+            return t;
+    uint32_t nnear = 1, nfar = 0;
+    for (unsigned i = 0; i < desc->n_fields; i++) {
+        uint32_t id = desc->fields[i].id;
+        if (id >= TAB_NEAR)
+            nfar++;
+        else if (id >= nnear)
+            nnear = id + 1;
+    }
+    dtab *t = oac_calloc(d->ctx, 1, sizeof *t + (size_t)(nnear + nfar) * sizeof(fslot));
+    if (!t)
+        return NULL;
+    t->desc = desc;
+    t->nnear = nnear;
+    t->nfar = nfar;
+    if (desc == &onnx__tensor_proto__descriptor)
+        t->payload = 1;
+    else if (desc == &onnx__quantized_tensor_proto__descriptor)
+        t->payload = 2;
+    for (uint32_t i = 0; i < nnear + nfar; i++)
+        t->slot[i].wts = 0xff;
+    uint32_t far = 0, rslot = 0;
+    for (unsigned i = 0; i < desc->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &desc->fields[i];
+        fslot *sl = fd->id < TAB_NEAR ? &t->slot[fd->id] : &t->slot[nnear + far++];
+        int nat = natural_wt(fd->type);
+        sl->fd = fd;
+        sl->id = fd->id;
+        sl->off = fd->offset;
+        sl->qoff = fd->quantifier_offset;
+        sl->es = (uint8_t)elt_size(fd->type);
+        sl->st = fd->type == PROTOBUF_C_TYPE_BYTES ? ST_BYTES : sl->es == 8 ? ST_8 : ST_4;
+        sl->wts = (uint8_t)(1u << nat);
+        sl->rslot = NO_RSLOT;
+        switch (fd->type) {
+        case PROTOBUF_C_TYPE_SINT32:
+            sl->cv = CV_ZIG32;
+            break;
+        case PROTOBUF_C_TYPE_SINT64:
+            sl->cv = CV_ZIG64;
+            break;
+        case PROTOBUF_C_TYPE_BOOL:
+            sl->cv = CV_BOOL;
+            break;
+        default:
+            sl->cv = nat != 0 ? CV_FIX : sl->es == 8 ? CV_VAR : CV_VAR32;
+            break;
+        }
+        switch (fd->type) {
+        case PROTOBUF_C_TYPE_MESSAGE:
+            sl->kind = K_MSG;
+            break;
+        case PROTOBUF_C_TYPE_STRING:
+            sl->kind = K_STR;
+            break;
+        case PROTOBUF_C_TYPE_BYTES:
+            sl->kind = K_BYTES;
+            break;
+        default:
+            sl->kind = K_SCALAR;
+            break;
+        }
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            sl->flags |= S_REP;
+            if (rslot < MAX_COUNTED) {
+                t->rep[rslot] = (uint32_t)(sl - t->slot);
+                sl->rslot = (uint8_t)rslot++;
+                t->nrep = rslot;
+            }
+            if (nat != 2) {
+                /* repeated scalars may come packed */
+                sl->flags |= S_PACKABLE;
+                sl->wts |= 1u << 2;
+            }
+        }
+        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+            sl->flags |= S_ONEOF;
+        if (payload_field(t, fd->id))
+            sl->kind = K_PAYLOAD;
+    }
+    t->next = d->tabs;
+    d->tabs = t;
+    return t;
+}
+
+static void free_tables(dec *d)
+{
+    while (d->tabs) {
+        dtab *next = d->tabs->next;
+        oac_dealloc(d->ctx, d->tabs);
+        d->tabs = next;
+    }
+}
+
 /* ---- repeated fields ------------------------------------------------------ */
 
-/* Repeated fields grow by doubling: every array of n > 0 elements, merged
- * ones included, has room for capacity(n) (4, or the next power of two
- * >= n), so no capacity is stored.  Room for k more elements at *arr (of
- * n elements of size es); false when out of memory. */
+/* A message's repeated arrays and unknown fields are allocated once, at
+ * their size, when the message ends: a large graph has a hundred
+ * thousand arrays of one to four elements, and node lists of tens of
+ * thousands, where growing by doubling leaves up to half of each unused
+ * and the earlier copies dead in the arena.  Until then their elements
+ * wait on the dec's stack, in the order of the wire, one to three
+ * 64-bit values each; the first value's tag says which field: */
+#define STK_PACKED 0x40u   /* | rslot: a packed run (its bytes, its length) */
+#define STK_UNKNOWN 0x80u  /* an unknown field (tag << 3 | wire type, length, data) */
+#define STK_MORE 0xffu     /* a further value of the element before */
+
+typedef struct frame {
+    size_t base;       /* the message's elements are stk[base, stk_n) */
+    /* bit r: the repeated field of rslot r has elements on the stack;
+     * bit MAX_COUNTED: unknown fields.  Until settle, the counts of
+     * these are in the message's quantifier members (n_*), the arrays
+     * NULL. */
+    uint32_t used;
+} frame;
+
+_Static_assert(MAX_COUNTED < 32 && STK_PACKED > MAX_COUNTED, "frame.used holds every rslot");
+
+static bool stk_grow(dec *d)
+{
+    size_t cap = d->stk_cap ? d->stk_cap * 2 : 1024;
+    if (cap > SIZE_MAX / sizeof *d->stk) {
+        oac_err(d->ctx, OAC_ENOMEM, "out of memory");
+        return false;
+    }
+    uint64_t *v = oac_realloc(d->ctx, d->stk, cap * sizeof *v);
+    if (!v)
+        return false;
+    d->stk = v;
+    uint8_t *tag = oac_realloc(d->ctx, d->stk_tag, cap);
+    if (!tag)
+        return false;
+    d->stk_tag = tag;
+    d->stk_cap = cap;
+    return true;
+}
+
+static inline bool push(dec *d, unsigned tag, uint64_t v)
+{
+    if (d->stk_n == d->stk_cap && !stk_grow(d))
+        return false;
+    d->stk[d->stk_n] = v;
+    d->stk_tag[d->stk_n++] = (uint8_t)tag;
+    return true;
+}
+
+/* The repeated fields beyond MAX_COUNTED of a type (none in ONNX) grow by
+ * doubling: such an array of n > 0 elements has room for capacity(n) (4,
+ * or the next power of two >= n). */
 static inline size_t capacity(size_t n)
 {
     if (n <= 4)
@@ -472,6 +669,87 @@ static bool grow_slow(dec *d, void *arr, size_t n, size_t k, size_t es)
 static inline bool grow(dec *d, void *arr, size_t n, size_t k, size_t es)
 {
     return (n && n + k <= capacity(n)) || grow_slow(d, arr, n, k, es);
+}
+
+/* ---- merged arrays --------------------------------------------------------- */
+
+/* merge() appends a later occurrence's elements to the earlier array; to
+ * stay linear over any number of occurrences it allocates with room to
+ * spare (capacity()) and notes the capacity here, keyed by the array.
+ * Any other array is full.  Only files that repeat a singular message
+ * field come here. */
+static size_t mset_hash(const void *p, size_t size)
+{
+    return (size_t)(((uintptr_t)p >> 3) * 0x9e3779b97f4a7c15ull) & (size - 1);
+}
+
+static size_t merged_room(const dec *d, const void *arr, size_t n)
+{
+    if (!d->mset_size)
+        return n;
+    for (size_t i = mset_hash(arr, d->mset_size);; i = (i + 1) & (d->mset_size - 1)) {
+        if (d->mset_key[i] == arr)
+            return d->mset_cap[i];
+        if (!d->mset_key[i])
+            return n;
+    }
+}
+
+static bool merged_note(dec *d, void *arr, size_t cap)
+{
+    if (2 * (d->mset_n + 1) > d->mset_size) {
+        size_t size = d->mset_size ? 2 * d->mset_size : 64;
+        void **key = oac_calloc(d->ctx, size, sizeof *key);
+        size_t *caps = key ? oac_calloc(d->ctx, size, sizeof *caps) : NULL;
+        if (!caps) {
+            oac_dealloc(d->ctx, key);
+            return false;
+        }
+        for (size_t i = 0; i < d->mset_size; i++) {
+            if (!d->mset_key[i])
+                continue;
+            size_t j = mset_hash(d->mset_key[i], size);
+            while (key[j])
+                j = (j + 1) & (size - 1);
+            key[j] = d->mset_key[i];
+            caps[j] = d->mset_cap[i];
+        }
+        oac_dealloc(d->ctx, d->mset_key);
+        oac_dealloc(d->ctx, d->mset_cap);
+        d->mset_key = key;
+        d->mset_cap = caps;
+        d->mset_size = size;
+    }
+    /* A fresh arena block: never a key already (blocks are not reused). */
+    size_t i = mset_hash(arr, d->mset_size);
+    while (d->mset_key[i])
+        i = (i + 1) & (d->mset_size - 1);
+    d->mset_key[i] = arr;
+    d->mset_cap[i] = cap;
+    d->mset_n++;
+    return true;
+}
+
+/* Room for k more elements after the n of the earlier occurrence's
+ * array *arr. */
+static bool merge_room(dec *d, void **arr, size_t n, size_t k, size_t es)
+{
+    if (k <= merged_room(d, *arr, n) - n)
+        return true;
+    if (k > SIZE_MAX - n)
+        goto too_large;
+    size_t cap = capacity(n + k);
+    if (cap > SIZE_MAX / es)
+        goto too_large;
+    void *a = alloc(d, cap * es);
+    if (!a || !merged_note(d, a, cap))
+        return false;
+    memcpy(a, *arr, n * es);
+    *arr = a;
+    return true;
+too_large:
+    oac_err(d->ctx, OAC_ENOMEM, "array too large");
+    return false;
 }
 
 /* ---- dropped parts: payloads left in the buffer must not vanish ------- */
@@ -526,10 +804,13 @@ static const ProtobufCFieldDescriptor *oneof_field(const ProtobufCMessageDescrip
 }
 
 /* Before a oneof member is replaced: a message member is dropped whole. */
-static void drop_oneof(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd)
+static void drop_oneof(dec *d, const dtab *t, ProtobufCMessage *m,
+                       const ProtobufCFieldDescriptor *fd)
 {
     uint32_t which = *(uint32_t *)MEMBER(m, fd->quantifier_offset);
-    const ProtobufCFieldDescriptor *old = oneof_field(m->descriptor, which);
+    if (!which)
+        return;
+    const ProtobufCFieldDescriptor *old = slot_of(t, which)->fd;
     if (!old)
         return;
     if (old->type == PROTOBUF_C_TYPE_MESSAGE &&
@@ -555,12 +836,12 @@ static int merge(dec *d, ProtobufCMessage *earlier, ProtobufCMessage *latter)
             if (*ne == 0)
                 continue;
             if (*nl > 0) {
-                /* Append the later elements to the earlier array, which
-                 * has room for capacity(*ne) (grow): a file repeating a
+                /* Append the later elements to the earlier array, with
+                 * room to spare (merge_room): a file repeating a
                  * singular message n times costs O(n), not the O(n^2)
                  * of a fresh array per merge. */
                 size_t es = elt_size(fd->type);
-                if (!grow(d, pe, *ne, *nl, es))
+                if (!merge_room(d, pe, *ne, *nl, es))
                     return OAC_ENOMEM;
                 memcpy((char *)*pe + *ne * es, *pl, *nl * es);
                 *pl = *pe;
@@ -639,29 +920,202 @@ static int merge(dec *d, ProtobufCMessage *earlier, ProtobufCMessage *latter)
 
 /* ---- one message ---------------------------------------------------------- */
 
-static int decode_msg(dec *d, const ProtobufCMessageDescriptor *desc,
-                      const uint8_t *p, const uint8_t *end, int depth,
+static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int depth,
                       ProtobufCMessage **out);
 
-static int add_unknown(dec *d, ProtobufCMessage *m, uint32_t tag, int wt,
+/* Store a packed run of a repeated scalar (check_packed has passed) as
+ * elements of size es at arr. */
+static void put_packed(ProtobufCType type, size_t es, const uint8_t *val, size_t len,
+                       char *arr)
+{
+    switch (natural_wt(type)) {
+    case 5:
+    case 1:
+        memcpy(arr, val, len);
+        return;
+    default:
+        for (const uint8_t *p = val, *end = val + len; p < end; arr += es) {
+            const uint8_t *q = p;
+            while (*q & 0x80)
+                q++;
+            q++;
+            put_scalar(type, p, q, arr);
+            p = q;
+        }
+        return;
+    }
+}
+
+static bool too_large(dec *d)
+{
+    oac_err(d->ctx, OAC_ENOMEM, "array too large");
+    return false;
+}
+
+/* An array of n elements of size es for the member at off of m. */
+static bool settle_array(dec *d, ProtobufCMessage *m, uint32_t off, size_t n, size_t es)
+{
+    if (n > SIZE_MAX / es)
+        return too_large(d);
+    void *arr = alloc(d, n * es);
+    if (!arr)
+        return false;
+    *(void **)MEMBER(m, off) = arr;
+    return true;
+}
+
+/* At the end of message m: its repeated arrays and unknown fields from
+ * the stack, each allocated once at its size. */
+static int settle(dec *d, const frame *fr, const dtab *t, ProtobufCMessage *m)
+{
+    for (uint32_t bits = fr->used & ((1u << MAX_COUNTED) - 1); bits; bits &= bits - 1) {
+        const fslot *sl = &t->slot[t->rep[__builtin_ctz(bits)]];
+        size_t *n = MEMBER(m, sl->qoff);
+        if (!settle_array(d, m, sl->off, *n, sl->es))
+            return OAC_ENOMEM;
+        *n = 0;
+    }
+    if (fr->used >> MAX_COUNTED) {
+        if (!settle_array(d, m, offsetof(ProtobufCMessage, unknown_fields),
+                          m->n_unknown_fields, sizeof *m->unknown_fields))
+            return OAC_ENOMEM;
+        m->n_unknown_fields = 0;
+    }
+    const uint64_t *v = d->stk;
+    const uint8_t *tag = d->stk_tag;
+    for (size_t i = fr->base, end = d->stk_n; i < end;) {
+        unsigned tg = tag[i];
+        if (tg == STK_UNKNOWN) {
+            ProtobufCMessageUnknownField *u = &m->unknown_fields[m->n_unknown_fields++];
+            u->tag = (uint32_t)(v[i] >> 3);
+            u->wire_type = (ProtobufCWireType)(v[i] & 7);
+            u->len = (size_t)v[i + 1];
+            u->data = (uint8_t *)(uintptr_t)v[i + 2];
+            i += 3;
+            continue;
+        }
+        const fslot *sl = &t->slot[t->rep[tg & (STK_PACKED - 1)]];
+        size_t *np = MEMBER(m, sl->qoff);
+        size_t n = *np;
+        char *arr = *(char **)MEMBER(m, sl->off);
+        if (tg & STK_PACKED) {
+            const uint8_t *val = (const uint8_t *)(uintptr_t)v[i];
+            size_t len = (size_t)v[i + 1];
+            put_packed(sl->fd->type, sl->es, val, len, arr + sl->es * n);
+            n += packed_count(sl->fd->type, val, len);
+            i += 2;
+        } else if (sl->st == ST_8) {
+            /* 64-bit scalars or pointers on a 64-bit machine; a field's
+             * elements mostly come in one run */
+            do
+                memcpy(arr + 8 * n++, &v[i++], 8);
+            while (i < end && tag[i] == tg);
+        } else if (sl->st == ST_4) {
+            /* 32-bit scalars, or pointers on a 32-bit machine */
+            do {
+                uint32_t x = (uint32_t)v[i++];
+                memcpy(arr + 4 * n++, &x, 4);
+            } while (i < end && tag[i] == tg);
+        } else {
+            ProtobufCBinaryData *bd = (ProtobufCBinaryData *)(void *)arr + n++;
+            bd->len = (size_t)v[i];
+            bd->data = (uint8_t *)(uintptr_t)v[i + 1];
+            i += 2;
+        }
+        *np = n;
+    }
+    d->stk_n = fr->base;
+    return OAC_OK;
+}
+
+/* Count k elements of the repeated field sl of m and push the first
+ * value that stands for them, tagged tg (its rslot, | STK_PACKED for a
+ * packed run); the caller pushes any further values, tagged STK_MORE. */
+static inline bool push_elt(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl,
+                            unsigned tg, uint64_t v, size_t k)
+{
+    fr->used |= 1u << sl->rslot;
+    *(size_t *)MEMBER(m, sl->qoff) += k;
+    return push(d, tg, v);
+}
+
+/* A scalar's value as put_scalar would store it, as it goes on the stack:
+ * a member of 8 bytes as they are, one of 4 as a uint32_t (settle and
+ * put_value store them back the same way). */
+static inline uint64_t scalar_value(const fslot *sl, const uint8_t *val, const uint8_t *end)
+{
+    if (sl->cv == CV_FIX) {
+        if (sl->es == 8) {
+            uint64_t v;
+            memcpy(&v, val, 8);
+            return v;
+        }
+        uint32_t x;
+        memcpy(&x, val, 4);
+        return x;
+    }
+    uint64_t v = 0;
+    if (end - val == 1)
+        v = *val;
+    else
+        (void)get_varint(val, end, &v);
+    switch (sl->cv) {
+    case CV_VAR32:      /* INT32, UINT32, ENUM: the low 32 bits */
+        return (uint32_t)v;
+    case CV_ZIG32: {
+        uint32_t u = (uint32_t)v;
+        return (uint32_t)((u >> 1) ^ -(u & 1));
+    }
+    case CV_ZIG64:
+        return (v >> 1) ^ -(v & 1);
+    case CV_BOOL: {
+        /* protobuf-c: true when any 7-bit group is not zero (v may have
+         * lost a group past 64 bits) */
+        protobuf_c_boolean b = 0;
+        for (const uint8_t *p = val; p < end; p++)
+            if (*p & 0x7f)
+                b = 1;
+        return (uint32_t)b;
+    }
+    default:
+        return v;
+    }
+}
+
+/* Store a value of scalar_value at the member or element dst. */
+static inline void put_value(const fslot *sl, uint64_t v, void *dst)
+{
+    if (sl->es == 8) {
+        memcpy(dst, &v, 8);
+    } else {
+        uint32_t x = (uint32_t)v;
+        memcpy(dst, &x, 4);
+    }
+}
+
+static int add_unknown(dec *d, frame *fr, ProtobufCMessage *m, uint32_t tag, int wt,
                        const uint8_t *data, size_t len, bool copy)
 {
-    if (!grow(d, &m->unknown_fields, m->n_unknown_fields, 1, sizeof *m->unknown_fields))
-        return OAC_ENOMEM;
-    ProtobufCMessageUnknownField *u = &m->unknown_fields[m->n_unknown_fields++];
-    u->tag = tag;
-    u->wire_type = (ProtobufCWireType)wt;
-    u->len = len;
+    const uint8_t *at = data;
     if (copy) {
-        u->data = alloc(d, len);
-        if (!u->data)
+        uint8_t *c = oac_arena_bytes(d->arena, len);
+        if (!c)
             return OAC_ENOMEM;
-        memcpy(u->data, data, len);
-    } else {
-        /* Points into the read-only buffer: the arena never frees it and
-         * nothing writes through unknown fields. */
-        u->data = (uint8_t *)(uintptr_t)data;
+        memcpy(c, data, len);
+        at = c;
     }
+    /* Else it points into the read-only buffer: the arena never frees it
+     * and nothing writes through unknown fields. */
+    if (m->n_unknown_fields == UINT_MAX) {
+        /* protobuf-c counts them in an unsigned */
+        too_large(d);
+        return OAC_ENOMEM;
+    }
+    fr->used |= 1u << MAX_COUNTED;
+    m->n_unknown_fields++;
+    if (!push(d, STK_UNKNOWN, (uint64_t)tag << 3 | (unsigned)wt) ||
+        !push(d, STK_MORE, len) || !push(d, STK_MORE, (uintptr_t)at))
+        return OAC_ENOMEM;
     return OAC_OK;
 }
 
@@ -670,8 +1124,8 @@ static int add_unknown(dec *d, ProtobufCMessage *m, uint32_t tag, int wt,
  * field go together, so kept and mapped parts never interleave).  Scans
  * the whole message first, so its scan errors come before those of its
  * fields' contents. */
-static int payload_mask(dec *d, const ProtobufCMessageDescriptor *desc,
-                        const uint8_t *p, const uint8_t *end, uint32_t *mask)
+static int payload_mask(dec *d, const dtab *t, const uint8_t *p, const uint8_t *end,
+                        uint32_t *mask)
 {
     size_t total[12] = { 0 };
     *mask = 0;
@@ -680,7 +1134,7 @@ static int payload_mask(dec *d, const ProtobufCMessageDescriptor *desc,
         int rc = next_field(d, p, end, &f);
         if (rc)
             return rc;
-        if (f.number < 12 && payload_field(desc, f.number)) {
+        if (f.number < 12 && payload_field(t, f.number)) {
             total[f.number] += (size_t)(f.end - f.tag_at);
             if (total[f.number] > OAC_DECODE_THRESHOLD)
                 *mask |= 1u << f.number;
@@ -691,12 +1145,14 @@ static int payload_mask(dec *d, const ProtobufCMessageDescriptor *desc,
 }
 
 /* A payload or unknown field at f: its run of adjacent occurrences (each
- * validated with fd, NULL for an unknown field), kept or left in the
- * buffer.  *next: the run's end. */
-static int take_span(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd,
-                     const wfield *f, const uint8_t *end, bool payload,
-                     const uint8_t **next)
+ * validated with sl, whose fd is NULL for an unknown field), kept or left
+ * in the buffer.  *next: the run's end. */
+static int __attribute__((noinline))
+take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl, const wfield *f,
+          const uint8_t *end, bool payload, const uint8_t **next)
 {
+    if ((uintptr_t)f->tag_at >= d->drop_at)
+        drop_pages(d, f->tag_at);
     const uint8_t *p = f->end;
     while (p < end) {
         wfield g;
@@ -705,20 +1161,20 @@ static int take_span(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor
             return rc;
         if (g.number != f->number)
             break;
-        if (fd && !wt_ok(fd, g.wt))
-            return fail(d, g.tag_at, "wrong wire type %d for field %s", g.wt, fd->name);
+        if (!(sl->wts & (1u << g.wt)))
+            return fail(d, g.tag_at, "wrong wire type %d for field %s", g.wt, sl->fd->name);
         p = g.end;
     }
     *next = p;
     const uint8_t *data = f->tag_at + f->tag_len;
     if (payload || (size_t)(p - f->tag_at) > OAC_DECODE_THRESHOLD)
-        return add_unknown(d, m, f->number, f->wt, data, (size_t)(p - data), false);
+        return add_unknown(d, fr, m, f->number, f->wt, data, (size_t)(p - data), false);
     /* Small: one copied unknown field per occurrence, as protobuf-c. */
     for (const uint8_t *q = f->tag_at; q < p;) {
         wfield g;
         (void)next_field(d, q, p, &g);
         const uint8_t *gd = g.tag_at + g.tag_len;
-        int rc = add_unknown(d, m, g.number, g.wt, gd, (size_t)(g.end - gd), true);
+        int rc = add_unknown(d, fr, m, g.number, g.wt, gd, (size_t)(g.end - gd), true);
         if (rc)
             return rc;
         q = g.end;
@@ -726,20 +1182,23 @@ static int take_span(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor
     return OAC_OK;
 }
 
-/* Store a submessage sub decoded for field fd of m. */
-static int put_message(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd,
-                       ProtobufCMessage *sub)
+/* Store a submessage sub decoded for field sl of m. */
+static int put_message(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
+                       const fslot *sl, ProtobufCMessage *sub)
 {
+    const ProtobufCFieldDescriptor *fd = sl->fd;
     void *member = MEMBER(m, fd->offset);
-    if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+    if (sl->flags & S_REP) {
+        if (sl->rslot != NO_RSLOT)
+            return push_elt(d, fr, m, sl, sl->rslot, (uintptr_t)sub, 1) ? OAC_OK : OAC_ENOMEM;
         size_t *n = MEMBER(m, fd->quantifier_offset);
         if (!grow(d, member, *n, 1, sizeof sub))
             return OAC_ENOMEM;
         (*(ProtobufCMessage ***)member)[(*n)++] = sub;
         return OAC_OK;
     }
-    if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-        drop_oneof(d, m, fd);
+    if (sl->flags & S_ONEOF) {
+        drop_oneof(d, t, m, fd);
         *(ProtobufCMessage **)member = sub;
         *(uint32_t *)MEMBER(m, fd->quantifier_offset) = fd->id;
         return OAC_OK;
@@ -754,154 +1213,178 @@ static int put_message(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescript
     return OAC_OK;
 }
 
-/* Store a string or bytes value of field fd. */
-static int put_bytes(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd,
+/* Store a string or bytes value of field sl. */
+static int put_bytes(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, const fslot *sl,
                      const wfield *f)
 {
+    const ProtobufCFieldDescriptor *fd = sl->fd;
     size_t n = (size_t)(f->end - f->val);
     void *member = MEMBER(m, fd->offset);
-    void *dst;
-    if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
-        size_t *cnt = MEMBER(m, fd->quantifier_offset);
-        size_t es = elt_size(fd->type);
-        if (!grow(d, member, *cnt, 1, es))
+    uint8_t *copy = NULL;
+    if (sl->kind == K_STR) {
+        char *s = oac_arena_bytes(d->arena, n + 1);
+        if (!s)
             return OAC_ENOMEM;
-        dst = (char *)*(void **)member + es * (*cnt)++;
+        memcpy(s, f->val, n);
+        s[n] = '\0';
+        copy = (uint8_t *)s;
+    } else if (n) {
+        copy = oac_arena_bytes(d->arena, n);
+        if (!copy)
+            return OAC_ENOMEM;
+        memcpy(copy, f->val, n);
+    }
+    void *dst;
+    if (sl->flags & S_REP) {
+        if (sl->rslot != NO_RSLOT) {
+            if (sl->kind == K_STR)
+                return push_elt(d, fr, m, sl, sl->rslot, (uintptr_t)copy, 1)
+                    ? OAC_OK : OAC_ENOMEM;
+            return push_elt(d, fr, m, sl, sl->rslot, n, 1) && push(d, STK_MORE, (uintptr_t)copy)
+                ? OAC_OK : OAC_ENOMEM;
+        }
+        size_t *cnt = MEMBER(m, fd->quantifier_offset);
+        if (!grow(d, member, *cnt, 1, sl->es))
+            return OAC_ENOMEM;
+        dst = (char *)*(void **)member + sl->es * (*cnt)++;
     } else {
-        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-            drop_oneof(d, m, fd);
+        if (sl->flags & S_ONEOF) {
+            drop_oneof(d, t, m, fd);
             *(uint32_t *)MEMBER(m, fd->quantifier_offset) = fd->id;
         } else if (fd->type == PROTOBUF_C_TYPE_BYTES && fd->quantifier_offset) {
             *(protobuf_c_boolean *)MEMBER(m, fd->quantifier_offset) = 1;
         }
         dst = member;
     }
-    if (fd->type == PROTOBUF_C_TYPE_STRING) {
-        char *s = alloc(d, n + 1);
-        if (!s)
-            return OAC_ENOMEM;
-        memcpy(s, f->val, n);
-        s[n] = '\0';
-        *(char **)dst = s;
-        return OAC_OK;
-    }
-    ProtobufCBinaryData *bd = dst;
-    bd->len = n;
-    bd->data = NULL;
-    if (n) {
-        bd->data = alloc(d, n);
-        if (!bd->data)
-            return OAC_ENOMEM;
-        memcpy(bd->data, f->val, n);
+    if (sl->kind == K_STR) {
+        *(char **)dst = (char *)copy;
+    } else {
+        ProtobufCBinaryData *bd = dst;
+        bd->len = n;
+        bd->data = copy;
     }
     return OAC_OK;
 }
 
-/* Store a scalar occurrence (packed or not) of field fd. */
-static int put_scalars(dec *d, ProtobufCMessage *m, const ProtobufCFieldDescriptor *fd,
-                       const wfield *f)
+/* Store a scalar occurrence (packed or not) of field sl. */
+static int put_scalars(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
+                       const fslot *sl, const wfield *f)
 {
+    const ProtobufCFieldDescriptor *fd = sl->fd;
     void *member = MEMBER(m, fd->offset);
-    if (fd->label != PROTOBUF_C_LABEL_REPEATED) {
-        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-            drop_oneof(d, m, fd);
+    if (!(sl->flags & S_REP)) {
+        if (sl->flags & S_ONEOF) {
+            drop_oneof(d, t, m, fd);
             *(uint32_t *)MEMBER(m, fd->quantifier_offset) = fd->id;
         } else if (fd->quantifier_offset) {
             *(protobuf_c_boolean *)MEMBER(m, fd->quantifier_offset) = 1;
         }
-        put_scalar(fd->type, f->val, f->end, member);
+        put_value(sl, scalar_value(sl, f->val, f->end), member);
         return OAC_OK;
     }
-    size_t *n = MEMBER(m, fd->quantifier_offset);
-    size_t es = elt_size(fd->type);
     size_t len = (size_t)(f->end - f->val);
     size_t k = f->wt == 2 ? packed_count(fd->type, f->val, len) : 1;
     if (k == 0)
         return OAC_OK;
-    if (!grow(d, member, *n, k, es))
+    if (sl->rslot != NO_RSLOT) {
+        if (f->wt != 2)
+            return push_elt(d, fr, m, sl, sl->rslot, scalar_value(sl, f->val, f->end), 1)
+                ? OAC_OK : OAC_ENOMEM;
+        return push_elt(d, fr, m, sl, sl->rslot | STK_PACKED, (uintptr_t)f->val, k) &&
+            push(d, STK_MORE, len) ? OAC_OK : OAC_ENOMEM;
+    }
+    size_t *n = MEMBER(m, fd->quantifier_offset);
+    if (!grow(d, member, *n, k, sl->es))
         return OAC_ENOMEM;
-    char *arr = *(char **)member;
-    if (f->wt != 2) {
-        put_scalar(fd->type, f->val, f->end, arr + es * (*n)++);
-        return OAC_OK;
-    }
-    switch (natural_wt(fd->type)) {
-    case 5:
-    case 1:
-        memcpy(arr + es * *n, f->val, len);
-        *n += k;
-        return OAC_OK;
-    default:
-        for (const uint8_t *p = f->val; p < f->end;) {
-            const uint8_t *q = p;
-            while (*q & 0x80)
-                q++;
-            q++;
-            put_scalar(fd->type, p, q, arr + es * (*n)++);
-            p = q;
-        }
-        return OAC_OK;
-    }
+    char *arr = *(char **)member + sl->es * *n;
+    if (f->wt != 2)
+        put_scalar(fd->type, f->val, f->end, arr);
+    else
+        put_packed(fd->type, sl->es, f->val, len, arr);
+    *n += k;
+    return OAC_OK;
 }
 
-static int decode_msg(dec *d, const ProtobufCMessageDescriptor *desc,
-                      const uint8_t *p, const uint8_t *end, int depth,
+/* A scalar field's occurrence: checked, stored. */
+static int put_number(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, const fslot *sl,
+                      const wfield *f)
+{
+    int rc;
+    if (f->wt == 2 && (rc = check_packed(d, sl->fd, f)))
+        return rc;
+    if ((rc = put_scalars(d, fr, t, m, sl, f)))
+        return rc;
+    /* TensorProto.data_location: only then can a tensor be external
+     * (extdata.c is skipped for models without one). */
+    if (t->payload == 1 && f->number == 14)
+        d->external = true;
+    return OAC_OK;
+}
+
+static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int depth,
                       ProtobufCMessage **out)
 {
     if (depth > OAC_MAX_DEPTH)
         return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
     int rc;
     uint32_t mask = 0;
-    bool tensor = desc == &onnx__tensor_proto__descriptor;
-    if ((tensor || desc == &onnx__quantized_tensor_proto__descriptor) &&
-        (rc = payload_mask(d, desc, p, end, &mask)))
+    if (t->payload && (rc = payload_mask(d, t, p, end, &mask)))
         return rc;
+    const ProtobufCMessageDescriptor *desc = t->desc;
     ProtobufCMessage *m = alloc(d, desc->sizeof_message);
     if (!m)
         return OAC_ENOMEM;
     desc->message_init(m);
+    frame fr = { .base = d->stk_n, .used = 0 };
     while (p < end) {
         wfield f;
-        if ((uintptr_t)p >= d->drop_at)
-            drop_pages(d, p);
         if ((rc = next_field(d, p, end, &f)))
             return rc;
-        const ProtobufCFieldDescriptor *fd = field_of(desc, f.number);
-        if (fd && !wt_ok(fd, f.wt))
+        fslot *sl = (fslot *)slot_of(t, f.number);
+        if (!(sl->wts & (1u << f.wt)))
             return fail(d, f.tag_at, "wrong wire type %d for field %s of %s", f.wt,
-                        fd->name, desc->short_name);
-        bool payload = mask && f.number < 32 && (mask & (1u << f.number));
-        if (payload || !fd) {
-            if ((rc = take_span(d, m, fd, &f, end, payload, &p)))
-                return rc;
-            continue;
+                        sl->fd->name, desc->short_name);
+        unsigned kind = sl->kind;
+        bool payload = false;
+        if (kind == K_PAYLOAD) {
+            /* payload fields are numbered below 32 */
+            payload = mask & (1u << f.number);
+            kind = payload ? K_UNKNOWN : sl->fd->type == PROTOBUF_C_TYPE_BYTES ? K_BYTES
+                                                                                : K_SCALAR;
         }
-        p = f.end;
-        switch (fd->type) {
-        case PROTOBUF_C_TYPE_MESSAGE: {
+        switch (kind) {
+        case K_UNKNOWN:
+            rc = take_span(d, &fr, m, sl, &f, end, payload, &p);
+            break;
+        case K_MSG: {
+            p = f.end;
             ProtobufCMessage *sub;
-            if ((rc = decode_msg(d, fd->descriptor, f.val, f.end, depth + 1, &sub)) ||
-                (rc = put_message(d, m, fd, sub)))
-                return rc;
+            /* the pages passed go before what reaches far into the
+             * buffer: submessages here, payloads and unknown fields in
+             * take_span (strings and scalars are copied anyway) */
+            if ((uintptr_t)f.tag_at >= d->drop_at)
+                drop_pages(d, f.tag_at);
+            if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
+                return OAC_ENOMEM;
+            if (!(rc = decode_msg(d, sl->sub, f.val, f.end, depth + 1, &sub)))
+                rc = put_message(d, &fr, t, m, sl, sub);
             break;
         }
-        case PROTOBUF_C_TYPE_STRING:
-        case PROTOBUF_C_TYPE_BYTES:
-            if ((rc = put_bytes(d, m, fd, &f)))
-                return rc;
+        case K_STR:
+        case K_BYTES:
+            p = f.end;
+            rc = put_bytes(d, &fr, t, m, sl, &f);
             break;
         default:
-            if (f.wt == 2 && (rc = check_packed(d, fd, &f)))
-                return rc;
-            if ((rc = put_scalars(d, m, fd, &f)))
-                return rc;
-            /* TensorProto.data_location: only then can a tensor be
-             * external (extdata.c is skipped for models without one). */
-            if (tensor && f.number == 14)
-                d->external = true;
+            p = f.end;
+            rc = put_number(d, &fr, t, m, sl, &f);
             break;
         }
+        if (rc)
+            return rc;
     }
+    if (fr.used && (rc = settle(d, &fr, t, m)))
+        return rc;
     *out = m;
     return OAC_OK;
 }
@@ -924,7 +1407,24 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
     if (external)
         *external = false;
     ProtobufCMessage *m = NULL;
-    int rc = decode_msg(&d, desc, buf, buf + len, 1, &m);
+    dtab *t = table(&d, desc);
+    int rc = t ? decode_msg(&d, t, buf, buf + len, 1, &m) : OAC_ENOMEM;
+    free_tables(&d);
+    /* A large graph's stack is a mapping of its own in glibc's malloc,
+     * and freeing such a block raises malloc's mmap threshold to its
+     * size: the checker's later callocs up to that size would come from
+     * the heap and need a memset (4.7M instructions at 2048 layers)
+     * instead of arriving as fresh zero pages.  A shrunk block does not
+     * raise it. */
+    if (d.stk_cap > 1024) {
+        void *small = oac_realloc(ctx, d.stk, 1024 * sizeof *d.stk);
+        if (small)
+            d.stk = small;
+    }
+    oac_dealloc(ctx, d.stk);
+    oac_dealloc(ctx, d.stk_tag);
+    oac_dealloc(ctx, d.mset_key);
+    oac_dealloc(ctx, d.mset_cap);
     if (rc == OAC_EPARSE) {
         snprintf(err, err_size, "%s", d.err);
         return rc;
