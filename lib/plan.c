@@ -216,17 +216,45 @@ static oac_opt_u64 declared_bytes(const oac_shapes *sh, const oac_value *v)
     return r;
 }
 
-static oac_opt_u64 value_bytes(const oac_shapes *sh, const oac_value *v)
+/* Bytes of a tensor shape by its dims array: values share interned
+ * arrays (shapes.h invariant 7) and the bindings are final once the
+ * plan runs, so a layer's buffers repeat a few products.  Direct-mapped:
+ * a miss only costs the product. */
+#define BYTES_CACHE 64
+typedef struct bytes_slot {
+    const oac_dimref *dims;     /* NULL: empty */
+    int32_t elem_type;
+    int16_t rank;
+    bool known;
+    uint64_t bytes;
+} bytes_slot;
+
+static oac_opt_u64 value_bytes(const oac_shapes *sh, bytes_slot *cache,
+                               const oac_value *v)
 {
     oac_opt_u64 r = { false, 0 };
-    uint64_t b;
-    if (v && oac_shapes_bytes(sh, oac_shapes_value(sh, v->id), &b)) {
-        r.known = true;
-        r.value = b;
-    } else if (v) {
-        r = declared_bytes(sh, v);
+    if (!v)
+        return r;
+    const oac_vshape *vs = oac_shapes_value(sh, v->id);
+    /* What oac_shapes_bytes refuses at once goes to the declaration. */
+    if (vs && vs->kind == OAC_VK_TENSOR && !vs->quantized && vs->rank >= 0 &&
+        vs->elem_type) {
+        bytes_slot *e = &cache[(((uintptr_t)vs->dims >> 3) ^
+                                (uintptr_t)vs->elem_type) % BYTES_CACHE];
+        if (e->dims != vs->dims || e->elem_type != vs->elem_type ||
+            e->rank != vs->rank) {
+            e->dims = vs->dims;
+            e->elem_type = vs->elem_type;
+            e->rank = vs->rank;
+            e->known = oac_shapes_bytes(sh, vs, &e->bytes);
+        }
+        if (e->known) {
+            r.known = true;
+            r.value = e->bytes;
+            return r;
+        }
     }
-    return r;
+    return declared_bytes(sh, v);
 }
 
 /* Rule 5: the decoded page of the cache at node i. */
@@ -343,6 +371,7 @@ typedef struct walker {
     oac_opt_u64 *memo_end;     /* scope index -> live bytes when it returns */
     oac_plan_body *bodies;     /* schedules of the bodies walked, for the runtime */
     size_t n_bodies, cap_bodies;
+    bytes_slot bytes[BYTES_CACHE];
 } walker;
 
 static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out);
@@ -443,7 +472,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     for (size_t k = 0; k < nd->proto->n_output; k++) {
         oac_value *v = oac_node_output(s, i, k);
         if (scope_buffer(w, s, v))
-            opt_add(&outs, value_bytes(st->shapes, v));
+            opt_add(&outs, value_bytes(st->shapes, w->bytes, v));
     }
     oac_scope *bodies[2] = { NULL, NULL };
     size_t nb = 0;
@@ -487,7 +516,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
                 continue;
             oac_value *bo = k < bodies[b]->n_outputs ? bodies[b]->outputs[k] : NULL;
             if (!scope_buffer(w, bodies[b], bo))
-                opt_add(&copy, value_bytes(st->shapes, v));
+                opt_add(&copy, value_bytes(st->shapes, w->bytes, v));
         }
         opt_max(&pk, copy);
         opt_max(&best, pk);
@@ -563,7 +592,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
                 continue;
             }
             size_t b = p->n_bufs++;
-            oac_opt_u64 by = value_bytes(sh, v);
+            oac_opt_u64 by = value_bytes(sh, w->bytes, v);
             p->bufs[b] = (oac_plan_buf){ .name = v->name, .node = (uint32_t)i,
                                          .port = (uint32_t)k,
                                          .free_after = (int32_t)i,
@@ -683,7 +712,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->proto->n_output) {
             oac_value *o = oac_node_output(s, (long)i, 0);
             if (o && !oac_value_aliased_input(o))
-                opt_add(&t->second_cache_bytes, value_bytes(sh, o));
+                opt_add(&t->second_cache_bytes, value_bytes(sh, w->bytes, o));
         }
     }
     p->end_live = live;
