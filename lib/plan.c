@@ -154,11 +154,6 @@ static bool opt_zero(oac_opt_u64 v)
     return v.known && v.value == 0;
 }
 
-static oac_opt_u64 buf_bytes(const oac_plan_buf *b)
-{
-    return (oac_opt_u64){ b->bytes_known, b->bytes_known ? b->bytes : 0 };
-}
-
 /* Sum with unknown and overflow propagation (rule 7). */
 static void opt_add(oac_opt_u64 *acc, oac_opt_u64 v)
 {
@@ -544,6 +539,11 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     int rc = OAC_ENOMEM;
     int32_t *buf_of = w->buf_of;  /* value id -> buffer index, or -1 */
     int64_t *fmt = NULL;       /* alias class -> page format (rule 5) */
+    /* Only while the walk runs: each buffer's bytes (0 when not known;
+     * live is unknown from the first such buffer on, rule 7, so the
+     * others are never needed). */
+    uint64_t *bytes = NULL;
+    size_t first_unknown = SIZE_MAX;
     /* Rules 5, 5b: the few nodes whose page effects during/after them
      * are not zero (PagedCacheUpdate), in node order; the rest of each
      * node's effects and its transient (rule 9) go to extras, for the
@@ -566,7 +566,8 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     p->bufs = oac_calloc(ctx, nout ? nout : 1, sizeof *p->bufs);
     p->frees = oac_calloc(ctx, nout ? nout : 1, sizeof *p->frees);
     fmt = oac_calloc(ctx, ncls ? ncls : 1, sizeof *fmt);
-    if (!p->steps || !p->bufs || !p->frees || !fmt)
+    bytes = oac_reallocarray(ctx, NULL, nout ? nout : 1, sizeof *bytes);
+    if (!p->steps || !p->bufs || !p->frees || !fmt || !bytes)
         goto done;
     for (size_t k = 0; k < ncls; k++)
         fmt[k] = INT64_MIN;
@@ -580,7 +581,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     oac_opt_u64 live = { true, 0 };
     for (size_t i = 0; i < nn; i++) {
         const Onnx__NodeProto *np = s->nodes[i].proto;
-        p->steps[i].first_alloc = (uint32_t)p->n_bufs;
+        size_t first_alloc = p->n_bufs;
         for (size_t k = 0; k < np->n_output; k++) {
             oac_value *v = oac_node_output(s, (long)i, k);
             if (!v)
@@ -593,14 +594,14 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             }
             size_t b = p->n_bufs++;
             oac_opt_u64 by = value_bytes(sh, w->bytes, v);
+            bytes[b] = by.value;
+            if (!by.known && first_unknown == SIZE_MAX)
+                first_unknown = b;
             p->bufs[b] = (oac_plan_buf){ .name = v->name, .node = (uint32_t)i,
-                                         .port = (uint32_t)k,
-                                         .free_after = (int32_t)i,
-                                         .bytes_known = by.known,
-                                         .bytes = by.value };
+                                         .free_after = (int32_t)i };
             buf_of[v->id] = (int32_t)b;
         }
-        p->steps[i].n_alloc = (uint32_t)(p->n_bufs - p->steps[i].first_alloc);
+        p->steps[i].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
         /* Only paged updates and nodes that run a body add anything. */
         const oac_node *nd = &s->nodes[i];
         bool paged = main_graph && nd->op &&
@@ -653,17 +654,16 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
             p->steps[p->bufs[b].free_after].n_free++;
+    /* (Each step's cursor in frees is kept in its live until the walk
+     * sets that.) */
     uint32_t at = 0;
     for (size_t i = 0; i < nn; i++) {
-        p->steps[i].first_free = at;
+        p->steps[i].live = at;
         at += p->steps[i].n_free;
-        p->steps[i].n_free = 0;
     }
     for (size_t b = 0; b < p->n_bufs; b++)
-        if (p->bufs[b].free_after >= 0) {
-            oac_plan_step *stp = &p->steps[p->bufs[b].free_after];
-            p->frees[stp->first_free + stp->n_free++] = (uint32_t)b;
-        }
+        if (p->bufs[b].free_after >= 0)
+            p->frees[p->steps[p->bufs[b].free_after].live++] = (uint32_t)b;
     p->n_frees = at;
 
     /* Rule 4-6: walk. */
@@ -674,11 +674,11 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     t->second_cache_bytes = (oac_opt_u64){ true, 0 };
     t->persistent_cache_bytes = (oac_opt_u64){ true, 0 };
     p->page_bytes = live;
-    size_t pa_at = 0, x_at = 0;
+    size_t pa_at = 0, x_at = 0, alloc_at = 0, free_at = 0;
     for (size_t i = 0; i < nn; i++) {
         oac_plan_step *stp = &p->steps[i];
-        for (size_t b = stp->first_alloc; b < stp->first_alloc + stp->n_alloc; b++) {
-            oac_opt_u64 by = buf_bytes(&p->bufs[b]);
+        for (size_t end = alloc_at + stp->n_alloc; alloc_at < end; alloc_at++) {
+            oac_opt_u64 by = { alloc_at < first_unknown, bytes[alloc_at] };
             opt_add(&live, by);
             opt_add(&t->planned_output_bytes, by);
         }
@@ -688,7 +688,9 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             ? &p->extras[x_at++] : &no_extra;
         if (fa)
             opt_add(&live, fa->during);
-        stp->live = live;
+        stp->live = live.value;
+        if (live.known)
+            p->n_live_known = i + 1;   /* known ones are a prefix: rule 7 */
         oac_opt_u64 here = live;
         if (x != &no_extra) {
             /* (Adding and taking the maximum of 0 change nothing.) */
@@ -699,11 +701,9 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         opt_max(&t->peak_bytes, here);
         /* Frees: subtract what is known; an unknown live stays unknown
          * (rule 7: every later step depends on it). */
-        for (size_t f = stp->first_free; f < stp->first_free + stp->n_free; f++) {
-            const oac_plan_buf *bb = &p->bufs[p->frees[f]];
-            if (live.known && bb->bytes_known)
-                live.value -= bb->bytes;
-        }
+        for (size_t end = free_at + stp->n_free; free_at < end; free_at++)
+            if (live.known)
+                live.value -= bytes[p->frees[free_at]];
         if (fa && !fa->freed.known)
             live.known = false;
         else if (fa && live.known)
@@ -729,6 +729,7 @@ done:
     oac_plan_sched_free(ctx, p);
     oac_dealloc(ctx, pa);
     oac_dealloc(ctx, fmt);
+    oac_dealloc(ctx, bytes);
     return rc;
 }
 
