@@ -224,13 +224,14 @@ typedef struct bytes_slot {
     uint64_t bytes;
 } bytes_slot;
 
-static oac_opt_u64 value_bytes(const oac_shapes *sh, bytes_slot *cache,
-                               const oac_value *v)
+static inline oac_opt_u64 value_bytes(const oac_shapes *sh, bytes_slot *cache,
+                                      const oac_value *v)
 {
     oac_opt_u64 r = { false, 0 };
     if (!v)
         return r;
-    const oac_vshape *vs = oac_shapes_value(sh, v->id);
+    /* oac_shapes_value, inline: a call per buffer. */
+    const oac_vshape *vs = v->id < sh->n_values ? &sh->vals[v->id] : NULL;
     /* What oac_shapes_bytes refuses at once goes to the declaration. */
     if (vs && vs->kind == OAC_VK_TENSOR && !vs->quantized && vs->rank >= 0 &&
         vs->elem_type) {
@@ -360,7 +361,9 @@ static page_fx paged_effects(const oac_check_state *st, const oac_scope *s,
 /* State shared by the walks of every scope (rules 8-10). */
 typedef struct walker {
     oac_check_state *st;
-    int32_t *buf_of;           /* value id -> buffer index in its scope's walk */
+    /* Value id -> 1 + its buffer's index in its scope's walk, 0 for none
+     * (zeroed once: each scope is walked at most once, rule 9). */
+    uint32_t *buf_of;
     uint8_t *memo;             /* scope index -> 0 new, 1 walking, 2 done */
     oac_opt_u64 *memo_peak;    /* scope index -> peak of its walk */
     oac_opt_u64 *memo_end;     /* scope index -> live bytes when it returns */
@@ -384,7 +387,7 @@ static oac_value *storage_parent(const oac_check_state *st, const oac_value *v)
  * an alias of one)? */
 static bool scope_buffer(const walker *w, const oac_scope *s, const oac_value *v)
 {
-    return v && v->scope == s && w->buf_of[v->id] >= 0;
+    return v && v->scope == s && w->buf_of[v->id];
 }
 
 /* Rule 8: the peak a body reaches while it runs, and what it still holds
@@ -537,7 +540,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     const oac_shapes *sh = st->shapes;
     bool main_graph = s == st->graphs->scopes[0];
     int rc = OAC_ENOMEM;
-    int32_t *buf_of = w->buf_of;  /* value id -> buffer index, or -1 */
+    uint32_t *buf_of = w->buf_of;
     int64_t *fmt = NULL;       /* alias class -> page format (rule 5) */
     /* Only while the walk runs: each buffer's bytes (0 when not known;
      * live is unknown from the first such buffer on, rule 7, so the
@@ -572,8 +575,6 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     for (size_t k = 0; k < ncls; k++)
         fmt[k] = INT64_MIN;
     p->n_steps = nn;
-    for (size_t k = 0; k < s->n_values; k++)
-        buf_of[s->values[k]->id] = -1;
 
     /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
      * node adds beyond its buffers (extras, pa).  Pages the first updates
@@ -588,8 +589,8 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
                 continue;
             oac_value *in = storage_parent(st, v);
             if (in) {
-                /* -1 for inputs and for values of enclosing scopes */
-                buf_of[v->id] = in->scope == s ? buf_of[in->id] : -1;
+                /* none for inputs and for values of enclosing scopes */
+                buf_of[v->id] = in->scope == s ? buf_of[in->id] : 0;
                 continue;
             }
             size_t b = p->n_bufs++;
@@ -599,7 +600,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
                 first_unknown = b;
             p->bufs[b] = (oac_plan_buf){ .name = v->name, .node = (uint32_t)i,
                                          .free_after = (int32_t)i };
-            buf_of[v->id] = (int32_t)b;
+            buf_of[v->id] = (uint32_t)b + 1;
         }
         p->steps[i].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
         /* Only paged updates and nodes that run a body add anything. */
@@ -640,16 +641,16 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
      * backing graph outputs are never freed. */
     for (size_t k = 0; k < s->n_values; k++) {
         const oac_value *v = s->values[k];
-        int32_t b = buf_of[v->id];
-        if (b < 0)
+        if (!buf_of[v->id])
             continue;
+        size_t b = buf_of[v->id] - 1;
         for (size_t u = 0; u < v->n_uses; u++)
             if (v->uses[u].node > p->bufs[b].free_after)
                 p->bufs[b].free_after = (int32_t)v->uses[u].node;
     }
     for (size_t k = 0; k < s->n_outputs; k++)
         if (scope_buffer(w, s, s->outputs[k]))
-            p->bufs[buf_of[s->outputs[k]->id]].free_after = -1;
+            p->bufs[buf_of[s->outputs[k]->id] - 1].free_after = -1;
     /* Free lists per node (counting sort by node, n_free the cursor). */
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
