@@ -150,6 +150,7 @@ typedef struct build {
     /* Bit id: link_edges gave the value a parent or a pending If; only
      * these can have one after find_root (invariant 2). */
     uint64_t *linked;
+    uint64_t *targeted;   /* bit id: the value has an alias_of target */
     int rc;
 } build;
 
@@ -724,8 +725,10 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
         return oac_scope_diag(st, s, OAC_ALIAS_UNKNOWN_VALUE, at(&w, s, v, e->loc),
             "'%s' of graph '%s' has alias_of '%s', which names no value in "
             "scope", v->name, s->name, an);
-    if (!alias_target[v->id])
+    if (!alias_target[v->id]) {
         alias_target[v->id] = a;
+        set_bit(b->targeted, v->id);
+    }
     if (a == v)
         return oac_scope_diag(st, s, OAC_ALIAS_CYCLE, at(&w, s, v, e->loc),
             "'%s' of graph '%s' has alias_of naming itself", v->name,
@@ -780,10 +783,12 @@ static int alias_of_cycles(build *b, oac_value **target)
     int rc = OAC_OK;
     if (!col)
         return OAC_ENOMEM;
-    for (size_t id = 0; id < nv && !rc; id++) {
+    size_t w = 0, id;
+    for (uint64_t m = b->targeted[0];
+         !rc && next_bit(b->targeted, nv / 64 + 1, &w, &m, &id);) {
         /* A walk from a value without alias_of ends at once: only values
          * with one start walks (a later walk passes the others). */
-        if (col[id] || !target[id])
+        if (col[id])
             continue;
         oac_value *x = g->value_by_id[id];
         while (x && !col[x->id]) {
@@ -927,10 +932,11 @@ int oac_pass_classes(oac_check_state *st)
     b.stamp = oac_calloc(ctx, n1, sizeof *b.stamp);
     b.cycle = oac_calloc(ctx, n1, 1);
     b.linked = oac_calloc(ctx, nv / 64 + 1, sizeof *b.linked);
+    b.targeted = oac_calloc(ctx, nv / 64 + 1, sizeof *b.targeted);
     has_alias_of = oac_calloc(ctx, n1, 1);
     target = oac_calloc(ctx, n1, sizeof *target);
     if (!al->parent || !al->edge || !al->root || !b.if_state || !b.stamp ||
-        !b.cycle || !b.linked || !has_alias_of || !target) {
+        !b.cycle || !b.linked || !b.targeted || !has_alias_of || !target) {
         rc = OAC_ENOMEM;
         goto done;
     }
@@ -983,6 +989,7 @@ done:
     oac_dealloc(ctx, b.stamp);
     oac_dealloc(ctx, b.cycle);
     oac_dealloc(ctx, b.linked);
+    oac_dealloc(ctx, b.targeted);
     oac_dealloc(ctx, has_alias_of);
     oac_dealloc(ctx, target);
     return rc;
