@@ -873,22 +873,25 @@ static size_t memo_slot(const rule_memo *m, size_t cap, uint32_t h,
 }
 
 /* The interned dims of output 0, built in c->scratch.  Most outputs
- * have the shape of an input (element-wise ops, projections): comparing
- * with the inputs' arrays is cheaper than hashing. */
+ * have a shape the operator made lately (a layer repeats the previous
+ * one) or the shape of an input (element-wise ops, projections): trying
+ * those arrays, in that order, is cheaper than hashing.  What is found becomes recent. */
 static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
                                     rule_memo *m)
 {
     int16_t rank = c->out[0].rank;
     size_t n = (size_t)rank;
-    for (size_t k = 0; k < c->n_in; k++)
-        if (c->in[k] && c->in[k]->rank == rank &&
-            dims_eq(c->in[k]->dims, c->scratch, n))
-            return c->in[k]->dims;
     for (size_t k = 0; k < 4; k++)
         if (m->recent[k] && m->recent_rank[k] == rank &&
             dims_eq(m->recent[k], c->scratch, n))
             return m->recent[k];
-    const oac_dimref *d = oac_shapes_intern(sh, c->scratch, n);
+    const oac_dimref *d = NULL;
+    for (size_t k = 0; k < c->n_in && !d; k++)
+        if (c->in[k] && c->in[k]->rank == rank &&
+            dims_eq(c->in[k]->dims, c->scratch, n))
+            d = c->in[k]->dims;
+    if (!d)
+        d = oac_shapes_intern(sh, c->scratch, n);
     if (d) {
         m->recent[m->next_recent % 4] = d;
         m->recent_rank[m->next_recent++ % 4] = rank;
