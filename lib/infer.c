@@ -234,6 +234,10 @@ static int r_matmul(oac_infer *c)
         int32_t ja = ba - batch + k, jb = bb - batch + k;
         oac_dimref da = ja >= 0 ? a->dims[ja] : 1;
         oac_dimref db = jb >= 0 ? b->dims[jb] : 1;
+        if (da == db) {
+            d[k] = da;      /* what every case below gives */
+            continue;
+        }
         int64_t va = dimv(c, da), vb = dimv(c, db);
         if (va == 1)
             d[k] = db;
