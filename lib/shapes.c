@@ -875,7 +875,8 @@ static size_t memo_slot(const rule_memo *m, size_t cap, uint32_t h,
 /* The interned dims of output 0, built in c->scratch.  Most outputs
  * have a shape the operator made lately (a layer repeats the previous
  * one) or the shape of an input (element-wise ops, projections): trying
- * those arrays, in that order, is cheaper than hashing.  What is found becomes recent. */
+ * those arrays, in that order, is cheaper than hashing.  What is found
+ * becomes recent. */
 static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
                                     rule_memo *m)
 {
