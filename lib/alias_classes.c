@@ -147,8 +147,32 @@ typedef struct build {
     uint32_t *stamp;      /* by id: walk that visits it */
     uint32_t next_stamp;
     uint8_t *cycle;       /* by id: on a link cycle */
+    /* Bit id: link_edges gave the value a parent or a pending If; only
+     * these can have one after find_root (invariant 2). */
+    uint64_t *linked;
+    uint64_t *targeted;   /* bit id: the value has an alias_of target */
     int rc;
 } build;
+
+static void set_bit(uint64_t *bits, size_t id)
+{
+    bits[id / 64] |= (uint64_t)1 << (id % 64);
+}
+
+/* The ids of bits[0 .. n/64], ascending, one per call: *id is the next
+ * one from *w on (false when none is left; *m is the rest of word *w). */
+static bool next_bit(const uint64_t *bits, size_t nwords, size_t *w,
+                     uint64_t *m, size_t *id)
+{
+    while (!*m) {
+        if (++*w >= nwords)
+            return false;
+        *m = bits[*w];
+    }
+    *id = *w * 64 + (size_t)__builtin_ctzll(*m);
+    *m &= *m - 1;
+    return true;
+}
 
 static bool empty(const char *s)
 {
@@ -329,8 +353,10 @@ static int link_edges(build *b)
                 if (u && u != v) {
                     al->parent[dn(v)] = u;
                     al->edge[dn(v)] = OAC_EDGE_PORT;
+                    set_bit(b->linked, v->id);
                 } else if (is_if && in < 0) {
                     b->if_state[v->id] = IF_PENDING;
+                    set_bit(b->linked, v->id);
                 }
                 /* Carried values: body input pairs with the node input. */
                 if (!u || !n->op || in < 0 ||
@@ -354,6 +380,7 @@ static int link_edges(build *b)
                 if (bi && bi != u && !al->parent[dn(bi)]) {
                     al->parent[dn(bi)] = u;
                     al->edge[dn(bi)] = OAC_EDGE_CARRIED;
+                    set_bit(b->linked, bi->id);
                 }
             }
         }
@@ -433,37 +460,46 @@ static int compact(build *b)
     uint32_t *fid = oac_calloc(ctx, nv ? nv : 1, sizeof *fid);
     if (!fid)
         return OAC_ENOMEM;
-    for (size_t id = 0; id < nv; id++) {
+    /* Values with a parent are linked ones; they and their parents are
+     * the touched ones, numbered in id order (bits of `touched`). */
+    size_t nw = nv / 64 + 1, w = 0, id;
+    uint64_t *touched = oac_calloc(ctx, nw, sizeof *touched);
+    if (!touched) {
+        oac_dealloc(ctx, fid);
+        return OAC_ENOMEM;
+    }
+    for (uint64_t m = b->linked[0]; next_bit(b->linked, nw, &w, &m, &id);) {
         oac_value *p = al->parent[id + 1];
         if (p) {
-            fid[id] = 1;
-            fid[p->id] = 1;
+            set_bit(touched, id);
+            set_bit(touched, p->id);
         }
     }
-    for (size_t id = 0; id < nv; id++)
-        if (fid[id])
-            fid[id] = (uint32_t)++nf;
+    w = 0;
+    for (uint64_t m = touched[0]; next_bit(touched, nw, &w, &m, &id);)
+        fid[id] = (uint32_t)++nf;
     oac_value **value = oac_calloc(ctx, nf + 1, sizeof *value);
     oac_value **parent = oac_calloc(ctx, nf + 1, sizeof *parent);
     oac_value **root = oac_calloc(ctx, nf + 1, sizeof *root);
     uint8_t *edge = oac_calloc(ctx, nf + 1, sizeof *edge);
     if (!value || !parent || !root || !edge) {
         oac_dealloc(ctx, fid);
+        oac_dealloc(ctx, touched);
         oac_dealloc(ctx, value);
         oac_dealloc(ctx, parent);
         oac_dealloc(ctx, root);
         oac_dealloc(ctx, edge);
         return OAC_ENOMEM;
     }
-    for (size_t id = 0; id < nv; id++) {
+    w = 0;
+    for (uint64_t m = touched[0]; next_bit(touched, nw, &w, &m, &id);) {
         size_t f = fid[id];
-        if (!f)
-            continue;
         value[f] = g->value_by_id[id];
         parent[f] = al->parent[id + 1];
         edge[f] = al->edge[id + 1];
         root[f] = al->root[id + 1];
     }
+    oac_dealloc(ctx, touched);
     oac_dealloc(ctx, al->parent);
     oac_dealloc(ctx, al->edge);
     oac_dealloc(ctx, al->root);
@@ -689,8 +725,10 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
         return oac_scope_diag(st, s, OAC_ALIAS_UNKNOWN_VALUE, at(&w, s, v, e->loc),
             "'%s' of graph '%s' has alias_of '%s', which names no value in "
             "scope", v->name, s->name, an);
-    if (!alias_target[v->id])
+    if (!alias_target[v->id]) {
         alias_target[v->id] = a;
+        set_bit(b->targeted, v->id);
+    }
     if (a == v)
         return oac_scope_diag(st, s, OAC_ALIAS_CYCLE, at(&w, s, v, e->loc),
             "'%s' of graph '%s' has alias_of naming itself", v->name,
@@ -745,10 +783,12 @@ static int alias_of_cycles(build *b, oac_value **target)
     int rc = OAC_OK;
     if (!col)
         return OAC_ENOMEM;
-    for (size_t id = 0; id < nv && !rc; id++) {
+    size_t w = 0, id;
+    for (uint64_t m = b->targeted[0];
+         !rc && next_bit(b->targeted, nv / 64 + 1, &w, &m, &id);) {
         /* A walk from a value without alias_of ends at once: only values
          * with one start walks (a later walk passes the others). */
-        if (col[id] || !target[id])
+        if (col[id])
             continue;
         oac_value *x = g->value_by_id[id];
         while (x && !col[x->id]) {
@@ -891,28 +931,26 @@ int oac_pass_classes(oac_check_state *st)
     b.if_state = oac_calloc(ctx, n1, 1);
     b.stamp = oac_calloc(ctx, n1, sizeof *b.stamp);
     b.cycle = oac_calloc(ctx, n1, 1);
+    b.linked = oac_calloc(ctx, nv / 64 + 1, sizeof *b.linked);
+    b.targeted = oac_calloc(ctx, nv / 64 + 1, sizeof *b.targeted);
     has_alias_of = oac_calloc(ctx, n1, 1);
     target = oac_calloc(ctx, n1, sizeof *target);
-    if (!al->parent || !al->edge || !al->root ||
-        !b.if_state || !b.stamp || !b.cycle || !has_alias_of || !target) {
+    if (!al->parent || !al->edge || !al->root || !b.if_state || !b.stamp ||
+        !b.cycle || !b.linked || !b.targeted || !has_alias_of || !target) {
         rc = OAC_ENOMEM;
         goto done;
     }
 
     if ((rc = link_edges(&b)))
         goto done;
-    for (size_t id = 0; id < nv; id++) {
-        /* What find_root does for a value no link or If leaves from (most
-         * of them), without the walk; in the same id order, so which If
-         * resolves first, and how deep, does not change. */
-        if (!al->parent[id + 1] && b.if_state[id] == IF_NONE &&
-            !b.cycle[id]) {
-            if (!al->root[id + 1])
-                al->root[id + 1] = g->value_by_id[id];
-            continue;
-        }
-        find_root(&b, g->value_by_id[id], 0);
-    }
+    /* Roots of the linked values, in id order (which If resolves first,
+     * and how deep, follows it).  Any other value is its own root, which
+     * a walk reaching it finds and records (it has no parent); values no
+     * walk reaches are in no class and get no number (compact). */
+    size_t lw = 0, lid;
+    for (uint64_t m = b.linked[0];
+         next_bit(b.linked, nv / 64 + 1, &lw, &m, &lid);)
+        find_root(&b, g->value_by_id[lid], 0);
     if ((rc = b.rc))
         goto done;
     if ((rc = compact(&b)) || (rc = make_classes(&b)))
@@ -950,6 +988,8 @@ done:
     oac_dealloc(ctx, b.if_state);
     oac_dealloc(ctx, b.stamp);
     oac_dealloc(ctx, b.cycle);
+    oac_dealloc(ctx, b.linked);
+    oac_dealloc(ctx, b.targeted);
     oac_dealloc(ctx, has_alias_of);
     oac_dealloc(ctx, target);
     return rc;

@@ -119,6 +119,32 @@ static int r_cast(oac_infer *c)
     return OAC_OK;
 }
 
+/* The dims broadcasting gives when they are one input's array as it is
+ * (a residual add of equal shapes, a tensor times a scalar), else NULL:
+ * every input of the full rank shares one (interned) array, the others
+ * have only static 1s, and no symbol of the array is bound to 1 (the
+ * general rule writes a static 1 for those).  Interned arrays are
+ * read-only, so the output may share it (invariant 4). */
+static const oac_dimref *broadcast_same(const oac_infer *c, size_t first,
+                                        int32_t rank)
+{
+    const oac_dimref *full = NULL;
+    for (size_t i = first; i < c->n_in; i++) {
+        const oac_vshape *x = c->in[i];
+        if (x->rank == rank && (!full || x->dims == full)) {
+            full = x->dims;
+            continue;
+        }
+        for (int32_t k = 0; k < x->rank; k++)
+            if (x->dims[k] != 1)
+                return NULL;
+    }
+    for (int32_t k = 0; full && k < rank; k++)
+        if (OAC_DIM_IS_SYM(full[k]) && dimv(c, full[k]) == 1)
+            return NULL;
+    return full;
+}
+
 /* Multidirectional (numpy) broadcasting over all inputs; elem type of
  * input `elem_from` unless out_elem is set. */
 static int broadcast(oac_infer *c, size_t first, int32_t out_elem,
@@ -140,6 +166,11 @@ static int broadcast(oac_infer *c, size_t first, int32_t out_elem,
                      rank, &d);
     if (rc || !d)
         return rc;
+    const oac_dimref *same = broadcast_same(c, first, rank);
+    if (same) {
+        c->out[0].dims = same;
+        return OAC_OK;
+    }
     for (int32_t k = 0; k < rank; k++) {
         /* Axis k from the right in every input. */
         bool have = false, sym_any = false, conflict = false;
@@ -203,6 +234,10 @@ static int r_matmul(oac_infer *c)
         int32_t ja = ba - batch + k, jb = bb - batch + k;
         oac_dimref da = ja >= 0 ? a->dims[ja] : 1;
         oac_dimref db = jb >= 0 ? b->dims[jb] : 1;
+        if (da == db) {
+            d[k] = da;      /* what every case below gives */
+            continue;
+        }
         int64_t va = dimv(c, da), vb = dimv(c, db);
         if (va == 1)
             d[k] = db;

@@ -154,11 +154,6 @@ static bool opt_zero(oac_opt_u64 v)
     return v.known && v.value == 0;
 }
 
-static oac_opt_u64 buf_bytes(const oac_plan_buf *b)
-{
-    return (oac_opt_u64){ b->bytes_known, b->bytes_known ? b->bytes : 0 };
-}
-
 /* Sum with unknown and overflow propagation (rule 7). */
 static void opt_add(oac_opt_u64 *acc, oac_opt_u64 v)
 {
@@ -216,17 +211,46 @@ static oac_opt_u64 declared_bytes(const oac_shapes *sh, const oac_value *v)
     return r;
 }
 
-static oac_opt_u64 value_bytes(const oac_shapes *sh, const oac_value *v)
+/* Bytes of a tensor shape by its dims array: values share interned
+ * arrays (shapes.h invariant 7) and the bindings are final once the
+ * plan runs, so a layer's buffers repeat a few products.  Direct-mapped:
+ * a miss only costs the product. */
+#define BYTES_CACHE 64
+typedef struct bytes_slot {
+    const oac_dimref *dims;     /* NULL: empty */
+    int32_t elem_type;
+    int16_t rank;
+    bool known;
+    uint64_t bytes;
+} bytes_slot;
+
+static inline oac_opt_u64 value_bytes(const oac_shapes *sh, bytes_slot *cache,
+                                      const oac_value *v)
 {
     oac_opt_u64 r = { false, 0 };
-    uint64_t b;
-    if (v && oac_shapes_bytes(sh, oac_shapes_value(sh, v->id), &b)) {
-        r.known = true;
-        r.value = b;
-    } else if (v) {
-        r = declared_bytes(sh, v);
+    if (!v)
+        return r;
+    /* oac_shapes_value, inline: a call per buffer. */
+    const oac_vshape *vs = v->id < sh->n_values ? &sh->vals[v->id] : NULL;
+    /* What oac_shapes_bytes refuses at once goes to the declaration. */
+    if (vs && vs->kind == OAC_VK_TENSOR && !vs->quantized && vs->rank >= 0 &&
+        vs->elem_type) {
+        bytes_slot *e = &cache[(((uintptr_t)vs->dims >> 3) ^
+                                (uintptr_t)vs->elem_type) % BYTES_CACHE];
+        if (e->dims != vs->dims || e->elem_type != vs->elem_type ||
+            e->rank != vs->rank) {
+            e->dims = vs->dims;
+            e->elem_type = vs->elem_type;
+            e->rank = vs->rank;
+            e->known = oac_shapes_bytes(sh, vs, &e->bytes);
+        }
+        if (e->known) {
+            r.known = true;
+            r.value = e->bytes;
+            return r;
+        }
     }
-    return r;
+    return declared_bytes(sh, v);
 }
 
 /* Rule 5: the decoded page of the cache at node i. */
@@ -337,12 +361,15 @@ static page_fx paged_effects(const oac_check_state *st, const oac_scope *s,
 /* State shared by the walks of every scope (rules 8-10). */
 typedef struct walker {
     oac_check_state *st;
-    int32_t *buf_of;           /* value id -> buffer index in its scope's walk */
+    /* Value id -> 1 + its buffer's index in its scope's walk, 0 for none
+     * (zeroed once: each scope is walked at most once, rule 9). */
+    uint32_t *buf_of;
     uint8_t *memo;             /* scope index -> 0 new, 1 walking, 2 done */
     oac_opt_u64 *memo_peak;    /* scope index -> peak of its walk */
     oac_opt_u64 *memo_end;     /* scope index -> live bytes when it returns */
     oac_plan_body *bodies;     /* schedules of the bodies walked, for the runtime */
     size_t n_bodies, cap_bodies;
+    bytes_slot bytes[BYTES_CACHE];
 } walker;
 
 static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out);
@@ -360,7 +387,7 @@ static oac_value *storage_parent(const oac_check_state *st, const oac_value *v)
  * an alias of one)? */
 static bool scope_buffer(const walker *w, const oac_scope *s, const oac_value *v)
 {
-    return v && v->scope == s && w->buf_of[v->id] >= 0;
+    return v && v->scope == s && w->buf_of[v->id];
 }
 
 /* Rule 8: the peak a body reaches while it runs, and what it still holds
@@ -443,7 +470,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     for (size_t k = 0; k < nd->proto->n_output; k++) {
         oac_value *v = oac_node_output(s, i, k);
         if (scope_buffer(w, s, v))
-            opt_add(&outs, value_bytes(st->shapes, v));
+            opt_add(&outs, value_bytes(st->shapes, w->bytes, v));
     }
     oac_scope *bodies[2] = { NULL, NULL };
     size_t nb = 0;
@@ -487,7 +514,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
                 continue;
             oac_value *bo = k < bodies[b]->n_outputs ? bodies[b]->outputs[k] : NULL;
             if (!scope_buffer(w, bodies[b], bo))
-                opt_add(&copy, value_bytes(st->shapes, v));
+                opt_add(&copy, value_bytes(st->shapes, w->bytes, v));
         }
         opt_max(&pk, copy);
         opt_max(&best, pk);
@@ -513,8 +540,13 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     const oac_shapes *sh = st->shapes;
     bool main_graph = s == st->graphs->scopes[0];
     int rc = OAC_ENOMEM;
-    int32_t *buf_of = w->buf_of;  /* value id -> buffer index, or -1 */
+    uint32_t *buf_of = w->buf_of;
     int64_t *fmt = NULL;       /* alias class -> page format (rule 5) */
+    /* Only while the walk runs: each buffer's bytes (0 when not known;
+     * live is unknown from the first such buffer on, rule 7, so the
+     * others are never needed). */
+    uint64_t *bytes = NULL;
+    size_t first_unknown = SIZE_MAX;
     /* Rules 5, 5b: the few nodes whose page effects during/after them
      * are not zero (PagedCacheUpdate), in node order; the rest of each
      * node's effects and its transient (rule 9) go to extras, for the
@@ -537,13 +569,12 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     p->bufs = oac_calloc(ctx, nout ? nout : 1, sizeof *p->bufs);
     p->frees = oac_calloc(ctx, nout ? nout : 1, sizeof *p->frees);
     fmt = oac_calloc(ctx, ncls ? ncls : 1, sizeof *fmt);
-    if (!p->steps || !p->bufs || !p->frees || !fmt)
+    bytes = oac_reallocarray(ctx, NULL, nout ? nout : 1, sizeof *bytes);
+    if (!p->steps || !p->bufs || !p->frees || !fmt || !bytes)
         goto done;
     for (size_t k = 0; k < ncls; k++)
         fmt[k] = INT64_MIN;
     p->n_steps = nn;
-    for (size_t k = 0; k < s->n_values; k++)
-        buf_of[s->values[k]->id] = -1;
 
     /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
      * node adds beyond its buffers (extras, pa).  Pages the first updates
@@ -551,27 +582,27 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     oac_opt_u64 live = { true, 0 };
     for (size_t i = 0; i < nn; i++) {
         const Onnx__NodeProto *np = s->nodes[i].proto;
-        p->steps[i].first_alloc = (uint32_t)p->n_bufs;
+        size_t first_alloc = p->n_bufs;
         for (size_t k = 0; k < np->n_output; k++) {
             oac_value *v = oac_node_output(s, (long)i, k);
             if (!v)
                 continue;
             oac_value *in = storage_parent(st, v);
             if (in) {
-                /* -1 for inputs and for values of enclosing scopes */
-                buf_of[v->id] = in->scope == s ? buf_of[in->id] : -1;
+                /* none for inputs and for values of enclosing scopes */
+                buf_of[v->id] = in->scope == s ? buf_of[in->id] : 0;
                 continue;
             }
             size_t b = p->n_bufs++;
-            oac_opt_u64 by = value_bytes(sh, v);
+            oac_opt_u64 by = value_bytes(sh, w->bytes, v);
+            bytes[b] = by.value;
+            if (!by.known && first_unknown == SIZE_MAX)
+                first_unknown = b;
             p->bufs[b] = (oac_plan_buf){ .name = v->name, .node = (uint32_t)i,
-                                         .port = (uint32_t)k,
-                                         .free_after = (int32_t)i,
-                                         .bytes_known = by.known,
-                                         .bytes = by.value };
-            buf_of[v->id] = (int32_t)b;
+                                         .free_after = (int32_t)i };
+            buf_of[v->id] = (uint32_t)b + 1;
         }
-        p->steps[i].n_alloc = (uint32_t)(p->n_bufs - p->steps[i].first_alloc);
+        p->steps[i].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
         /* Only paged updates and nodes that run a body add anything. */
         const oac_node *nd = &s->nodes[i];
         bool paged = main_graph && nd->op &&
@@ -610,31 +641,30 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
      * backing graph outputs are never freed. */
     for (size_t k = 0; k < s->n_values; k++) {
         const oac_value *v = s->values[k];
-        int32_t b = buf_of[v->id];
-        if (b < 0)
+        if (!buf_of[v->id])
             continue;
+        size_t b = buf_of[v->id] - 1;
         for (size_t u = 0; u < v->n_uses; u++)
             if (v->uses[u].node > p->bufs[b].free_after)
                 p->bufs[b].free_after = (int32_t)v->uses[u].node;
     }
     for (size_t k = 0; k < s->n_outputs; k++)
         if (scope_buffer(w, s, s->outputs[k]))
-            p->bufs[buf_of[s->outputs[k]->id]].free_after = -1;
+            p->bufs[buf_of[s->outputs[k]->id] - 1].free_after = -1;
     /* Free lists per node (counting sort by node, n_free the cursor). */
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
             p->steps[p->bufs[b].free_after].n_free++;
+    /* (Each step's cursor in frees is kept in its live until the walk
+     * sets that.) */
     uint32_t at = 0;
     for (size_t i = 0; i < nn; i++) {
-        p->steps[i].first_free = at;
+        p->steps[i].live = at;
         at += p->steps[i].n_free;
-        p->steps[i].n_free = 0;
     }
     for (size_t b = 0; b < p->n_bufs; b++)
-        if (p->bufs[b].free_after >= 0) {
-            oac_plan_step *stp = &p->steps[p->bufs[b].free_after];
-            p->frees[stp->first_free + stp->n_free++] = (uint32_t)b;
-        }
+        if (p->bufs[b].free_after >= 0)
+            p->frees[p->steps[p->bufs[b].free_after].live++] = (uint32_t)b;
     p->n_frees = at;
 
     /* Rule 4-6: walk. */
@@ -645,11 +675,11 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     t->second_cache_bytes = (oac_opt_u64){ true, 0 };
     t->persistent_cache_bytes = (oac_opt_u64){ true, 0 };
     p->page_bytes = live;
-    size_t pa_at = 0, x_at = 0;
+    size_t pa_at = 0, x_at = 0, alloc_at = 0, free_at = 0;
     for (size_t i = 0; i < nn; i++) {
         oac_plan_step *stp = &p->steps[i];
-        for (size_t b = stp->first_alloc; b < stp->first_alloc + stp->n_alloc; b++) {
-            oac_opt_u64 by = buf_bytes(&p->bufs[b]);
+        for (size_t end = alloc_at + stp->n_alloc; alloc_at < end; alloc_at++) {
+            oac_opt_u64 by = { alloc_at < first_unknown, bytes[alloc_at] };
             opt_add(&live, by);
             opt_add(&t->planned_output_bytes, by);
         }
@@ -659,7 +689,9 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             ? &p->extras[x_at++] : &no_extra;
         if (fa)
             opt_add(&live, fa->during);
-        stp->live = live;
+        stp->live = live.value;
+        if (live.known)
+            p->n_live_known = i + 1;   /* known ones are a prefix: rule 7 */
         oac_opt_u64 here = live;
         if (x != &no_extra) {
             /* (Adding and taking the maximum of 0 change nothing.) */
@@ -670,11 +702,9 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         opt_max(&t->peak_bytes, here);
         /* Frees: subtract what is known; an unknown live stays unknown
          * (rule 7: every later step depends on it). */
-        for (size_t f = stp->first_free; f < stp->first_free + stp->n_free; f++) {
-            const oac_plan_buf *bb = &p->bufs[p->frees[f]];
-            if (live.known && bb->bytes_known)
-                live.value -= bb->bytes;
-        }
+        for (size_t end = free_at + stp->n_free; free_at < end; free_at++)
+            if (live.known)
+                live.value -= bytes[p->frees[free_at]];
         if (fa && !fa->freed.known)
             live.known = false;
         else if (fa && live.known)
@@ -683,7 +713,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->proto->n_output) {
             oac_value *o = oac_node_output(s, (long)i, 0);
             if (o && !oac_value_aliased_input(o))
-                opt_add(&t->second_cache_bytes, value_bytes(sh, o));
+                opt_add(&t->second_cache_bytes, value_bytes(sh, w->bytes, o));
         }
     }
     p->end_live = live;
@@ -700,6 +730,7 @@ done:
     oac_plan_sched_free(ctx, p);
     oac_dealloc(ctx, pa);
     oac_dealloc(ctx, fmt);
+    oac_dealloc(ctx, bytes);
     return rc;
 }
 

@@ -29,22 +29,23 @@
 #include "oac_int.h"
 
 /* Node and buffer indices are 32-bit (plan.c refuses a larger graph):
- * a schedule has an entry per node and per output of the main graph. */
+ * a schedule has an entry per node and per buffer of the graph walked,
+ * kept as long as the analysis, so 16 bytes each.  What only the walk
+ * needs (buffer sizes, list offsets) is not kept. */
 typedef struct oac_plan_buf {
     const char *name;       /* the value allocated (borrowed from the model) */
-    uint32_t node;          /* main-graph node that allocates it */
-    uint32_t port;          /* its output port there */
+    uint32_t node;          /* node that allocates it */
     int32_t free_after;     /* node after which it is freed; -1: never */
-    bool bytes_known;       /* bytes is its size (else not known) */
-    uint64_t bytes;
 } oac_plan_buf;
 
+/* The lists are consecutive: step i allocates the n_alloc buffers after
+ * those of steps 0..i-1 (bufs is in allocation order) and frees the
+ * n_free buffers listed in frees after those of steps 0..i-1. */
 typedef struct oac_plan_step {
-    uint32_t first_alloc;   /* bufs[first_alloc .. first_alloc+n_alloc) */
     uint32_t n_alloc;
-    uint32_t first_free;    /* frees[first_free .. first_free+n_free): */
-    uint32_t n_free;        /*   buf indices freed after this node */
-    oac_opt_u64 live;       /* live buffer bytes while it runs */
+    uint32_t n_free;        /* buf indices in frees, freed after this node */
+    uint64_t live;          /* live buffer bytes while it runs, when known:
+                               read it through oac_plan_step_live */
 } oac_plan_step;
 
 /* What few steps have beyond live (oac_plan_step_extra): every other
@@ -79,6 +80,9 @@ typedef struct oac_plan_sched {
     size_t n_frees;
     oac_plan_step *steps;   /* one per node of the graph walked */
     size_t n_steps;
+    /* Steps 0..n_live_known-1 have a known live, the later ones not: a
+     * size not known keeps every later live unknown (plan.c rule 7). */
+    size_t n_live_known;
     oac_plan_extra *extras; /* by step, ascending */
     size_t n_extras;
     /* Pages the first PagedCacheUpdate of each class creates (plan.c rule
@@ -96,6 +100,13 @@ typedef struct oac_plan_sched {
 const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a);
 
 void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s);
+
+/* Live buffer bytes while step i (i < s->n_steps) runs, or unknown. */
+static inline oac_opt_u64 oac_plan_step_live(const oac_plan_sched *s, size_t i)
+{
+    bool known = i < s->n_live_known;
+    return (oac_opt_u64){ known, known ? s->steps[i].live : 0 };
+}
 
 /* Workspace, transient and loop inputs of step i (i < s->n_steps): its
  * entry of extras, or one with 0, 0 and no inputs.  Never NULL. */

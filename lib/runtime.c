@@ -1780,14 +1780,14 @@ static oac_opt_u64 planned_at_inputs(const rt_run *r, oac_opt_u64 planned)
     bool skipped = false;
     uint64_t peak = 0;
     for (size_t i = 0; i < p->n_steps; i++) {
-        const oac_plan_step *st = &p->steps[i];
+        oac_opt_u64 live = oac_plan_step_live(p, i);
         const oac_plan_extra *x = oac_plan_step_extra(p, i);
         bool skip = input_starts_zero(r, x->loop_trip_input) ||
                     input_starts_zero(r, x->loop_cond_input);
         skipped = skipped || skip;
         uint64_t here;
-        if (!st->live.known || !x->workspace.known || (!skip && !x->transient.known) ||
-            oac_add_overflow_u64(st->live.value, x->workspace.value, &here) ||
+        if (!live.known || !x->workspace.known || (!skip && !x->transient.known) ||
+            oac_add_overflow_u64(live.value, x->workspace.value, &here) ||
             (!skip && oac_add_overflow_u64(here, x->transient.value, &here)))
             return planned;
         if (here > peak)

@@ -371,6 +371,9 @@ typedef struct pass {
     rule_memo *memo;        /* open addressing, at most half full */
     size_t n_memo, cap_memo;
     rule_memo spill;        /* an operator memo_slot found no room for */
+    /* The operators of ops.def by their row: graph.c found the row of
+     * each node already, so these need neither hash nor compare. */
+    rule_memo by_op[OAC_OP_COUNT];
 } pass;
 
 static const char *vname(const pass *p, size_t id)
@@ -870,22 +873,26 @@ static size_t memo_slot(const rule_memo *m, size_t cap, uint32_t h,
 }
 
 /* The interned dims of output 0, built in c->scratch.  Most outputs
- * have the shape of an input (element-wise ops, projections): comparing
- * with the inputs' arrays is cheaper than hashing. */
+ * have a shape the operator made lately (a layer repeats the previous
+ * one) or the shape of an input (element-wise ops, projections): trying
+ * those arrays, in that order, is cheaper than hashing.  What is found
+ * becomes recent. */
 static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
                                     rule_memo *m)
 {
     int16_t rank = c->out[0].rank;
     size_t n = (size_t)rank;
-    for (size_t k = 0; k < c->n_in; k++)
-        if (c->in[k] && c->in[k]->rank == rank &&
-            dims_eq(c->in[k]->dims, c->scratch, n))
-            return c->in[k]->dims;
     for (size_t k = 0; k < 4; k++)
         if (m->recent[k] && m->recent_rank[k] == rank &&
             dims_eq(m->recent[k], c->scratch, n))
             return m->recent[k];
-    const oac_dimref *d = oac_shapes_intern(sh, c->scratch, n);
+    const oac_dimref *d = NULL;
+    for (size_t k = 0; k < c->n_in && !d; k++)
+        if (c->in[k] && c->in[k]->rank == rank &&
+            dims_eq(c->in[k]->dims, c->scratch, n))
+            d = c->in[k]->dims;
+    if (!d)
+        d = oac_shapes_intern(sh, c->scratch, n);
     if (d) {
         m->recent[m->next_recent % 4] = d;
         m->recent_rank[m->next_recent++ % 4] = rank;
@@ -893,13 +900,27 @@ static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
     return d;
 }
 
-/* The rules of node np (*out NULL when it has no op_type). */
-static int node_rules(pass *p, const Onnx__NodeProto *np, rule_memo **out)
+/* The rules of node nd (*out NULL when it has no op_type). */
+static int node_rules(pass *p, const oac_node *nd, rule_memo **out)
 {
+    const Onnx__NodeProto *np = nd->proto;
     *out = NULL;
     if (!np->op_type)
         return OAC_OK;
     const char *d = np->domain;
+    if (nd->op) {
+        /* The row stands for (domain, op_type), any ONNX spelling alike
+         * (ops.h), as the memo's key does. */
+        rule_memo *m = &p->by_op[nd->op->id];
+        if (!m->op_type) {
+            const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
+            *m = (rule_memo){ .op_type = np->op_type, .domain = dom,
+                              .infer = oac_infer_rule(dom, np->op_type),
+                              .fold = oac_fold_rule(dom, np->op_type) };
+        }
+        *out = m;
+        return OAC_OK;
+    }
     const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
     if (2 * (p->n_memo + 1) > p->cap_memo) {
         size_t cap = p->cap_memo ? 2 * p->cap_memo : 64;
@@ -953,11 +974,14 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     c.out = out;
     c.out_known = out_known;
     rule_memo *rules;
-    int rc = node_rules(p, np, &rules);
+    int rc = node_rules(p, nd, &rules);
     if (rc)
         return rc;
+    /* The ports graph.c resolved (oac_node_input's answers, without its
+     * range checks per port). */
+    oac_value *const *ports = nd->in_vals;
     for (size_t k = 0; k < np->n_input; k++) {
-        oac_value *v = oac_node_input(s, i, k);
+        oac_value *v = ports ? ports[k] : oac_node_input(s, i, k);
         in[k] = v ? &p->sh->vals[v->id] : NULL;
         in_known[k] = v ? known_get(p->sh, v->id) : NULL;
     }
@@ -975,7 +999,7 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
         !(out[0].dims = intern_out(p->sh, &c, rules)))
         return OAC_ENOMEM;
     for (size_t k = 0; k < np->n_output; k++) {
-        oac_value *v = oac_node_output(s, i, k);
+        oac_value *v = ports ? ports[np->n_input + k] : oac_node_output(s, i, k);
         /* Only the defining node sets a value (graph.h invariant 2). */
         if (!v || v->producer != i || (size_t)v->port != k)
             continue;

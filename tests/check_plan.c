@@ -102,11 +102,12 @@ START_TEST(test_chain_frees_temporaries)
     static const uint64_t live[] = { 64, 80, 32, 48, 64 };
     for (size_t i = 0; i < 5; i++) {
         ck_assert_int_eq(s->bufs[i].free_after, free_after[i]);
-        KNOWN(s->steps[i].live, live[i]);
+        KNOWN(oac_plan_step_live(s, i), live[i]);
         ck_assert_uint_eq(s->steps[i].n_alloc, 1);
     }
+    ck_assert_uint_eq(s->steps[0].n_free, 0);
     ck_assert_uint_eq(s->steps[1].n_free, 1);
-    ck_assert_uint_eq(s->frees[s->steps[1].first_free], 0);   /* big */
+    ck_assert_uint_eq(s->frees[0], 0);   /* big, after n1 */
     ck_assert_uint_eq(s->steps[4].n_free, 1);
     run_end(&r);
 }
@@ -125,6 +126,32 @@ START_TEST(test_unread_output_freed_at_producer)
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     KNOWN(oac_analysis_plan(r.a)->planned_output_bytes, 32);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 16);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_live_unknown_from_first_unknown_buffer)
+{
+    /* n0 a = Neg(x) [4] 16; n1 b = Foo(a), a size nothing tells; n2 c =
+     * Neg(x) [4].  live is known at n0 only: from n1 on it depends on b,
+     * also after c is allocated and a freed (rule 7). */
+    run r;
+    run_begin(&r);
+    oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(r.g, "Neg", NULL, "n0", "x", "a");
+    oac_gb_node(r.g, "Foo", "custom", "n1", "a", "b");
+    oac_gb_node(r.g, "Neg", NULL, "n2", "x", "c");
+    oac_gb_output(r.g, "c", OAC_T_FLOAT, "4");
+    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    const oac_plan_sched *s = oac_analysis_schedule(r.a);
+    ck_assert_uint_eq(s->n_steps, 3);
+    ck_assert_uint_eq(s->n_live_known, 1);
+    KNOWN(oac_plan_step_live(s, 0), 16);
+    UNKNOWN(oac_plan_step_live(s, 1));
+    UNKNOWN(oac_plan_step_live(s, 2));
+    UNKNOWN(oac_analysis_plan(r.a)->peak_bytes);
+    UNKNOWN(oac_analysis_plan(r.a)->planned_output_bytes);
+    ck_assert_uint_eq(s->steps[1].n_free, 2);   /* a and b, read by no one after */
     run_end(&r);
 }
 END_TEST
@@ -442,7 +469,7 @@ START_TEST(test_if_takes_larger_branch)
     /* y is the If's buffer (16, in live); the then branch holds 32 at its
      * peak, 16 of which become y: transient 16.  The else branch (its
      * copy, 16) is smaller. */
-    KNOWN(s->steps[0].live, 16);
+    KNOWN(oac_plan_step_live(s, 0), 16);
     KNOWN(oac_plan_step_extra(s, 0)->transient, 16);
     KNOWN(oac_plan_step_extra(s, 1)->transient, 0);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 32);
@@ -504,7 +531,7 @@ START_TEST(test_loop_body_transient)
     loop_model(&r, &three);
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
-    KNOWN(s->steps[0].live, 16);
+    KNOWN(oac_plan_step_live(s, 0), 16);
     KNOWN(oac_plan_step_extra(s, 0)->transient, 17);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
     ck_assert_ptr_null(oac_plan_step_extra(s, 0)->loop_trip_input);
@@ -555,7 +582,7 @@ START_TEST(test_function_body_transient)
     oac_gb_output(r.g, "u", OAC_T_FLOAT, "4");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
-    KNOWN(s->steps[0].live, 16);
+    KNOWN(oac_plan_step_live(s, 0), 16);
     KNOWN(oac_plan_step_extra(s, 0)->transient, 16);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 32);
     run_end(&r);
@@ -602,6 +629,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_in_place);
     tcase_add_test(t, test_out_of_place);
     tcase_add_test(t, test_chain_frees_temporaries);
+    tcase_add_test(t, test_live_unknown_from_first_unknown_buffer);
     tcase_add_test(t, test_unread_output_freed_at_producer);
     tcase_add_test(t, test_temporary_updated_in_place);
     tcase_add_test(t, test_paged_workspace);
