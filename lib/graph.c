@@ -110,32 +110,6 @@ static char *pool_alloc(oac_graphs *g, size_t n)
     return blk->data + at;
 }
 
-/* "<a><b><n>" (n in decimal) in the pool, without the cost of a printf:
- * declaration locations and unnamed nodes' display names are made once
- * per declaration and node. */
-static char *pool_cat_num(oac_graphs *g, const char *a, const char *b, size_t n)
-{
-    size_t la = strlen(a);
-    char num[24];
-    size_t k = sizeof num;
-    do {
-        num[--k] = (char)('0' + n % 10);
-        n /= 10;
-    } while (n);
-    size_t lb = strlen(b), ln = sizeof num - k;
-    if (la > SIZE_MAX / 4 || lb > SIZE_MAX / 4)
-        return NULL;
-    size_t need = la + lb + ln + 1;
-    char *s = pool_alloc(g, need);
-    if (!s)
-        return NULL;
-    memcpy(s, a, la);
-    memcpy(s + la, b, lb);
-    memcpy(s + la + lb, num + k, ln);
-    s[need - 1] = '\0';
-    return s;
-}
-
 static char *pool_printf(oac_graphs *g, const char *fmt, ...) OAC_PRINTF(2, 3);
 static char *pool_printf(oac_graphs *g, const char *fmt, ...)
 {
@@ -499,19 +473,60 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
     return OAC_OK;
 }
 
-static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
-                     const Onnx__ValueInfoProto *vi, oac_vi_field f,
-                     size_t idx)
+/* "<pre><n>" (lpre bytes of prefix, n in decimal) in the pool: a
+ * declaration's location, its prefix made once per field of a scope. */
+static char *pool_num(oac_graphs *g, const char *pre, size_t lpre, size_t n)
+{
+    char num[24];
+    size_t k = sizeof num;
+    do {
+        num[--k] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    size_t ln = sizeof num - k;
+    if (lpre > SIZE_MAX / 2)
+        return NULL;
+    char *s = pool_alloc(g, lpre + ln + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, pre, lpre);
+    memcpy(s + lpre, num + k, ln);
+    s[lpre + ln] = '\0';
+    return s;
+}
+
+/* The declarations of one repeated field of a scope, in order. */
+typedef struct vinfo_field {
+    oac_vi_field f;
+    char *pre;                     /* "<scope loc>/input/" */
+    size_t lpre;
+} vinfo_field;
+
+static int vinfo_field_init(oac_graphs *g, oac_scope *s, vinfo_field *vf,
+                            oac_vi_field f)
 {
     static const char *const fname[] = { "/input/", "/output/", "/value_info/" };
+    vf->f = f;
+    vf->pre = pool_printf(g, "%s%s", s->loc, fname[f]);
+    vf->lpre = vf->pre ? strlen(vf->pre) : 0;
+    return vf->pre ? OAC_OK : OAC_ENOMEM;
+}
+
+/* Declaration idx of field vf: v is the value it names in s, which the
+ * caller resolved (the scope's input or output of that port, or a
+ * lookup for value_info). */
+static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
+                     const Onnx__ValueInfoProto *vi, const vinfo_field *vf,
+                     size_t idx, oac_value *v)
+{
     oac_vinfo *e = &s->vinfos[(*k)++];
     e->vi = vi;
-    e->field = f;
+    e->field = vf->f;
     e->index = idx;
-    e->loc = pool_cat_num(g, s->loc, fname[f], idx);
+    e->loc = pool_num(g, vf->pre, vf->lpre, idx);
     if (!e->loc)
         return OAC_ENOMEM;
-    e->value = vi ? oac_scope_local(s, vi->name) : NULL;
+    e->value = vi ? v : NULL;
     if (e->value && !e->value->vi) {
         /* input > output > value_info: vinfos come in that order. */
         e->value->vi = vi;
@@ -523,13 +538,13 @@ static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
 
 /* oac_op_find through a small cache of the operator types a scope uses
  * (a few distinct ones over thousands of nodes): the result depends only
- * on op_type and on the domain (any ONNX spelling alike). */
-#define OP_CACHE 8
+ * on op_type and on the domain (any ONNX spelling alike).  Direct-mapped
+ * by the first two letters, so a hit costs one string compare. */
+#define OP_CACHE 16
 typedef struct op_cache {
-    const char *type[OP_CACHE];
+    const char *type[OP_CACHE];    /* NULL: an empty slot */
     const char *dom[OP_CACHE];     /* NULL for the ONNX domain */
     const struct oac_op *op[OP_CACHE];
-    size_t n, next;
 } op_cache;
 
 static const struct oac_op *op_lookup(op_cache *c, const char *domain,
@@ -538,12 +553,14 @@ static const struct oac_op *op_lookup(op_cache *c, const char *domain,
     if (!op_type || !*op_type)
         return NULL;
     const char *d = oac_domain_is_onnx(domain) ? NULL : domain;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->type[i][0] == op_type[0] && strcmp(c->type[i], op_type) == 0 &&
-            (d ? c->dom[i] && strcmp(c->dom[i], d) == 0 : !c->dom[i]))
-            return c->op[i];
+    unsigned char c0 = (unsigned char)op_type[0];
+    unsigned char c1 = (unsigned char)op_type[1];
+    size_t at = (c0 * 5u + c1) % OP_CACHE;
+    const char *t = c->type[at];
+    if (t && (t == op_type || strcmp(t, op_type) == 0) &&
+        (d ? c->dom[at] && strcmp(c->dom[at], d) == 0 : !c->dom[at]))
+        return c->op[at];
     const struct oac_op *op = oac_op_find(domain, op_type);
-    size_t at = c->n < OP_CACHE ? c->n++ : (c->next++ % OP_CACHE);
     c->type[at] = op_type;
     c->dom[at] = d;
     c->op[at] = op;
@@ -553,7 +570,7 @@ static const struct oac_op *op_lookup(op_cache *c, const char *domain,
 static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
 {
     oac_ctx *ctx = g->ctx;
-    op_cache oc = { .n = 0 };
+    op_cache oc = { .type = { NULL } };
     int rc = OAC_OK;
     const Onnx__GraphProto *gp = s->graph;
     const Onnx__FunctionProto *fp = s->func;
@@ -643,7 +660,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         const Onnx__NodeProto *np = s->node_protos[i];
         static const Onnx__NodeProto empty_node = ONNX__NODE_PROTO__INIT;
         n->proto = np ? np : &empty_node;
-        n->display = empty(n->proto->name) ? pool_cat_num(g, "#", "", i)
+        n->display = empty(n->proto->name) ? pool_num(g, "#", 1, i)
                                            : n->proto->name;
         if (!n->display)
             return OAC_ENOMEM;
@@ -685,24 +702,41 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
     if (!s->vinfos)
         return OAC_ENOMEM;
     size_t k = 0;
+    vinfo_field vf;
     if (gp) {
+        if (gp->n_input && (rc = vinfo_field_init(g, s, &vf, OAC_VI_INPUT)))
+            return rc;
+        /* The input and output of a port: what its declaration names. */
         for (size_t i = 0; i < gp->n_input; i++)
-            if ((rc = add_vinfo(g, s, &k, gp->input[i], OAC_VI_INPUT, i)))
+            if ((rc = add_vinfo(g, s, &k, gp->input[i], &vf, i, s->inputs[i])))
                 return rc;
+        if (gp->n_output && (rc = vinfo_field_init(g, s, &vf, OAC_VI_OUTPUT)))
+            return rc;
         for (size_t i = 0; i < gp->n_output; i++) {
-            if ((rc = add_vinfo(g, s, &k, gp->output[i], OAC_VI_OUTPUT, i)))
+            oac_value *v = s->outputs[i];
+            if ((rc = add_vinfo(g, s, &k, gp->output[i], &vf, i,
+                                v && v->scope == s ? v : NULL)))
                 return rc;
             s->output_vis[i] = gp->output[i];
             s->output_vi_locs[i] = s->vinfos[k - 1].loc;
         }
-        for (size_t i = 0; i < gp->n_value_info; i++)
-            if ((rc = add_vinfo(g, s, &k, gp->value_info[i],
-                                OAC_VI_VALUE_INFO, i)))
+        if (gp->n_value_info &&
+            (rc = vinfo_field_init(g, s, &vf, OAC_VI_VALUE_INFO)))
+            return rc;
+        for (size_t i = 0; i < gp->n_value_info; i++) {
+            const Onnx__ValueInfoProto *vi = gp->value_info[i];
+            if ((rc = add_vinfo(g, s, &k, vi, &vf, i,
+                                vi ? oac_scope_local(s, vi->name) : NULL)))
                 return rc;
+        }
     } else {
+        if (fp->n_value_info &&
+            (rc = vinfo_field_init(g, s, &vf, OAC_VI_VALUE_INFO)))
+            return rc;
         for (size_t i = 0; i < fp->n_value_info; i++) {
-            if ((rc = add_vinfo(g, s, &k, fp->value_info[i],
-                                OAC_VI_VALUE_INFO, i)))
+            const Onnx__ValueInfoProto *vi = fp->value_info[i];
+            if ((rc = add_vinfo(g, s, &k, vi, &vf, i,
+                                vi ? oac_scope_local(s, vi->name) : NULL)))
                 return rc;
             /* The output it declares, through the value (a hash lookup,
              * not a scan of the outputs). */
