@@ -459,7 +459,7 @@ static int compact(build *b)
         size_t f = fid[id];
         if (!f)
             continue;
-        value[f] = g->value_by_id[id];
+        value[f] = oac_graphs_value(g, id);
         parent[f] = al->parent[id + 1];
         edge[f] = al->edge[id + 1];
         root[f] = al->root[id + 1];
@@ -750,7 +750,7 @@ static int alias_of_cycles(build *b, oac_value **target)
          * with one start walks (a later walk passes the others). */
         if (col[id] || !target[id])
             continue;
-        oac_value *x = g->value_by_id[id];
+        oac_value *x = oac_graphs_value(g, id);
         while (x && !col[x->id]) {
             col[x->id] = 1;
             x = target[x->id];
@@ -769,7 +769,7 @@ static int alias_of_cycles(build *b, oac_value **target)
                 "alias_of links of graph '%s' form a cycle through '%s' "
                 "(alias_of '%s')", s->name, x->name, target[x->id]->name);
         }
-        for (oac_value *y = g->value_by_id[id]; y && col[y->id] == 1;
+        for (oac_value *y = oac_graphs_value(g, id); y && col[y->id] == 1;
              y = target[y->id])
             col[y->id] = 2;
     }
@@ -908,10 +908,10 @@ int oac_pass_classes(oac_check_state *st)
         if (!al->parent[id + 1] && b.if_state[id] == IF_NONE &&
             !b.cycle[id]) {
             if (!al->root[id + 1])
-                al->root[id + 1] = g->value_by_id[id];
+                al->root[id + 1] = oac_graphs_value(g, id);
             continue;
         }
-        find_root(&b, g->value_by_id[id], 0);
+        find_root(&b, oac_graphs_value(g, id), 0);
     }
     if ((rc = b.rc))
         goto done;

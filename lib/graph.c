@@ -34,6 +34,8 @@
 #include "graph.h"
 #include "ops.h"
 
+_Static_assert(sizeof(oac_use) == 8, "a use is 8 bytes (graph.h)");
+
 /* ---- string pool ---------------------------------------------------- */
 
 struct pool_block {
@@ -272,7 +274,7 @@ static oac_value *new_value(oac_graphs *g, oac_scope *s, scope_build *b,
     v->producer = -1;
     v->port = -1;
     v->id = (uint32_t)g->n_values++;
-    s->values[s->n_values++] = v;
+    s->n_values++;
     return v;
 }
 
@@ -376,7 +378,7 @@ static int lay_out_uses(oac_graphs *g, oac_scope *s)
     l->n = 0;
     uint64_t total = 0;
     for (size_t v = 0; v < s->n_values; v++)
-        total += s->values[v]->n_uses;
+        total += s->values_block[v].n_uses;
     if (total > SIZE_MAX / sizeof(oac_use))
         return oac_err(g->ctx, OAC_ENOMEM, "graph too large");
     if (!total)
@@ -386,7 +388,7 @@ static int lay_out_uses(oac_graphs *g, oac_scope *s)
         return OAC_ENOMEM;
     oac_use *at = s->uses_block;
     for (size_t v = 0; v < s->n_values; v++) {
-        oac_value *x = s->values[v];
+        oac_value *x = &s->values_block[v];
         x->uses = x->n_uses ? at : NULL;
         at += x->n_uses;
         x->n_uses = 0;
@@ -432,6 +434,7 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
     n->subgraphs = oac_calloc(g->ctx, nsub, sizeof *n->subgraphs);
     if (!n->subgraphs)
         return OAC_ENOMEM;
+    s->holds_subgraphs = true;
     for (size_t a = 0; a < np->n_attribute; a++) {
         const Onnx__AttributeProto *at = np->attribute[a];
         if (!at)
@@ -531,7 +534,6 @@ static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
         /* input > output > value_info: vinfos come in that order. */
         e->value->vi = vi;
         e->value->vi_loc = e->loc;
-        e->value->type = vi->type;
     }
     return OAC_OK;
 }
@@ -589,7 +591,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
                        s->node_protos[i]->n_output;
         }
     /* 32-bit node indices, ports and use counts (graph.h). */
-    if (bound > SIZE_MAX / sizeof(oac_value) || n_ports > INT32_MAX ||
+    if (bound > SIZE_MAX / sizeof(oac_value) || n_ports > INT32_MAX / 2 ||
         s->n_nodes > INT32_MAX || n_in > INT32_MAX || n_out > INT32_MAX ||
         n_init > INT32_MAX)
         return oac_err(ctx, OAC_ENOMEM, "graph too large");
@@ -601,10 +603,10 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
 
     scope_build b = { 0 };
     b.cap = (size_t)bound;
+    s->first_id = g->n_values;      /* graph.h, invariant 3 */
     /* new_value initializes each entry it hands out; the rest is never
      * read (so not zeroed: its pages are never touched). */
     b.block = oac_alloc(ctx, (b.cap ? b.cap : 1) * sizeof *b.block);
-    s->values = oac_calloc(ctx, b.cap ? b.cap : 1, sizeof *s->values);
     s->nodes = oac_calloc(ctx, s->n_nodes ? s->n_nodes : 1, sizeof *s->nodes);
     s->input_names = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->input_names);
     s->inputs = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->inputs);
@@ -615,7 +617,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
                                    sizeof *s->output_vi_locs);
     /* The block belongs to the scope from here on (freed with it). */
     s->values_block = b.block;
-    if (!b.block || !s->values || !s->nodes || !s->input_names ||
+    if (!b.block || !s->nodes || !s->input_names ||
         !s->inputs || !s->output_names || !s->outputs || !s->output_vis ||
         !s->output_vi_locs)
         return OAC_ENOMEM;
@@ -652,7 +654,6 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
             (v->kind == OAC_VAL_INPUT || v->kind == OAC_VAL_INITIALIZER)) {
             v->is_initializer = true;
             v->init_index = (int32_t)i;
-            v->init = t;
         }
     }
     for (size_t i = 0; i < s->n_nodes; i++) {
@@ -774,9 +775,12 @@ static int cmp_ptr(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* outer_reads collects one entry per read; keep each value once. */
+/* outer_reads collects one entry per read; keep each value once.  Only
+ * nodes holding subgraphs have any. */
 static void dedupe_outer(oac_scope *s)
 {
+    if (!s->holds_subgraphs)
+        return;
     for (size_t i = 0; i < s->n_nodes; i++) {
         oac_node *n = &s->nodes[i];
         if (n->n_outer_reads < 2)
@@ -888,18 +892,10 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
             goto done;
     }
 
-    /* Call sites, dense ids, dedupe of outer reads. */
-    g->value_by_id = oac_calloc(ctx, g->n_values ? g->n_values : 1,
-                                sizeof *g->value_by_id);
-    if (!g->value_by_id) {
-        rc = OAC_ENOMEM;
-        goto done;
-    }
+    /* Call sites, dedupe of outer reads. */
     for (size_t si = 0; si < g->n_scopes; si++) {
         oac_scope *s = g->scopes[si];
         dedupe_outer(s);
-        for (size_t v = 0; v < s->n_values; v++)
-            g->value_by_id[s->values[v]->id] = s->values[v];
         /* Without local functions no node calls one. */
         for (size_t i = 0; g->func_by_key.count && i < s->n_nodes; i++) {
             oac_node *n = &s->nodes[i];
@@ -933,19 +929,18 @@ static void scope_free(oac_ctx *ctx, oac_scope *s)
 {
     if (!s)
         return;
-    /* Use lists live in uses_block. */
-    if (s->nodes)
+    /* Use lists live in uses_block, alias_in entries in alias_block (the
+     * ports pass makes the block before any entry); only nodes holding
+     * subgraphs own more. */
+    if (s->nodes && s->holds_subgraphs)
         for (size_t i = 0; i < s->n_nodes; i++) {
             if (s->nodes[i].subgraphs)
                 oac_dealloc(ctx, s->nodes[i].subgraphs);
-            if (!s->alias_block)
-                oac_dealloc(ctx, s->nodes[i].alias_in);
             if (s->nodes[i].outer_reads)
                 oac_dealloc(ctx, s->nodes[i].outer_reads);
         }
     oac_dealloc(ctx, s->alias_block);
     oac_dealloc(ctx, s->nodes);
-    oac_dealloc(ctx, s->values);
     oac_dealloc(ctx, s->values_block);
     oac_dealloc(ctx, s->uses_block);
     oac_dealloc(ctx, s->ports_block);
@@ -979,7 +974,6 @@ void oac_graphs_free(oac_graphs *g)
     for (size_t f = 0; g->keys && f < g->n_functions; f++)
         oac_dealloc(ctx, g->keys[f]);
     oac_dealloc(ctx, g->keys);
-    oac_dealloc(ctx, g->value_by_id);
     oac_strmap_fini(&g->func_by_key);
     for (size_t d = 0; d < OAC_MAX_DEPTH; d++)
         oac_dealloc(ctx, p->pending[d].e);

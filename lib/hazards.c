@@ -91,7 +91,7 @@ static int compute_topo(hz *h, oac_scope *s)
     }
     /* Edges are the uses of the values nodes of s produce. */
     for (size_t v = 0; v < s->n_values; v++) {
-        const oac_value *x = s->values[v];
+        const oac_value *x = &s->values_block[v];
         if (x->producer < 0)
             continue;
         for (size_t u = 0; u < x->n_uses; u++)
@@ -445,7 +445,7 @@ int oac_pass_hazards(oac_check_state *st)
         oac_scope *s = g->scopes[si];
         size += s->n_nodes;
         for (size_t v = 0; v < s->n_values; v++)
-            size += s->values[v]->n_uses;
+            size += s->values_block[v].n_uses;
     }
     h.budget = SEARCH_BUDGET * (size + 1024);
     h.ord = oac_calloc(st->ctx, g->n_scopes ? g->n_scopes : 1, sizeof *h.ord);

@@ -188,7 +188,7 @@ static void opt_max(oac_opt_u64 *acc, oac_opt_u64 v)
 static oac_opt_u64 declared_bytes(const oac_shapes *sh, const oac_value *v)
 {
     oac_opt_u64 r = { false, 0 };
-    const Onnx__TypeProto *t = v->type;
+    const Onnx__TypeProto *t = oac_value_type(v);
     if (!t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !t->tensor_type ||
         !t->tensor_type->shape)
         return r;
@@ -251,7 +251,7 @@ static oac_opt_u64 decoded_page(const oac_shapes *sh, const oac_scope *s, long i
 /* The first allowed quantized type of a paged cache's declared type. */
 static int64_t first_allowed(const oac_value *c)
 {
-    const Onnx__TypeProto *t = c ? c->type : NULL;
+    const Onnx__TypeProto *t = c ? oac_value_type(c) : NULL;
     if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE &&
         t->sequence_type && t->sequence_type->elem_type)
         t = t->sequence_type->elem_type;
@@ -543,7 +543,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         fmt[k] = INT64_MIN;
     p->n_steps = nn;
     for (size_t k = 0; k < s->n_values; k++)
-        buf_of[s->values[k]->id] = -1;
+        buf_of[s->values_block[k].id] = -1;
 
     /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
      * node adds beyond its buffers (extras, pa).  Pages the first updates
@@ -609,7 +609,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     /* Rule 3: last readers (free_after is the last so far), then buffers
      * backing graph outputs are never freed. */
     for (size_t k = 0; k < s->n_values; k++) {
-        const oac_value *v = s->values[k];
+        const oac_value *v = &s->values_block[k];
         int32_t b = buf_of[v->id];
         if (b < 0)
             continue;

@@ -375,7 +375,7 @@ typedef struct pass {
 
 static const char *vname(const pass *p, size_t id)
 {
-    return id < p->g->n_values ? p->g->value_by_id[id]->name : "?";
+    return id < p->g->n_values ? oac_graphs_value(p->g, id)->name : "?";
 }
 
 /* Location of a place: the declaration's dim for declared dims, the
@@ -385,11 +385,11 @@ static void place_loc(const pass *p, const place *pl, char *buf, size_t len)
     buf[0] = '\0';
     if (pl->value >= p->g->n_values)
         return;
-    const oac_value *v = p->g->value_by_id[pl->value];
+    const oac_value *v = oac_graphs_value(p->g, pl->value);
     if (pl->kind == OAC_ORIGIN_INFERRED && v->producer >= 0) {
         oac_node_loc(buf, len, v->scope, v->producer, "/output/%d", v->port);
     } else if (v->vi_loc) {
-        const Onnx__TypeProto *t = v->type;
+        const Onnx__TypeProto *t = oac_value_type(v);
         const char *mid = "/type/tensor_type/shape/dim/";
         if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
             mid = "/type/sequence_type/elem_type/quantized_tensor_type/shape/dim/";
@@ -430,7 +430,7 @@ static void place_desc(const pass *p, const place *pl, int64_t n,
 static const oac_scope *place_scope(const pass *p, const place *pl)
 {
     if (pl->value < p->g->n_values)
-        return p->g->value_by_id[pl->value]->scope;
+        return oac_graphs_value(p->g, pl->value)->scope;
     return p->g->scopes[0];
 }
 
@@ -445,7 +445,7 @@ static int report_dim_conflict(pass *p, const place *a, int64_t na,
     const oac_scope *s = place_scope(p, b);
     const char *node = NULL, *op = NULL;
     if (b->value < p->g->n_values) {
-        const oac_value *v = p->g->value_by_id[b->value];
+        const oac_value *v = oac_graphs_value(p->g, b->value);
         if (v->producer >= 0) {
             node = v->scope->nodes[v->producer].display;
             op = v->scope->nodes[v->producer].proto->op_type;
@@ -730,8 +730,8 @@ static int seed_value(pass *p, const oac_value *v)
 {
     oac_shapes *sh = p->sh;
     oac_vshape *vs = &sh->vals[v->id];
-    if (v->init) {
-        const Onnx__TensorProto *t = v->init;
+    if (v->init_index >= 0) {
+        const Onnx__TensorProto *t = oac_value_init(v);
         oac_vshape it = { .kind = OAC_VK_TENSOR,
                           .elem_type = t->has_data_type ? t->data_type : 0,
                           .rank = -1 };
@@ -1009,8 +1009,8 @@ static int infer_scopes(pass *p)
      * outer values of another. */
     for (size_t id = 0; id < g->n_values; id++) {
         /* No declaration: the value stays as oac_pass_shapes made it. */
-        const oac_value *v = g->value_by_id[id];
-        if (v->type && (rc = parse_type(p, v->type, &p->sh->vals[id])))
+        const Onnx__TypeProto *t = oac_value_type(oac_graphs_value(g, id));
+        if (t && (rc = parse_type(p, t, &p->sh->vals[id])))
             goto done;
     }
     /* A dim_param declared only on a value_info nothing defines is still
@@ -1034,8 +1034,8 @@ static int infer_scopes(pass *p)
         oac_scope *s = g->scopes[si];
         int64_t opset = onnx_opset(g, s);
         for (size_t k = 0; k < s->n_values; k++)
-            if (s->values[k]->kind != OAC_VAL_NODE_OUTPUT &&
-                (rc = seed_value(p, s->values[k])))
+            if (s->values_block[k].kind != OAC_VAL_NODE_OUTPUT &&
+                (rc = seed_value(p, &s->values_block[k])))
                 goto done;
         for (size_t i = 0; i < s->n_nodes; i++) {
             const Onnx__NodeProto *np = s->nodes[i].proto;

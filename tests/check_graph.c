@@ -159,7 +159,7 @@ START_TEST(test_values)
     ck_assert_uint_eq(m->nodes[1].n_outer_reads, 3);
     /* Dense ids. */
     for (size_t i = 0; i < g->n_values; i++)
-        ck_assert_uint_eq(g->value_by_id[i]->id, i);
+        ck_assert_uint_eq(oac_graphs_value(g, i)->id, i);
     /* The vinfos of the function: its value_info. */
     oac_scope *fn = g->scopes[3];
     ck_assert_uint_eq(fn->n_vinfos, 1);
