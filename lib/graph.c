@@ -623,12 +623,14 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         return OAC_ENOMEM;
     s->n_inputs = n_in;
     s->n_outputs = n_out;
-    /* Size the table once for the usual case (inputs, initializers and
-     * one output per node), not through a chain of rehashes; a hint only,
-     * so a file of many empty output names costs no big table. */
+    /* Size the table once, for every name that may define a value, not
+     * through a chain of rehashes (nor twice the slots a power of two may
+     * take).  Empty output names are counted too: like the value block,
+     * the table stays linear in the file, and slots never probed are
+     * never touched. */
     oac_strindex_init(&s->by_name, ctx, b.block, sizeof *b.block,
                       offsetof(oac_value, name));
-    if ((rc = oac_strindex_reserve(&s->by_name, n_in + n_init + s->n_nodes)))
+    if ((rc = oac_strindex_reserve(&s->by_name, b.cap)))
         return rc;
 
     /* 1. Definitions: inputs, initializers, node outputs (invariant 1). */

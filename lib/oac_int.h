@@ -89,6 +89,13 @@ struct oac_strmap_idx {
     uint32_t h;    /* the key's 32-bit hash; its low bits pick the slot */
 };
 
+/* The first probe slot of hash h in cap slots: the high bits of h * cap,
+ * so cap need not be a power of two and an index is sized to its keys. */
+static inline size_t oac_hash_slot(uint32_t h, size_t cap)
+{
+    return (size_t)(((uint64_t)h * cap) >> 32);
+}
+
 /* The 32-bit hash both maps use.  Eight bytes at a time, then a
  * murmur-style finalizer: value names are short and a byte-at-a-time
  * hash was most of a lookup.  Keys come from the model, so the
@@ -133,7 +140,7 @@ typedef struct oac_strmap {
     oac_ctx *ctx;
     struct oac_strmap_slot *slots;  /* entries, insertion order */
     struct oac_strmap_idx *idx;     /* cap probe slots */
-    size_t cap;    /* power of two or 0 */
+    size_t cap;    /* at most 2^31, or 0 */
     size_t count;
     size_t ecap;   /* room in slots */
 } oac_strmap;
@@ -155,7 +162,7 @@ bool oac_strmap_has(const oac_strmap *m, const char *key);
 typedef struct oac_strindex {
     oac_ctx *ctx;
     struct oac_strmap_idx *idx;
-    size_t cap;    /* power of two or 0 */
+    size_t cap;    /* at most 2^31, or 0 */
     size_t count;
     const void *base;
     size_t stride, key_off;
@@ -164,7 +171,7 @@ typedef struct oac_strindex {
 void oac_strindex_init(oac_strindex *x, oac_ctx *ctx, const void *base,
                        size_t stride, size_t key_off);
 void oac_strindex_fini(oac_strindex *x);
-/* Room for n keys without growing (a hint). */
+/* Room for n keys without growing (a hint): n / 0.7 probe slots. */
 int oac_strindex_reserve(oac_strindex *x, size_t n);
 /* Twice the probe slots (strmap.c; the slow path of get_or_add). */
 int oac_strindex_grow(oac_strindex *x);
@@ -176,8 +183,8 @@ static inline size_t oac_strindex_slot(const oac_strindex *x,
                                        const char *key, uint32_t h)
 {
     const struct oac_strmap_idx *idx = x->idx;
-    size_t mask = x->cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
+    size_t cap = x->cap;
+    for (size_t i = oac_hash_slot(h, cap);; i = i + 1 < cap ? i + 1 : 0) {
         uint32_t e = idx[i].e;
         if (!e)
             return i;

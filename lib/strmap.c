@@ -46,8 +46,8 @@ void oac_strmap_fini(oac_strmap *m)
 static inline size_t find(const oac_strmap *m, const char *key, uint32_t h)
 {
     const struct oac_strmap_idx *idx = m->idx;
-    size_t mask = m->cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
+    size_t cap = m->cap;
+    for (size_t i = oac_hash_slot(h, cap);; i = i + 1 < cap ? i + 1 : 0) {
         uint32_t e = idx[i].e;
         if (!e)
             return i;
@@ -190,9 +190,9 @@ static int index_rehash(oac_ctx *ctx, struct oac_strmap_idx **pidx,
     for (size_t j = 0; j < *pcap; j++) {
         if (!(*pidx)[j].e)
             continue;
-        size_t i = (*pidx)[j].h & (ncap - 1);
+        size_t i = oac_hash_slot((*pidx)[j].h, ncap);
         while (idx[i].e)
-            i = (i + 1) & (ncap - 1);
+            i = i + 1 < ncap ? i + 1 : 0;
         idx[i] = (*pidx)[j];
     }
     oac_dealloc(ctx, *pidx);
@@ -203,14 +203,11 @@ static int index_rehash(oac_ctx *ctx, struct oac_strmap_idx **pidx,
 
 int oac_strindex_reserve(oac_strindex *x, size_t n)
 {
-    if (n > SIZE_MAX / 8)
+    /* Not a power of two (oac_hash_slot): n keys fill 70% of the slots,
+     * below get_or_add's 3/4 load and with short probe runs. */
+    if (n > SIZE_MAX / 16)
         return oac_err(x->ctx, OAC_ENOMEM, "map too large");
-    size_t cap = x->cap ? x->cap : 16;
-    while ((n + 1) * 4 >= cap * 3) {
-        if (cap > SIZE_MAX / 4 / sizeof(struct oac_strmap_idx))
-            return oac_err(x->ctx, OAC_ENOMEM, "map too large");
-        cap *= 2;
-    }
+    size_t cap = (n * 10 + 6) / 7 + 2;
     return cap > x->cap ? index_rehash(x->ctx, &x->idx, &x->cap, cap)
                         : OAC_OK;
 }
