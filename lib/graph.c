@@ -328,7 +328,8 @@ static int read_inputs(oac_graphs *g, oac_scope *s, size_t i)
         prev = s->nodes[i - 1].in_vals[s->nodes[i - 1].proto->n_input];
     for (size_t p = 0; p < np->n_input; p++) {
         oac_value *v;
-        if (prev && np->input[p] && strcmp(prev->name, np->input[p]) == 0)
+        const char *in = np->input[p];
+        if (prev && in && prev->name[0] == in[0] && strcmp(prev->name, in) == 0)
             v = (oac_value *)prev;
         else
             v = oac_scope_local(s, np->input[p]);
