@@ -167,10 +167,11 @@ static bool scope_within(const oac_scope *s, const oac_scope *b)
 /* The subgraph of node n held by attribute `name`, or NULL. */
 static oac_scope *node_subgraph(const oac_node *n, const char *name)
 {
-    for (size_t k = 0; k < n->n_subgraphs; k++)
-        if (n->subgraphs[k]->attr_name &&
-            strcmp(n->subgraphs[k]->attr_name, name) == 0)
-            return n->subgraphs[k];
+    const oac_node_ext *x = oac_node_x(n);
+    for (size_t k = 0; k < x->n_subgraphs; k++)
+        if (x->subgraphs[k]->attr_name &&
+            strcmp(x->subgraphs[k]->attr_name, name) == 0)
+            return x->subgraphs[k];
     return NULL;
 }
 
@@ -317,7 +318,7 @@ static int link_edges(build *b)
             bool is_if = n->op && n->op->alias == OAC_AL_BRANCH;
             /* alias_in is -1 throughout unless the node has output_alias
              * entries or calls a function (alias_rules.c). */
-            if (!is_if && !np->n_output_alias && !n->callee)
+            if (!is_if && !np->n_output_alias && !oac_node_x(n)->callee)
                 continue;
             for (size_t p = 0; p < np->n_output; p++) {
                 oac_value *v = oac_node_output(s, (long)i, p);

@@ -289,7 +289,10 @@ static int record_outer(oac_graphs *g, const oac_scope *s, oac_value *ov,
     if (!ov || ov->scope == s)
         return OAC_OK;
     for (const oac_scope *c = s; c && c != ov->scope && c->parent; c = c->parent) {
-        oac_node *owner = &c->parent->nodes[c->owner_node];
+        /* The owner holds c, so it has its ext. */
+        oac_node_ext *owner = c->parent->nodes[c->owner_node].ext;
+        if (!owner)
+            return oac_err(g->ctx, OAC_EINTERNAL, "subgraph owner without ext");
         /* The room is implied by the count (graph.h): full at 0, 4, 8,
          * 16, ... */
         uint32_t n = owner->n_outer_reads;
@@ -410,6 +413,19 @@ static int lay_out_uses(oac_graphs *g, oac_scope *s)
     return OAC_OK;
 }
 
+/* The ext of node n of s, made empty when it has none; NULL when out of
+ * memory. */
+static oac_node_ext *node_ext(oac_graphs *g, oac_scope *s, oac_node *n)
+{
+    if (!n->ext) {
+        n->ext = oac_calloc(g->ctx, 1, sizeof *n->ext);
+        if (!n->ext)
+            return NULL;
+        s->has_ext = true;
+    }
+    return n->ext;
+}
+
 /* Index the subgraphs of node i of s. */
 static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
                            size_t i)
@@ -432,10 +448,12 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
         s->truncated = true;
         return OAC_OK;
     }
-    n->subgraphs = oac_calloc(g->ctx, nsub, sizeof *n->subgraphs);
-    if (!n->subgraphs)
+    oac_node_ext *x = node_ext(g, s, n);
+    if (!x)
         return OAC_ENOMEM;
-    s->holds_subgraphs = true;
+    x->subgraphs = oac_calloc(g->ctx, nsub, sizeof *x->subgraphs);
+    if (!x->subgraphs)
+        return OAC_ENOMEM;
     for (size_t a = 0; a < np->n_attribute; a++) {
         const Onnx__AttributeProto *at = np->attribute[a];
         if (!at)
@@ -469,7 +487,7 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
                 oac_dealloc(g->ctx, c);
                 return OAC_ENOMEM;
             }
-            n->subgraphs[n->n_subgraphs++] = c;
+            x->subgraphs[x->n_subgraphs++] = c;
             if ((rc = build_scope(g, scap, c)))
                 return rc;
         }
@@ -779,14 +797,14 @@ static int cmp_ptr(const void *a, const void *b)
 }
 
 /* outer_reads collects one entry per read; keep each value once.  Only
- * nodes holding subgraphs have any. */
+ * nodes holding subgraphs (so with an ext) have any. */
 static void dedupe_outer(oac_scope *s)
 {
-    if (!s->holds_subgraphs)
+    if (!s->has_ext)
         return;
     for (size_t i = 0; i < s->n_nodes; i++) {
-        oac_node *n = &s->nodes[i];
-        if (n->n_outer_reads < 2)
+        oac_node_ext *n = s->nodes[i].ext;
+        if (!n || n->n_outer_reads < 2)
             continue;
         qsort(n->outer_reads, n->n_outer_reads, sizeof *n->outer_reads,
               cmp_ptr);
@@ -908,7 +926,12 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
                                                n->proto->op_type);
             if (!f)
                 continue;
-            n->callee = f;
+            oac_node_ext *x = node_ext(g, s, n);
+            if (!x) {
+                rc = OAC_ENOMEM;
+                goto done;
+            }
+            x->callee = f;
             if (oac_grow(ctx, (void **)&f->calls, &f->cap_calls,
                          f->n_calls + 1, sizeof *f->calls)) {
                 rc = OAC_ENOMEM;
@@ -933,14 +956,16 @@ static void scope_free(oac_ctx *ctx, oac_scope *s)
     if (!s)
         return;
     /* Use lists live in uses_block, alias_in entries in alias_block (the
-     * ports pass makes the block before any entry); only nodes holding
-     * subgraphs own more. */
-    if (s->nodes && s->holds_subgraphs)
+     * ports pass makes the block before any entry); only nodes with an
+     * ext own more. */
+    if (s->nodes && s->has_ext)
         for (size_t i = 0; i < s->n_nodes; i++) {
-            if (s->nodes[i].subgraphs)
-                oac_dealloc(ctx, s->nodes[i].subgraphs);
-            if (s->nodes[i].outer_reads)
-                oac_dealloc(ctx, s->nodes[i].outer_reads);
+            oac_node_ext *x = s->nodes[i].ext;
+            if (!x)
+                continue;
+            oac_dealloc(ctx, x->subgraphs);
+            oac_dealloc(ctx, x->outer_reads);
+            oac_dealloc(ctx, x);
         }
     oac_dealloc(ctx, s->alias_block);
     oac_dealloc(ctx, s->nodes);

@@ -93,27 +93,42 @@ typedef struct oac_value {
                                       input): init_index >= 0 */
 } oac_value;
 
+/* What few nodes have (NULL ext for the others): a called local
+ * function, subgraphs, and the outer values those read. */
+typedef struct oac_node_ext {
+    struct oac_scope *callee;      /* called local function, or NULL */
+    /* Subgraphs held by its attributes (scopes owned by graphs). */
+    struct oac_scope **subgraphs;
+    /* Outer values (of any enclosing scope) read by its subgraphs,
+     * transitively, each once. */
+    oac_value **outer_reads;
+    uint32_t n_subgraphs;
+    uint32_t n_outer_reads;        /* room grows in powers of two from 4 */
+} oac_node_ext;
+
 typedef struct oac_node {
     const Onnx__NodeProto *proto;
     const char *display;           /* node name, or "#<index>" */
     const struct oac_op *op;       /* operator table row, or NULL */
-    struct oac_scope *callee;      /* called local function, or NULL */
-    /* Subgraphs held by its attributes (scopes owned by graphs). */
-    struct oac_scope **subgraphs;
+    /* Read through oac_node_x: most nodes have none, and a model has
+     * tens of thousands of nodes, all live at once. */
+    oac_node_ext *ext;
     /* Resolved must-alias per output port: the input port, or -1.  Filled
      * by the ports pass (alias_rules.c), in the scope's alias_block; NULL
      * before it. */
     int *alias_in;
-    /* Outer values (of any enclosing scope) read by its subgraphs,
-     * transitively, each once. */
-    oac_value **outer_reads;
     /* What oac_node_input and oac_node_output return, per port, resolved
      * once while the index is built: n_input entries, then the n_output
      * entries of the outputs, in the scope's ports block. */
     oac_value **in_vals;
-    uint32_t n_subgraphs;
-    uint32_t n_outer_reads;        /* room grows in powers of two from 4 */
 } oac_node;
+
+/* The node's ext, or an empty one (no callee, subgraphs or outer reads). */
+static inline const oac_node_ext *oac_node_x(const oac_node *n)
+{
+    static const oac_node_ext none = { 0 };
+    return n->ext ? n->ext : &none;
+}
 
 typedef struct oac_scope {
     oac_scope_kind kind;
@@ -128,7 +143,7 @@ typedef struct oac_scope {
     const char *attr_name;         /* "then_branch", "body", ... or NULL */
     int depth;                     /* 0 for main graph and function bodies */
     bool truncated;                /* a nested graph beyond OAC_MAX_DEPTH */
-    bool holds_subgraphs;          /* a node of it has subgraphs */
+    bool has_ext;                  /* a node of it has an ext */
     bool listed;                   /* in graphs->scopes (owned through it) */
     const Onnx__GraphProto *graph; /* NULL for a function */
     const Onnx__FunctionProto *func;/* NULL for a graph */

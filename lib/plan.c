@@ -426,7 +426,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     *out = (oac_opt_u64){ true, 0 };
     bool is_if = nd->op && nd->op->id == OAC_OP_IF;
     bool is_loop = nd->op && nd->op->id == OAC_OP_LOOP;
-    if (!is_if && !is_loop && !nd->callee)
+    if (!is_if && !is_loop && !oac_node_x(nd)->callee)
         return OAC_OK;
     if (is_loop) {
         bool zero = false;
@@ -448,14 +448,14 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     oac_scope *bodies[2] = { NULL, NULL };
     size_t nb = 0;
     if (is_loop || is_if) {
-        for (size_t k = 0; k < nd->n_subgraphs; k++) {
-            const char *an = nd->subgraphs[k]->attr_name;
+        for (size_t k = 0; k < oac_node_x(nd)->n_subgraphs; k++) {
+            const char *an = oac_node_x(nd)->subgraphs[k]->attr_name;
             if (!an)
                 continue;
             if (is_loop ? !strcmp(an, "body")
                         : (!strcmp(an, "then_branch") || !strcmp(an, "else_branch"))) {
                 if (nb < 2)
-                    bodies[nb++] = nd->subgraphs[k];
+                    bodies[nb++] = oac_node_x(nd)->subgraphs[k];
             }
         }
         if (nb != (is_if ? 2u : 1u)) {
@@ -463,7 +463,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
             return OAC_OK;
         }
     } else {
-        bodies[nb++] = nd->callee;
+        bodies[nb++] = oac_node_x(nd)->callee;
     }
     oac_opt_u64 best = { true, 0 };
     for (size_t b = 0; b < nb; b++) {
@@ -576,7 +576,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         const oac_node *nd = &s->nodes[i];
         bool paged = main_graph && nd->op &&
                      nd->op->id == OAC_OP_PAGED_CACHE_UPDATE;
-        if (!paged && !nd->callee &&
+        if (!paged && !oac_node_x(nd)->callee &&
             (!nd->op || (nd->op->id != OAC_OP_IF && nd->op->id != OAC_OP_LOOP)))
             continue;
         /* Pages are planned for the main graph only (rule 5b). */

@@ -79,8 +79,8 @@ START_TEST(test_scopes)
     ck_assert_str_eq(m->nodes[1].display, "n1");
     char nl[64];
     ck_assert_str_eq(oac_node_loc(nl, sizeof nl, m, 2, NULL), "/graph/node/2");
-    ck_assert_uint_eq(m->nodes[1].n_subgraphs, 2);
-    ck_assert_ptr_eq(m->nodes[2].callee, fn);
+    ck_assert_uint_eq(oac_node_x(&m->nodes[1])->n_subgraphs, 2);
+    ck_assert_ptr_eq(oac_node_x(&m->nodes[2])->callee, fn);
     ck_assert_uint_eq(fn->n_calls, 1);
     ck_assert_ptr_eq(fn->calls[0].scope, m);
     ck_assert_int_eq(fn->calls[0].node, 2);
@@ -156,7 +156,7 @@ START_TEST(test_values)
     ck_assert_int_eq(x->uses[1].port, -1);
     ck_assert_uint_eq(b->n_uses, 1);   /* returned by the else branch */
     /* Outer reads of n1: t, x and b, once each. */
-    ck_assert_uint_eq(m->nodes[1].n_outer_reads, 3);
+    ck_assert_uint_eq(oac_node_x(&m->nodes[1])->n_outer_reads, 3);
     /* Dense ids. */
     for (size_t i = 0; i < g->n_values; i++)
         ck_assert_uint_eq(oac_graphs_value(g, i)->id, i);
