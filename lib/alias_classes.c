@@ -70,9 +70,10 @@ oac_root_kind oac_value_root_kind(const oac_value *r)
 {
     if (r->is_initializer || r->kind == OAC_VAL_INITIALIZER)
         return OAC_ROOT_INITIALIZER;
+    const Onnx__ValueInfoProto *vi = oac_value_vi(r);
     if (r->kind == OAC_VAL_INPUT)
-        return r->vi && r->vi->has_access &&
-               r->vi->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE
+        return vi && vi->has_access &&
+               vi->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE
             ? OAC_ROOT_READ_WRITE_INPUT : OAC_ROOT_READ_ONLY_INPUT;
     const oac_node *n = oac_scope_node(r->scope, r->producer);
     if (n && oac_op_has(n->op, OAC_OPF_CONSTANT))
@@ -759,7 +760,9 @@ static int alias_of_cycles(build *b, oac_value **target)
         if (x && col[x->id] == 1 && target[x->id] != x) {
             /* x is on a new cycle: report it once, at x. */
             oac_scope *s = x->scope;
-            const char *loc = x->vi_loc ? x->vi_loc : s->loc;
+            const char *loc = oac_value_vi_loc(x);
+            if (!loc)
+                loc = s->loc;
             for (size_t k = 0; k < s->n_vinfos; k++)
                 if (s->vinfos[k].value == x && !empty(s->vinfos[k].vi->alias_of)) {
                     loc = s->vinfos[k].loc;
@@ -812,7 +815,9 @@ static int check_roots(build *b)
                      (long)r->init_index);
             w.location = loc;
         } else {
-            w.location = r->vi_loc ? r->vi_loc : s->loc;
+            w.location = oac_value_vi_loc(r);
+            if (!w.location)
+                w.location = s->loc;
         }
         static const char *const what[] = {
             "a READ_WRITE graph input", "a READ_ONLY graph input",

@@ -35,6 +35,9 @@
 #include "ops.h"
 
 _Static_assert(sizeof(oac_use) == 8, "a use is 8 bytes (graph.h)");
+_Static_assert(sizeof(void *) != 8 || (sizeof(oac_value) == 64 &&
+                                       sizeof(oac_node) == 48),
+               "values and nodes without padding (graph.h)");
 
 /* ---- string pool ---------------------------------------------------- */
 
@@ -549,10 +552,10 @@ static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
     if (!e->loc)
         return OAC_ENOMEM;
     e->value = vi ? v : NULL;
-    if (e->value && !e->value->vi) {
-        /* input > output > value_info: vinfos come in that order. */
-        e->value->vi = vi;
-        e->value->vi_loc = e->loc;
+    if (e->value && !e->value->decl) {
+        /* input > output > value_info: vinfos come in that order.  At
+         * most UINT32_MAX - 1 of them (build_scope). */
+        e->value->decl = (uint32_t)*k;
     }
     return OAC_OK;
 }
@@ -720,6 +723,8 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
     /* 2. Declarations. */
     size_t nvi = gp ? gp->n_input + gp->n_output + gp->n_value_info
                     : fp->n_value_info;
+    if (nvi >= UINT32_MAX)          /* oac_value.decl */
+        return oac_err(ctx, OAC_ENOMEM, "graph too large");
     s->vinfos = oac_calloc(ctx, nvi ? nvi : 1, sizeof *s->vinfos);
     if (!s->vinfos)
         return OAC_ENOMEM;

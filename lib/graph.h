@@ -72,15 +72,15 @@ typedef struct oac_use {
 typedef struct oac_value {
     const char *name;
     struct oac_scope *scope;       /* scope that defines it */
-    /* Declaration: graph input, output, or value_info, in that order of
-     * preference (FunctionProto.value_info for functions).  NULL when not
-     * declared.  vi_loc is its location ("/graph/input/0").  Its type
-     * and the initializer are oac_value_type and oac_value_init. */
-    const Onnx__ValueInfoProto *vi;
-    const char *vi_loc;
     /* Reads in the defining scope, file order of nodes (invariant 4).
      * Owned by the scope (its uses_block), never freed on its own. */
     oac_use *uses;
+    /* Declaration: graph input, output, or value_info, in that order of
+     * preference (FunctionProto.value_info for functions), as 1 + its
+     * index in scope->vinfos; 0 when not declared.  Read through
+     * oac_value_vi and oac_value_vi_loc; its type and the initializer are
+     * oac_value_type and oac_value_init. */
+    uint32_t decl;
     uint32_t id;                   /* dense over all scopes (invariant 3) */
     uint32_t n_uses;
     int32_t input_index;           /* port in graph/function input, or -1 */
@@ -88,7 +88,7 @@ typedef struct oac_value {
     int32_t output_index;          /* first index in graph/function output, or -1 */
     int32_t producer;              /* node index in scope, or -1 */
     int32_t port;                  /* producer's output port, or -1 */
-    oac_value_kind kind : 8;       /* a byte, so the struct is 72 bytes */
+    oac_value_kind kind : 8;       /* a byte, so the struct is 64 bytes */
     bool is_initializer;           /* in GraphProto.initializer (also when an
                                       input): init_index >= 0 */
 } oac_value;
@@ -288,10 +288,23 @@ static inline oac_value *oac_graphs_value(const oac_graphs *g, size_t id)
     return &s->values_block[id - s->first_id];
 }
 
+/* The declaration of v (graph.h, oac_value.decl), or NULL. */
+static inline const Onnx__ValueInfoProto *oac_value_vi(const oac_value *v)
+{
+    return v->decl ? v->scope->vinfos[v->decl - 1].vi : NULL;
+}
+
+/* Its location ("/graph/input/0"), or NULL when not declared. */
+static inline const char *oac_value_vi_loc(const oac_value *v)
+{
+    return v->decl ? v->scope->vinfos[v->decl - 1].loc : NULL;
+}
+
 /* The declared type of v (its vi's), or NULL. */
 static inline const Onnx__TypeProto *oac_value_type(const oac_value *v)
 {
-    return v->vi ? v->vi->type : NULL;
+    const Onnx__ValueInfoProto *vi = oac_value_vi(v);
+    return vi ? vi->type : NULL;
 }
 
 /* The initializer of v (GraphProto.initializer[init_index]), or NULL. */

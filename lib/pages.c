@@ -428,7 +428,8 @@ static int check_inputs(oac_check_state *st, const decls *ds)
             continue;
         page_ctx pc = { .st = st, .ds = ds, .s = main_s, .qt = qt,
                         .value = name, .file = o->inputs[i].path,
-                        .w = { .value = name, .location = v->vi_loc } };
+                        .w = { .value = name,
+                               .location = oac_value_vi_loc(v) } };
         int rc = OAC_OK;
         if (f->msg->descriptor == &onnx__sequence_proto__descriptor && !is_map)
             rc = check_pages(&pc, (const Onnx__SequenceProto *)f->msg, NULL, 0);

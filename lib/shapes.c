@@ -388,7 +388,7 @@ static void place_loc(const pass *p, const place *pl, char *buf, size_t len)
     const oac_value *v = oac_graphs_value(p->g, pl->value);
     if (pl->kind == OAC_ORIGIN_INFERRED && v->producer >= 0) {
         oac_node_loc(buf, len, v->scope, v->producer, "/output/%d", v->port);
-    } else if (v->vi_loc) {
+    } else if (oac_value_vi_loc(v)) {
         const Onnx__TypeProto *t = oac_value_type(v);
         const char *mid = "/type/tensor_type/shape/dim/";
         if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
@@ -396,7 +396,7 @@ static void place_loc(const pass *p, const place *pl, char *buf, size_t len)
         else if (t && t->value_case ==
                  ONNX__TYPE_PROTO__VALUE_QUANTIZED_TENSOR_TYPE)
             mid = "/type/quantized_tensor_type/shape/dim/";
-        snprintf(buf, len, "%s%s%d", v->vi_loc, mid, pl->dim);
+        snprintf(buf, len, "%s%s%d", oac_value_vi_loc(v), mid, pl->dim);
     } else if (v->kind == OAC_VAL_INITIALIZER && v->init_index >= 0) {
         snprintf(buf, len, "%s/initializer/%ld/dims/%d", v->scope->loc,
                  (long)v->init_index, pl->dim);
@@ -786,7 +786,7 @@ static int seed_input_file(pass *p, const oac_value *v)
         if (vs->kind == OAC_VK_TENSOR && vs->elem_type && t->has_data_type &&
             t->data_type != vs->elem_type) {
             oac_where w = { .graph = v->scope->name, .value = v->name,
-                            .location = v->vi_loc };
+                            .location = oac_value_vi_loc(v) };
             rc = oac_scope_diag(p->st, v->scope, OAC_TYPE_MISMATCH, &w,
                                 "the --input file of '%s' holds %s but '%s' is "
                                 "declared %s", v->name,
@@ -808,7 +808,7 @@ static int seed_input_file(pass *p, const oac_value *v)
             }
             if ((size_t)vs->rank != t->n_dims) {
                 oac_where w = { .graph = v->scope->name, .value = v->name,
-                                .location = v->vi_loc };
+                                .location = oac_value_vi_loc(v) };
                 rc = oac_scope_diag(p->st, v->scope, OAC_SHAPE_MISMATCH, &w,
                                     "the --input file of '%s' has rank %zu but '%s' "
                                     "is declared with rank %d", v->name,
@@ -1295,8 +1295,8 @@ static void value_where(const pass *p, const oac_value *v, char *loc,
         w->op_type = n->proto->op_type;
     }
     /* The declaration is what disagrees, when there is one. */
-    if (v->vi_loc)
-        snprintf(loc, len, "%s/type", v->vi_loc);
+    if (oac_value_vi_loc(v))
+        snprintf(loc, len, "%s/type", oac_value_vi_loc(v));
     w->location = loc[0] ? loc : NULL;
     (void)p;
 }
@@ -1391,9 +1391,9 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
             }
             place pa = { OAC_ORIGIN_DECLARED, rank_from->id, d };
             place pb = { OAC_ORIGIN_DECLARED, v->id, d };
-            if (rank_from->producer >= 0 && !rank_from->vi)
+            if (rank_from->producer >= 0 && !oac_value_vi(rank_from))
                 pa.kind = OAC_ORIGIN_INFERRED;
-            if (v->producer >= 0 && !v->vi)
+            if (v->producer >= 0 && !oac_value_vi(v))
                 pb.kind = OAC_ORIGIN_INFERRED;
             oac_dimref r;
             if ((rc = unify_dim(p, dims[d], &pa, vs->dims[d], &pb, true, &r)))

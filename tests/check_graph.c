@@ -115,11 +115,11 @@ START_TEST(test_values)
     ck_assert_int_eq(x->kind, OAC_VAL_INPUT);
     ck_assert_int_eq(x->input_index, 0);
     ck_assert(!x->is_initializer);
-    ck_assert_str_eq(x->vi_loc, "/graph/input/0");
+    ck_assert_str_eq(oac_value_vi_loc(x), "/graph/input/0");
     ck_assert_int_eq(w->kind, OAC_VAL_INITIALIZER);
     ck_assert(w->is_initializer);
     ck_assert_int_eq(w->init_index, 0);
-    ck_assert_ptr_null(w->vi);
+    ck_assert_ptr_null(oac_value_vi(w));
     /* An input with an initializer default stays an input. */
     ck_assert_int_eq(b->kind, OAC_VAL_INPUT);
     ck_assert(b->is_initializer);
@@ -127,7 +127,7 @@ START_TEST(test_values)
     ck_assert_int_eq(t->kind, OAC_VAL_NODE_OUTPUT);
     ck_assert_int_eq(t->producer, 0);
     ck_assert_int_eq(t->port, 0);
-    ck_assert_str_eq(t->vi_loc, "/graph/value_info/0");
+    ck_assert_str_eq(oac_value_vi_loc(t), "/graph/value_info/0");
     ck_assert_ptr_eq(oac_node_output(m, 0, 0), t);
     ck_assert_ptr_eq(oac_node_input(m, 0, 1), w);
     ck_assert_ptr_null(oac_node_input(m, 0, 2));
