@@ -525,13 +525,46 @@ typedef struct vinfo_field {
     oac_vi_field f;
     char *pre;                     /* "<scope loc>/input/" */
     size_t lpre;
+    const char *last;              /* the location made last, or NULL */
+    size_t last_len, last_idx;
 } vinfo_field;
+
+/* The location of declaration idx of field vf.  Indices come in order,
+ * so it is mostly the last one with its number incremented in place: a
+ * copy, not a conversion to decimal. */
+static const char *field_loc(oac_graphs *g, vinfo_field *vf, size_t idx)
+{
+    const char *p = vf->last;
+    size_t len = vf->last_len, k = len;
+    while (p && k > vf->lpre && p[k - 1] == '9')
+        k--;
+    char *loc;
+    if (!p || idx != vf->last_idx + 1 || k == vf->lpre) {
+        /* The first, out of order, or one digit longer (10, 100, ...). */
+        loc = pool_num(g, vf->pre, vf->lpre, idx);
+        if (!loc)
+            return NULL;
+        len = strlen(loc);
+    } else {
+        loc = pool_alloc(g, len + 1);
+        if (!loc)
+            return NULL;
+        memcpy(loc, p, len + 1);
+        loc[k - 1]++;
+        memset(loc + k, '0', len - k);
+    }
+    vf->last = loc;
+    vf->last_len = len;
+    vf->last_idx = idx;
+    return loc;
+}
 
 static int vinfo_field_init(oac_graphs *g, oac_scope *s, vinfo_field *vf,
                             oac_vi_field f)
 {
     static const char *const fname[] = { "/input/", "/output/", "/value_info/" };
     vf->f = f;
+    vf->last = NULL;
     vf->pre = pool_printf(g, "%s%s", s->loc, fname[f]);
     vf->lpre = vf->pre ? strlen(vf->pre) : 0;
     return vf->pre ? OAC_OK : OAC_ENOMEM;
@@ -541,14 +574,14 @@ static int vinfo_field_init(oac_graphs *g, oac_scope *s, vinfo_field *vf,
  * caller resolved (the scope's input or output of that port, or a
  * lookup for value_info). */
 static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
-                     const Onnx__ValueInfoProto *vi, const vinfo_field *vf,
+                     const Onnx__ValueInfoProto *vi, vinfo_field *vf,
                      size_t idx, oac_value *v)
 {
     oac_vinfo *e = &s->vinfos[(*k)++];
     e->vi = vi;
     e->field = vf->f;
     e->index = idx;
-    e->loc = pool_num(g, vf->pre, vf->lpre, idx);
+    e->loc = field_loc(g, vf, idx);
     if (!e->loc)
         return OAC_ENOMEM;
     e->value = vi ? v : NULL;
