@@ -951,6 +951,11 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
             goto done;
     }
 
+    if (g->n_scopes) {
+        g->values0 = g->scopes[0]->values_block;
+        g->n_values0 = g->scopes[0]->n_values;
+    }
+
     /* Call sites, dedupe of outer reads. */
     for (size_t si = 0; si < g->n_scopes; si++) {
         oac_scope *s = g->scopes[si];

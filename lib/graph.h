@@ -215,6 +215,10 @@ typedef struct oac_graphs {
     oac_scope **scopes;            /* invariant 1 */
     size_t n_scopes;
     size_t n_values;               /* ids are 0 .. n_values-1 */
+    /* The values of scopes[0] (ids 0 .. n_values0-1): most models have
+     * one scope, and oac_graphs_value finds them without a search. */
+    oac_value *values0;
+    size_t n_values0;
     oac_scope **functions;         /* ModelProto.functions order; NULL entry
                                       for a duplicate (domain, name) */
     size_t n_functions;
@@ -272,10 +276,12 @@ static inline oac_value *oac_node_output(const oac_scope *s, long i,
 }
 
 /* The value whose id is id (< g->n_values): the last scope whose ids
- * start at or before it holds it (invariant 3), found by bisection, so
- * the index keeps no table of all values. */
+ * start at or before it holds it (invariant 3), found by bisection past
+ * the first scope, so the index keeps no table of all values. */
 static inline oac_value *oac_graphs_value(const oac_graphs *g, size_t id)
 {
+    if (id < g->n_values0)
+        return &g->values0[id];
     size_t lo = 0, hi = g->n_scopes;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
