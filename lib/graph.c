@@ -596,8 +596,9 @@ static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
 /* oac_op_find through a small cache of the operator types a scope uses
  * (a few distinct ones over thousands of nodes): the result depends only
  * on op_type and on the domain (any ONNX spelling alike).  Direct-mapped
- * by the first two letters, so a hit costs one string compare. */
-#define OP_CACHE 16
+ * by the first three letters, so a hit costs one string compare (the
+ * mix keeps the operators of a decoder layer in distinct slots). */
+#define OP_CACHE 32
 typedef struct op_cache {
     const char *type[OP_CACHE];    /* NULL: an empty slot */
     const char *dom[OP_CACHE];     /* NULL for the ONNX domain */
@@ -612,7 +613,8 @@ static const struct oac_op *op_lookup(op_cache *c, const char *domain,
     const char *d = oac_domain_is_onnx(domain) ? NULL : domain;
     unsigned char c0 = (unsigned char)op_type[0];
     unsigned char c1 = (unsigned char)op_type[1];
-    size_t at = (c0 * 5u + c1) % OP_CACHE;
+    unsigned char c2 = c1 ? (unsigned char)op_type[2] : 0;
+    size_t at = (c0 * 7u + c1 * 3u + c2) % OP_CACHE;
     const char *t = c->type[at];
     if (t && (t == op_type || strcmp(t, op_type) == 0) &&
         (d ? c->dom[at] && strcmp(c->dom[at], d) == 0 : !c->dom[at]))
