@@ -294,7 +294,7 @@ static inline oac_value *oac_graphs_value(const oac_graphs *g, size_t id)
     return &s->values_block[id - s->first_id];
 }
 
-/* The declaration of v (graph.h, oac_value.decl), or NULL. */
+/* The declaration of v (oac_value.decl), or NULL. */
 static inline const Onnx__ValueInfoProto *oac_value_vi(const oac_value *v)
 {
     return v->decl ? v->scope->vinfos[v->decl - 1].vi : NULL;
