@@ -70,9 +70,10 @@ oac_root_kind oac_value_root_kind(const oac_value *r)
 {
     if (r->is_initializer || r->kind == OAC_VAL_INITIALIZER)
         return OAC_ROOT_INITIALIZER;
+    const Onnx__ValueInfoProto *vi = oac_value_vi(r);
     if (r->kind == OAC_VAL_INPUT)
-        return r->vi && r->vi->has_access &&
-               r->vi->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE
+        return vi && vi->has_access &&
+               vi->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE
             ? OAC_ROOT_READ_WRITE_INPUT : OAC_ROOT_READ_ONLY_INPUT;
     const oac_node *n = oac_scope_node(r->scope, r->producer);
     if (n && oac_op_has(n->op, OAC_OPF_CONSTANT))
@@ -191,10 +192,11 @@ static bool scope_within(const oac_scope *s, const oac_scope *b)
 /* The subgraph of node n held by attribute `name`, or NULL. */
 static oac_scope *node_subgraph(const oac_node *n, const char *name)
 {
-    for (size_t k = 0; k < n->n_subgraphs; k++)
-        if (n->subgraphs[k]->attr_name &&
-            strcmp(n->subgraphs[k]->attr_name, name) == 0)
-            return n->subgraphs[k];
+    const oac_node_ext *x = oac_node_x(n);
+    for (size_t k = 0; k < x->n_subgraphs; k++)
+        if (x->subgraphs[k]->attr_name &&
+            strcmp(x->subgraphs[k]->attr_name, name) == 0)
+            return x->subgraphs[k];
     return NULL;
 }
 
@@ -341,7 +343,7 @@ static int link_edges(build *b)
             bool is_if = n->op && n->op->alias == OAC_AL_BRANCH;
             /* alias_in is -1 throughout unless the node has output_alias
              * entries or calls a function (alias_rules.c). */
-            if (!is_if && !np->n_output_alias && !n->callee)
+            if (!is_if && !np->n_output_alias && !oac_node_x(n)->callee)
                 continue;
             for (size_t p = 0; p < np->n_output; p++) {
                 oac_value *v = oac_node_output(s, (long)i, p);
@@ -494,7 +496,7 @@ static int compact(build *b)
     w = 0;
     for (uint64_t m = touched[0]; next_bit(touched, nw, &w, &m, &id);) {
         size_t f = fid[id];
-        value[f] = g->value_by_id[id];
+        value[f] = oac_graphs_value(g, id);
         parent[f] = al->parent[id + 1];
         edge[f] = al->edge[id + 1];
         root[f] = al->root[id + 1];
@@ -790,7 +792,7 @@ static int alias_of_cycles(build *b, oac_value **target)
          * with one start walks (a later walk passes the others). */
         if (col[id])
             continue;
-        oac_value *x = g->value_by_id[id];
+        oac_value *x = oac_graphs_value(g, id);
         while (x && !col[x->id]) {
             col[x->id] = 1;
             x = target[x->id];
@@ -798,7 +800,9 @@ static int alias_of_cycles(build *b, oac_value **target)
         if (x && col[x->id] == 1 && target[x->id] != x) {
             /* x is on a new cycle: report it once, at x. */
             oac_scope *s = x->scope;
-            const char *loc = x->vi_loc ? x->vi_loc : s->loc;
+            const char *loc = oac_value_vi_loc(x);
+            if (!loc)
+                loc = s->loc;
             for (size_t k = 0; k < s->n_vinfos; k++)
                 if (s->vinfos[k].value == x && !empty(s->vinfos[k].vi->alias_of)) {
                     loc = s->vinfos[k].loc;
@@ -809,7 +813,7 @@ static int alias_of_cycles(build *b, oac_value **target)
                 "alias_of links of graph '%s' form a cycle through '%s' "
                 "(alias_of '%s')", s->name, x->name, target[x->id]->name);
         }
-        for (oac_value *y = g->value_by_id[id]; y && col[y->id] == 1;
+        for (oac_value *y = oac_graphs_value(g, id); y && col[y->id] == 1;
              y = target[y->id])
             col[y->id] = 2;
     }
@@ -851,7 +855,9 @@ static int check_roots(build *b)
                      (long)r->init_index);
             w.location = loc;
         } else {
-            w.location = r->vi_loc ? r->vi_loc : s->loc;
+            w.location = oac_value_vi_loc(r);
+            if (!w.location)
+                w.location = s->loc;
         }
         static const char *const what[] = {
             "a READ_WRITE graph input", "a READ_ONLY graph input",
@@ -950,7 +956,7 @@ int oac_pass_classes(oac_check_state *st)
     size_t lw = 0, lid;
     for (uint64_t m = b.linked[0];
          next_bit(b.linked, nv / 64 + 1, &lw, &m, &lid);)
-        find_root(&b, g->value_by_id[lid], 0);
+        find_root(&b, oac_graphs_value(g, lid), 0);
     if ((rc = b.rc))
         goto done;
     if ((rc = compact(&b)) || (rc = make_classes(&b)))

@@ -372,8 +372,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
 
     /* A call of a local function inherits the function's alias_of on its
      * outputs (contract 3, "Details"). */
-    if (n->callee) {
-        oac_scope *f = n->callee;
+    if (oac_node_x(n)->callee) {
+        oac_scope *f = oac_node_x(n)->callee;
         for (size_t p = 0; p < n_out && p < f->n_outputs; p++) {
             const Onnx__ValueInfoProto *vi = f->output_vis[p];
             long fin = vi && !empty(vi->alias_of)
@@ -472,7 +472,7 @@ int oac_pass_ports(oac_check_state *st)
             if ((!s->imports_alias || update) &&
                 (rc = check_operands(st, s, (long)i)))
                 break;
-            if (np->n_output_alias || n->callee || update)
+            if (np->n_output_alias || oac_node_x(n)->callee || update)
                 rc = check_ports(st, s, (long)i, s->alias_block + at);
             else if (np->n_output)
                 n->alias_in = s->alias_block + at;

@@ -31,10 +31,11 @@
 
 static oac_scope *node_subgraph(const oac_node *n, const char *name)
 {
-    for (size_t k = 0; k < n->n_subgraphs; k++)
-        if (n->subgraphs[k]->attr_name &&
-            strcmp(n->subgraphs[k]->attr_name, name) == 0)
-            return n->subgraphs[k];
+    const oac_node_ext *x = oac_node_x(n);
+    for (size_t k = 0; k < x->n_subgraphs; k++)
+        if (x->subgraphs[k]->attr_name &&
+            strcmp(x->subgraphs[k]->attr_name, name) == 0)
+            return x->subgraphs[k];
     return NULL;
 }
 

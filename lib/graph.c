@@ -34,6 +34,11 @@
 #include "graph.h"
 #include "ops.h"
 
+_Static_assert(sizeof(oac_use) == 8, "a use is 8 bytes (graph.h)");
+_Static_assert(sizeof(void *) != 8 || (sizeof(oac_value) == 64 &&
+                                       sizeof(oac_node) == 48),
+               "values and nodes without padding (graph.h)");
+
 /* ---- string pool ---------------------------------------------------- */
 
 struct pool_block {
@@ -110,32 +115,6 @@ static char *pool_alloc(oac_graphs *g, size_t n)
     return blk->data + at;
 }
 
-/* "<a><b><n>" (n in decimal) in the pool, without the cost of a printf:
- * declaration locations and unnamed nodes' display names are made once
- * per declaration and node. */
-static char *pool_cat_num(oac_graphs *g, const char *a, const char *b, size_t n)
-{
-    size_t la = strlen(a);
-    char num[24];
-    size_t k = sizeof num;
-    do {
-        num[--k] = (char)('0' + n % 10);
-        n /= 10;
-    } while (n);
-    size_t lb = strlen(b), ln = sizeof num - k;
-    if (la > SIZE_MAX / 4 || lb > SIZE_MAX / 4)
-        return NULL;
-    size_t need = la + lb + ln + 1;
-    char *s = pool_alloc(g, need);
-    if (!s)
-        return NULL;
-    memcpy(s, a, la);
-    memcpy(s + la, b, lb);
-    memcpy(s + la + lb, num + k, ln);
-    s[need - 1] = '\0';
-    return s;
-}
-
 static char *pool_printf(oac_graphs *g, const char *fmt, ...) OAC_PRINTF(2, 3);
 static char *pool_printf(oac_graphs *g, const char *fmt, ...)
 {
@@ -163,12 +142,20 @@ static bool empty(const char *s)
     return !s || !*s;
 }
 
-oac_value *oac_scope_local(const oac_scope *s, const char *name)
+/* oac_scope_local, inline into the loop that resolves every input port
+ * (a call cost a tenth of a lookup there). */
+static inline __attribute__((always_inline)) oac_value *
+scope_local(const oac_scope *s, const char *name)
 {
     if (!s || empty(name))
         return NULL;
     size_t e = oac_strindex_get(&s->by_name, name);
     return e == SIZE_MAX ? NULL : &s->values_block[e];
+}
+
+oac_value *oac_scope_local(const oac_scope *s, const char *name)
+{
+    return scope_local(s, name);
 }
 
 oac_value *oac_scope_lookup(const oac_scope *s, const char *name, bool *outer)
@@ -298,7 +285,7 @@ static oac_value *new_value(oac_graphs *g, oac_scope *s, scope_build *b,
     v->producer = -1;
     v->port = -1;
     v->id = (uint32_t)g->n_values++;
-    s->values[s->n_values++] = v;
+    s->n_values++;
     return v;
 }
 
@@ -313,7 +300,10 @@ static int record_outer(oac_graphs *g, const oac_scope *s, oac_value *ov,
     if (!ov || ov->scope == s)
         return OAC_OK;
     for (const oac_scope *c = s; c && c != ov->scope && c->parent; c = c->parent) {
-        oac_node *owner = &c->parent->nodes[c->owner_node];
+        /* The owner holds c, so it has its ext. */
+        oac_node_ext *owner = c->parent->nodes[c->owner_node].ext;
+        if (!owner)
+            return oac_err(g->ctx, OAC_EINTERNAL, "subgraph owner without ext");
         /* The room is implied by the count (graph.h): full at 0, 4, 8,
          * 16, ... */
         uint32_t n = owner->n_outer_reads;
@@ -352,10 +342,11 @@ static int read_inputs(oac_graphs *g, oac_scope *s, size_t i)
         prev = s->nodes[i - 1].in_vals[s->nodes[i - 1].proto->n_input];
     for (size_t p = 0; p < np->n_input; p++) {
         oac_value *v;
-        if (prev && np->input[p] && strcmp(prev->name, np->input[p]) == 0)
+        const char *in = np->input[p];
+        if (prev && in && prev->name[0] == in[0] && strcmp(prev->name, in) == 0)
             v = (oac_value *)prev;
         else
-            v = oac_scope_local(s, np->input[p]);
+            v = scope_local(s, np->input[p]);
         n->in_vals[p] = v;
         if (v)
             v->n_uses++;
@@ -402,7 +393,7 @@ static int lay_out_uses(oac_graphs *g, oac_scope *s)
     l->n = 0;
     uint64_t total = 0;
     for (size_t v = 0; v < s->n_values; v++)
-        total += s->values[v]->n_uses;
+        total += s->values_block[v].n_uses;
     if (total > SIZE_MAX / sizeof(oac_use))
         return oac_err(g->ctx, OAC_ENOMEM, "graph too large");
     if (!total)
@@ -412,7 +403,7 @@ static int lay_out_uses(oac_graphs *g, oac_scope *s)
         return OAC_ENOMEM;
     oac_use *at = s->uses_block;
     for (size_t v = 0; v < s->n_values; v++) {
-        oac_value *x = s->values[v];
+        oac_value *x = &s->values_block[v];
         x->uses = x->n_uses ? at : NULL;
         at += x->n_uses;
         x->n_uses = 0;
@@ -431,6 +422,19 @@ static int lay_out_uses(oac_graphs *g, oac_scope *s)
         }
     }
     return OAC_OK;
+}
+
+/* The ext of node n of s, made empty when it has none; NULL when out of
+ * memory. */
+static oac_node_ext *node_ext(oac_graphs *g, oac_scope *s, oac_node *n)
+{
+    if (!n->ext) {
+        n->ext = oac_calloc(g->ctx, 1, sizeof *n->ext);
+        if (!n->ext)
+            return NULL;
+        s->has_ext = true;
+    }
+    return n->ext;
 }
 
 /* Index the subgraphs of node i of s. */
@@ -455,8 +459,11 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
         s->truncated = true;
         return OAC_OK;
     }
-    n->subgraphs = oac_calloc(g->ctx, nsub, sizeof *n->subgraphs);
-    if (!n->subgraphs)
+    oac_node_ext *x = node_ext(g, s, n);
+    if (!x)
+        return OAC_ENOMEM;
+    x->subgraphs = oac_calloc(g->ctx, nsub, sizeof *x->subgraphs);
+    if (!x->subgraphs)
         return OAC_ENOMEM;
     for (size_t a = 0; a < np->n_attribute; a++) {
         const Onnx__AttributeProto *at = np->attribute[a];
@@ -491,7 +498,7 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
                 oac_dealloc(g->ctx, c);
                 return OAC_ENOMEM;
             }
-            n->subgraphs[n->n_subgraphs++] = c;
+            x->subgraphs[x->n_subgraphs++] = c;
             if ((rc = build_scope(g, scap, c)))
                 return rc;
         }
@@ -499,37 +506,111 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
     return OAC_OK;
 }
 
-static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
-                     const Onnx__ValueInfoProto *vi, oac_vi_field f,
-                     size_t idx)
+/* "<pre><n>" (lpre bytes of prefix, n in decimal) in the pool: a
+ * declaration's location, its prefix made once per field of a scope. */
+static char *pool_num(oac_graphs *g, const char *pre, size_t lpre, size_t n)
+{
+    char num[24];
+    size_t k = sizeof num;
+    do {
+        num[--k] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    size_t ln = sizeof num - k;
+    if (lpre > SIZE_MAX / 2)
+        return NULL;
+    char *s = pool_alloc(g, lpre + ln + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, pre, lpre);
+    memcpy(s + lpre, num + k, ln);
+    s[lpre + ln] = '\0';
+    return s;
+}
+
+/* The declarations of one repeated field of a scope, in order. */
+typedef struct vinfo_field {
+    oac_vi_field f;
+    char *pre;                     /* "<scope loc>/input/" */
+    size_t lpre;
+    const char *last;              /* the location made last, or NULL */
+    size_t last_len, last_idx;
+} vinfo_field;
+
+/* The location of declaration idx of field vf.  Indices come in order,
+ * so it is mostly the last one with its number incremented in place: a
+ * copy, not a conversion to decimal. */
+static const char *field_loc(oac_graphs *g, vinfo_field *vf, size_t idx)
+{
+    const char *p = vf->last;
+    size_t len = vf->last_len, k = len;
+    while (p && k > vf->lpre && p[k - 1] == '9')
+        k--;
+    char *loc;
+    if (!p || idx != vf->last_idx + 1 || k == vf->lpre) {
+        /* The first, out of order, or one digit longer (10, 100, ...). */
+        loc = pool_num(g, vf->pre, vf->lpre, idx);
+        if (!loc)
+            return NULL;
+        len = strlen(loc);
+    } else {
+        loc = pool_alloc(g, len + 1);
+        if (!loc)
+            return NULL;
+        memcpy(loc, p, len + 1);
+        loc[k - 1]++;
+        memset(loc + k, '0', len - k);
+    }
+    vf->last = loc;
+    vf->last_len = len;
+    vf->last_idx = idx;
+    return loc;
+}
+
+static int vinfo_field_init(oac_graphs *g, oac_scope *s, vinfo_field *vf,
+                            oac_vi_field f)
 {
     static const char *const fname[] = { "/input/", "/output/", "/value_info/" };
+    vf->f = f;
+    vf->last = NULL;
+    vf->pre = pool_printf(g, "%s%s", s->loc, fname[f]);
+    vf->lpre = vf->pre ? strlen(vf->pre) : 0;
+    return vf->pre ? OAC_OK : OAC_ENOMEM;
+}
+
+/* Declaration idx of field vf: v is the value it names in s, which the
+ * caller resolved (the scope's input or output of that port, or a
+ * lookup for value_info). */
+static int add_vinfo(oac_graphs *g, oac_scope *s, size_t *k,
+                     const Onnx__ValueInfoProto *vi, vinfo_field *vf,
+                     size_t idx, oac_value *v)
+{
     oac_vinfo *e = &s->vinfos[(*k)++];
     e->vi = vi;
-    e->field = f;
+    e->field = vf->f;
     e->index = idx;
-    e->loc = pool_cat_num(g, s->loc, fname[f], idx);
+    e->loc = field_loc(g, vf, idx);
     if (!e->loc)
         return OAC_ENOMEM;
-    e->value = vi ? oac_scope_local(s, vi->name) : NULL;
-    if (e->value && !e->value->vi) {
-        /* input > output > value_info: vinfos come in that order. */
-        e->value->vi = vi;
-        e->value->vi_loc = e->loc;
-        e->value->type = vi->type;
+    e->value = vi ? v : NULL;
+    if (e->value && !e->value->decl) {
+        /* input > output > value_info: vinfos come in that order.  At
+         * most UINT32_MAX - 1 of them (build_scope). */
+        e->value->decl = (uint32_t)*k;
     }
     return OAC_OK;
 }
 
 /* oac_op_find through a small cache of the operator types a scope uses
  * (a few distinct ones over thousands of nodes): the result depends only
- * on op_type and on the domain (any ONNX spelling alike). */
-#define OP_CACHE 8
+ * on op_type and on the domain (any ONNX spelling alike).  Direct-mapped
+ * by the first three letters, so a hit costs one string compare (the
+ * mix keeps the operators of a decoder layer in distinct slots). */
+#define OP_CACHE 32
 typedef struct op_cache {
-    const char *type[OP_CACHE];
+    const char *type[OP_CACHE];    /* NULL: an empty slot */
     const char *dom[OP_CACHE];     /* NULL for the ONNX domain */
     const struct oac_op *op[OP_CACHE];
-    size_t n, next;
 } op_cache;
 
 static const struct oac_op *op_lookup(op_cache *c, const char *domain,
@@ -538,12 +619,15 @@ static const struct oac_op *op_lookup(op_cache *c, const char *domain,
     if (!op_type || !*op_type)
         return NULL;
     const char *d = oac_domain_is_onnx(domain) ? NULL : domain;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->type[i][0] == op_type[0] && strcmp(c->type[i], op_type) == 0 &&
-            (d ? c->dom[i] && strcmp(c->dom[i], d) == 0 : !c->dom[i]))
-            return c->op[i];
+    unsigned char c0 = (unsigned char)op_type[0];
+    unsigned char c1 = (unsigned char)op_type[1];
+    unsigned char c2 = c1 ? (unsigned char)op_type[2] : 0;
+    size_t at = (c0 * 7u + c1 * 3u + c2) % OP_CACHE;
+    const char *t = c->type[at];
+    if (t && (t == op_type || strcmp(t, op_type) == 0) &&
+        (d ? c->dom[at] && strcmp(c->dom[at], d) == 0 : !c->dom[at]))
+        return c->op[at];
     const struct oac_op *op = oac_op_find(domain, op_type);
-    size_t at = c->n < OP_CACHE ? c->n++ : (c->next++ % OP_CACHE);
     c->type[at] = op_type;
     c->dom[at] = d;
     c->op[at] = op;
@@ -553,7 +637,7 @@ static const struct oac_op *op_lookup(op_cache *c, const char *domain,
 static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
 {
     oac_ctx *ctx = g->ctx;
-    op_cache oc = { .n = 0 };
+    op_cache oc = { .type = { NULL } };
     int rc = OAC_OK;
     const Onnx__GraphProto *gp = s->graph;
     const Onnx__FunctionProto *fp = s->func;
@@ -572,7 +656,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
                        s->node_protos[i]->n_output;
         }
     /* 32-bit node indices, ports and use counts (graph.h). */
-    if (bound > SIZE_MAX / sizeof(oac_value) || n_ports > INT32_MAX ||
+    if (bound > SIZE_MAX / sizeof(oac_value) || n_ports > INT32_MAX / 2 ||
         s->n_nodes > INT32_MAX || n_in > INT32_MAX || n_out > INT32_MAX ||
         n_init > INT32_MAX)
         return oac_err(ctx, OAC_ENOMEM, "graph too large");
@@ -584,10 +668,10 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
 
     scope_build b = { 0 };
     b.cap = (size_t)bound;
+    s->first_id = g->n_values;      /* graph.h, invariant 3 */
     /* new_value initializes each entry it hands out; the rest is never
      * read (so not zeroed: its pages are never touched). */
     b.block = oac_alloc(ctx, (b.cap ? b.cap : 1) * sizeof *b.block);
-    s->values = oac_calloc(ctx, b.cap ? b.cap : 1, sizeof *s->values);
     s->nodes = oac_calloc(ctx, s->n_nodes ? s->n_nodes : 1, sizeof *s->nodes);
     s->input_names = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->input_names);
     s->inputs = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->inputs);
@@ -598,18 +682,20 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
                                    sizeof *s->output_vi_locs);
     /* The block belongs to the scope from here on (freed with it). */
     s->values_block = b.block;
-    if (!b.block || !s->values || !s->nodes || !s->input_names ||
+    if (!b.block || !s->nodes || !s->input_names ||
         !s->inputs || !s->output_names || !s->outputs || !s->output_vis ||
         !s->output_vi_locs)
         return OAC_ENOMEM;
     s->n_inputs = n_in;
     s->n_outputs = n_out;
-    /* Size the table once for the usual case (inputs, initializers and
-     * one output per node), not through a chain of rehashes; a hint only,
-     * so a file of many empty output names costs no big table. */
+    /* Size the table once, for every name that may define a value, not
+     * through a chain of rehashes (nor twice the slots a power of two may
+     * take).  Empty output names are counted too: like the value block,
+     * the table stays linear in the file, and slots never probed are
+     * never touched. */
     oac_strindex_init(&s->by_name, ctx, b.block, sizeof *b.block,
                       offsetof(oac_value, name));
-    if ((rc = oac_strindex_reserve(&s->by_name, n_in + n_init + s->n_nodes)))
+    if ((rc = oac_strindex_reserve(&s->by_name, b.cap)))
         return rc;
 
     /* 1. Definitions: inputs, initializers, node outputs (invariant 1). */
@@ -635,7 +721,6 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
             (v->kind == OAC_VAL_INPUT || v->kind == OAC_VAL_INITIALIZER)) {
             v->is_initializer = true;
             v->init_index = (int32_t)i;
-            v->init = t;
         }
     }
     for (size_t i = 0; i < s->n_nodes; i++) {
@@ -643,7 +728,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         const Onnx__NodeProto *np = s->node_protos[i];
         static const Onnx__NodeProto empty_node = ONNX__NODE_PROTO__INIT;
         n->proto = np ? np : &empty_node;
-        n->display = empty(n->proto->name) ? pool_cat_num(g, "#", "", i)
+        n->display = empty(n->proto->name) ? pool_num(g, "#", 1, i)
                                            : n->proto->name;
         if (!n->display)
             return OAC_ENOMEM;
@@ -681,28 +766,47 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
     /* 2. Declarations. */
     size_t nvi = gp ? gp->n_input + gp->n_output + gp->n_value_info
                     : fp->n_value_info;
+    if (nvi >= UINT32_MAX)          /* oac_value.decl */
+        return oac_err(ctx, OAC_ENOMEM, "graph too large");
     s->vinfos = oac_calloc(ctx, nvi ? nvi : 1, sizeof *s->vinfos);
     if (!s->vinfos)
         return OAC_ENOMEM;
     size_t k = 0;
+    vinfo_field vf;
     if (gp) {
+        if (gp->n_input && (rc = vinfo_field_init(g, s, &vf, OAC_VI_INPUT)))
+            return rc;
+        /* The input and output of a port: what its declaration names. */
         for (size_t i = 0; i < gp->n_input; i++)
-            if ((rc = add_vinfo(g, s, &k, gp->input[i], OAC_VI_INPUT, i)))
+            if ((rc = add_vinfo(g, s, &k, gp->input[i], &vf, i, s->inputs[i])))
                 return rc;
+        if (gp->n_output && (rc = vinfo_field_init(g, s, &vf, OAC_VI_OUTPUT)))
+            return rc;
         for (size_t i = 0; i < gp->n_output; i++) {
-            if ((rc = add_vinfo(g, s, &k, gp->output[i], OAC_VI_OUTPUT, i)))
+            oac_value *v = s->outputs[i];
+            if ((rc = add_vinfo(g, s, &k, gp->output[i], &vf, i,
+                                v && v->scope == s ? v : NULL)))
                 return rc;
             s->output_vis[i] = gp->output[i];
             s->output_vi_locs[i] = s->vinfos[k - 1].loc;
         }
-        for (size_t i = 0; i < gp->n_value_info; i++)
-            if ((rc = add_vinfo(g, s, &k, gp->value_info[i],
-                                OAC_VI_VALUE_INFO, i)))
+        if (gp->n_value_info &&
+            (rc = vinfo_field_init(g, s, &vf, OAC_VI_VALUE_INFO)))
+            return rc;
+        for (size_t i = 0; i < gp->n_value_info; i++) {
+            const Onnx__ValueInfoProto *vi = gp->value_info[i];
+            if ((rc = add_vinfo(g, s, &k, vi, &vf, i,
+                                vi ? oac_scope_local(s, vi->name) : NULL)))
                 return rc;
+        }
     } else {
+        if (fp->n_value_info &&
+            (rc = vinfo_field_init(g, s, &vf, OAC_VI_VALUE_INFO)))
+            return rc;
         for (size_t i = 0; i < fp->n_value_info; i++) {
-            if ((rc = add_vinfo(g, s, &k, fp->value_info[i],
-                                OAC_VI_VALUE_INFO, i)))
+            const Onnx__ValueInfoProto *vi = fp->value_info[i];
+            if ((rc = add_vinfo(g, s, &k, vi, &vf, i,
+                                vi ? oac_scope_local(s, vi->name) : NULL)))
                 return rc;
             /* The output it declares, through the value (a hash lookup,
              * not a scan of the outputs). */
@@ -740,12 +844,15 @@ static int cmp_ptr(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* outer_reads collects one entry per read; keep each value once. */
+/* outer_reads collects one entry per read; keep each value once.  Only
+ * nodes holding subgraphs (so with an ext) have any. */
 static void dedupe_outer(oac_scope *s)
 {
+    if (!s->has_ext)
+        return;
     for (size_t i = 0; i < s->n_nodes; i++) {
-        oac_node *n = &s->nodes[i];
-        if (n->n_outer_reads < 2)
+        oac_node_ext *n = s->nodes[i].ext;
+        if (!n || n->n_outer_reads < 2)
             continue;
         qsort(n->outer_reads, n->n_outer_reads, sizeof *n->outer_reads,
               cmp_ptr);
@@ -854,18 +961,15 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
             goto done;
     }
 
-    /* Call sites, dense ids, dedupe of outer reads. */
-    g->value_by_id = oac_calloc(ctx, g->n_values ? g->n_values : 1,
-                                sizeof *g->value_by_id);
-    if (!g->value_by_id) {
-        rc = OAC_ENOMEM;
-        goto done;
+    if (g->n_scopes) {
+        g->values0 = g->scopes[0]->values_block;
+        g->n_values0 = g->scopes[0]->n_values;
     }
+
+    /* Call sites, dedupe of outer reads. */
     for (size_t si = 0; si < g->n_scopes; si++) {
         oac_scope *s = g->scopes[si];
         dedupe_outer(s);
-        for (size_t v = 0; v < s->n_values; v++)
-            g->value_by_id[s->values[v]->id] = s->values[v];
         /* Without local functions no node calls one. */
         for (size_t i = 0; g->func_by_key.count && i < s->n_nodes; i++) {
             oac_node *n = &s->nodes[i];
@@ -875,7 +979,12 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
                                                n->proto->op_type);
             if (!f)
                 continue;
-            n->callee = f;
+            oac_node_ext *x = node_ext(g, s, n);
+            if (!x) {
+                rc = OAC_ENOMEM;
+                goto done;
+            }
+            x->callee = f;
             if (oac_grow(ctx, (void **)&f->calls, &f->cap_calls,
                          f->n_calls + 1, sizeof *f->calls)) {
                 rc = OAC_ENOMEM;
@@ -899,19 +1008,20 @@ static void scope_free(oac_ctx *ctx, oac_scope *s)
 {
     if (!s)
         return;
-    /* Use lists live in uses_block. */
-    if (s->nodes)
+    /* Use lists live in uses_block, alias_in entries in alias_block (the
+     * ports pass makes the block before any entry); only nodes with an
+     * ext own more. */
+    if (s->nodes && s->has_ext)
         for (size_t i = 0; i < s->n_nodes; i++) {
-            if (s->nodes[i].subgraphs)
-                oac_dealloc(ctx, s->nodes[i].subgraphs);
-            if (!s->alias_block)
-                oac_dealloc(ctx, s->nodes[i].alias_in);
-            if (s->nodes[i].outer_reads)
-                oac_dealloc(ctx, s->nodes[i].outer_reads);
+            oac_node_ext *x = s->nodes[i].ext;
+            if (!x)
+                continue;
+            oac_dealloc(ctx, x->subgraphs);
+            oac_dealloc(ctx, x->outer_reads);
+            oac_dealloc(ctx, x);
         }
     oac_dealloc(ctx, s->alias_block);
     oac_dealloc(ctx, s->nodes);
-    oac_dealloc(ctx, s->values);
     oac_dealloc(ctx, s->values_block);
     oac_dealloc(ctx, s->uses_block);
     oac_dealloc(ctx, s->ports_block);
@@ -945,7 +1055,6 @@ void oac_graphs_free(oac_graphs *g)
     for (size_t f = 0; g->keys && f < g->n_functions; f++)
         oac_dealloc(ctx, g->keys[f]);
     oac_dealloc(ctx, g->keys);
-    oac_dealloc(ctx, g->value_by_id);
     oac_strmap_fini(&g->func_by_key);
     for (size_t d = 0; d < OAC_MAX_DEPTH; d++)
         oac_dealloc(ctx, p->pending[d].e);

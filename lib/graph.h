@@ -17,7 +17,9 @@
  *     then initializer, then node outputs in file order); names are
  *     borrowed from the parsed model, never copied.
  *  3. value->id is dense over all scopes (0 .. graphs->n_values-1), so a
- *     pass keeps per-value facts in a plain array.
+ *     pass keeps per-value facts in a plain array.  A scope's values have
+ *     consecutive ids, increasing with the scope's index (each scope
+ *     defines its values before any scope after it is listed).
  *  4. Uses live in the value's own scope.  A read of an outer name inside
  *     a subgraph is an implicit use (port -1) by the node of the value's
  *     scope that holds the subgraph, because for ordering and hazards it
@@ -28,9 +30,10 @@
  *     and the scope that holds it is marked truncated.
  *  6. Everything is linear in the size of the model: lookups go through
  *     strmap.c's maps, no pass scans a scope per value.
- *  7. A scope has at most INT32_MAX nodes, ports, inputs, outputs and
- *     initializers (a larger one is refused), so indices and counts in
- *     values, nodes and uses are 32-bit.
+ *  7. A scope has at most INT32_MAX nodes, inputs, outputs and
+ *     initializers and fewer than 2^30 node ports (a larger one is
+ *     refused: its file would pass 2 GB), so indices and counts in
+ *     values, nodes and uses are 32-bit, a use's port 31.
  */
 #ifndef OAC_GRAPH_H
 #define OAC_GRAPH_H
@@ -57,28 +60,27 @@ typedef enum oac_value_kind {
  * subgraph of node `node` reads the name as an outer value. */
 typedef struct oac_use {
     int32_t node;                  /* a scope has at most INT32_MAX nodes */
-    int32_t port;
+    int32_t port : 31;             /* and fewer than 2^30 ports (invariant 7) */
     /* port -1 only: every read inside the subgraphs is by an operator
-     * that reads no storage (Shape, Size). */
-    bool meta_only;
+     * that reads no storage (Shape, Size).  A bit: a use is 8 bytes. */
+    bool meta_only : 1;
 } oac_use;
 
 /* Counts and indices are 32-bit (graph.c refuses a scope of more than
- * INT32_MAX nodes or ports) and the fields are ordered without padding:
+ * INT32_MAX nodes, invariant 7) and the fields are ordered without padding:
  * a large model has tens of thousands of values, all live at once. */
 typedef struct oac_value {
     const char *name;
     struct oac_scope *scope;       /* scope that defines it */
-    /* Declaration: graph input, output, or value_info, in that order of
-     * preference (FunctionProto.value_info for functions).  NULL when not
-     * declared.  vi_loc is its location ("/graph/input/0"). */
-    const Onnx__ValueInfoProto *vi;
-    const char *vi_loc;
-    const Onnx__TypeProto *type;   /* vi->type, or NULL */
-    const Onnx__TensorProto *init; /* initializer, or NULL */
     /* Reads in the defining scope, file order of nodes (invariant 4).
      * Owned by the scope (its uses_block), never freed on its own. */
     oac_use *uses;
+    /* Declaration: graph input, output, or value_info, in that order of
+     * preference (FunctionProto.value_info for functions), as 1 + its
+     * index in scope->vinfos; 0 when not declared.  Read through
+     * oac_value_vi and oac_value_vi_loc; its type and the initializer are
+     * oac_value_type and oac_value_init. */
+    uint32_t decl;
     uint32_t id;                   /* dense over all scopes (invariant 3) */
     uint32_t n_uses;
     int32_t input_index;           /* port in graph/function input, or -1 */
@@ -86,31 +88,47 @@ typedef struct oac_value {
     int32_t output_index;          /* first index in graph/function output, or -1 */
     int32_t producer;              /* node index in scope, or -1 */
     int32_t port;                  /* producer's output port, or -1 */
-    oac_value_kind kind : 8;       /* a byte, so the struct is 88 bytes */
-    bool is_initializer;           /* in GraphProto.initializer (also when an input) */
+    oac_value_kind kind : 8;       /* a byte, so the struct is 64 bytes */
+    bool is_initializer;           /* in GraphProto.initializer (also when an
+                                      input): init_index >= 0 */
 } oac_value;
+
+/* What few nodes have (NULL ext for the others): a called local
+ * function, subgraphs, and the outer values those read. */
+typedef struct oac_node_ext {
+    struct oac_scope *callee;      /* called local function, or NULL */
+    /* Subgraphs held by its attributes (scopes owned by graphs). */
+    struct oac_scope **subgraphs;
+    /* Outer values (of any enclosing scope) read by its subgraphs,
+     * transitively, each once. */
+    oac_value **outer_reads;
+    uint32_t n_subgraphs;
+    uint32_t n_outer_reads;        /* room grows in powers of two from 4 */
+} oac_node_ext;
 
 typedef struct oac_node {
     const Onnx__NodeProto *proto;
     const char *display;           /* node name, or "#<index>" */
     const struct oac_op *op;       /* operator table row, or NULL */
-    struct oac_scope *callee;      /* called local function, or NULL */
-    /* Subgraphs held by its attributes (scopes owned by graphs). */
-    struct oac_scope **subgraphs;
+    /* Read through oac_node_x: most nodes have none, and a model has
+     * tens of thousands of nodes, all live at once. */
+    oac_node_ext *ext;
     /* Resolved must-alias per output port: the input port, or -1.  Filled
      * by the ports pass (alias_rules.c), in the scope's alias_block; NULL
      * before it. */
     int *alias_in;
-    /* Outer values (of any enclosing scope) read by its subgraphs,
-     * transitively, each once. */
-    oac_value **outer_reads;
     /* What oac_node_input and oac_node_output return, per port, resolved
      * once while the index is built: n_input entries, then the n_output
      * entries of the outputs, in the scope's ports block. */
     oac_value **in_vals;
-    uint32_t n_subgraphs;
-    uint32_t n_outer_reads;        /* room grows in powers of two from 4 */
 } oac_node;
+
+/* The node's ext, or an empty one (no callee, subgraphs or outer reads). */
+static inline const oac_node_ext *oac_node_x(const oac_node *n)
+{
+    static const oac_node_ext none = { 0 };
+    return n->ext ? n->ext : &none;
+}
 
 typedef struct oac_scope {
     oac_scope_kind kind;
@@ -125,6 +143,7 @@ typedef struct oac_scope {
     const char *attr_name;         /* "then_branch", "body", ... or NULL */
     int depth;                     /* 0 for main graph and function bodies */
     bool truncated;                /* a nested graph beyond OAC_MAX_DEPTH */
+    bool has_ext;                  /* a node of it has an ext */
     bool listed;                   /* in graphs->scopes (owned through it) */
     const Onnx__GraphProto *graph; /* NULL for a function */
     const Onnx__FunctionProto *func;/* NULL for a graph */
@@ -155,10 +174,12 @@ typedef struct oac_scope {
     const Onnx__ValueInfoProto **output_vis;
     const char **output_vi_locs;
 
-    oac_value **values;            /* defined here, in definition order */
+    /* The values defined here, in definition order (owned); their ids
+     * are first_id .. first_id + n_values - 1. */
+    oac_value *values_block;
     size_t n_values;
+    size_t first_id;
     oac_strindex by_name;          /* name -> its entry of values_block */
-    oac_value *values_block;       /* storage of values[] (owned) */
     oac_use *uses_block;           /* storage of the values' uses (owned) */
     oac_value **ports_block;       /* storage of nodes' in_vals and outputs (owned) */
     int *alias_block;              /* storage of nodes' alias_in, set by the
@@ -194,7 +215,10 @@ typedef struct oac_graphs {
     oac_scope **scopes;            /* invariant 1 */
     size_t n_scopes;
     size_t n_values;               /* ids are 0 .. n_values-1 */
-    oac_value **value_by_id;
+    /* The values of scopes[0] (ids 0 .. n_values0-1): most models have
+     * one scope, and oac_graphs_value finds them without a search. */
+    oac_value *values0;
+    size_t n_values0;
     oac_scope **functions;         /* ModelProto.functions order; NULL entry
                                       for a duplicate (domain, name) */
     size_t n_functions;
@@ -249,6 +273,51 @@ static inline oac_value *oac_node_output(const oac_scope *s, long i,
         return NULL;
     return n->in_vals ? n->in_vals[n->proto->n_input + port]
                       : oac_node_output_slow(s, i, port);
+}
+
+/* The value whose id is id (< g->n_values): the last scope whose ids
+ * start at or before it holds it (invariant 3), found by bisection past
+ * the first scope, so the index keeps no table of all values. */
+static inline oac_value *oac_graphs_value(const oac_graphs *g, size_t id)
+{
+    if (id < g->n_values0)
+        return &g->values0[id];
+    size_t lo = 0, hi = g->n_scopes;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->scopes[mid]->first_id <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const oac_scope *s = g->scopes[lo];
+    return &s->values_block[id - s->first_id];
+}
+
+/* The declaration of v (oac_value.decl), or NULL. */
+static inline const Onnx__ValueInfoProto *oac_value_vi(const oac_value *v)
+{
+    return v->decl ? v->scope->vinfos[v->decl - 1].vi : NULL;
+}
+
+/* Its location ("/graph/input/0"), or NULL when not declared. */
+static inline const char *oac_value_vi_loc(const oac_value *v)
+{
+    return v->decl ? v->scope->vinfos[v->decl - 1].loc : NULL;
+}
+
+/* The declared type of v (its vi's), or NULL. */
+static inline const Onnx__TypeProto *oac_value_type(const oac_value *v)
+{
+    const Onnx__ValueInfoProto *vi = oac_value_vi(v);
+    return vi ? vi->type : NULL;
+}
+
+/* The initializer of v (GraphProto.initializer[init_index]), or NULL. */
+static inline const Onnx__TensorProto *oac_value_init(const oac_value *v)
+{
+    return v->init_index >= 0 ? v->scope->graph->initializer[v->init_index]
+                              : NULL;
 }
 
 /* Is the node's domain the ONNX domain ("" or "ai.onnx")? */

@@ -65,8 +65,9 @@ typedef struct hz {
             long p = fe_v->producer;                                        \
             BODY                                                            \
         }                                                                   \
-        for (size_t fe_k = 0; fe_k < fe_n->n_outer_reads; fe_k++) {         \
-            oac_value *fe_v = fe_n->outer_reads[fe_k];                      \
+        const oac_node_ext *fe_x = oac_node_x(fe_n);                        \
+        for (size_t fe_k = 0; fe_k < fe_x->n_outer_reads; fe_k++) {         \
+            oac_value *fe_v = fe_x->outer_reads[fe_k];                      \
             if (fe_v->scope != (s) || fe_v->producer < 0)                   \
                 continue;                                                   \
             long p = fe_v->producer;                                        \
@@ -91,7 +92,7 @@ static int compute_topo(hz *h, oac_scope *s)
     }
     /* Edges are the uses of the values nodes of s produce. */
     for (size_t v = 0; v < s->n_values; v++) {
-        const oac_value *x = s->values[v];
+        const oac_value *x = &s->values_block[v];
         if (x->producer < 0)
             continue;
         for (size_t u = 0; u < x->n_uses; u++)
@@ -194,7 +195,8 @@ static int inner_reads(hz *h, oac_value *u, oac_scope *t, long e,
     int rc = OAC_OK;
     uint64_t cost = t->n_nodes;
     for (size_t i = 0; i < t->n_nodes; i++)
-        cost += t->nodes[i].proto->n_input + t->nodes[i].n_outer_reads;
+        cost += t->nodes[i].proto->n_input +
+                oac_node_x(&t->nodes[i])->n_outer_reads;
     if (h->budget < cost) {
         h->over_budget = true;
         return oac_unchecked_add(st->out, "alias-hazard", t->name,
@@ -217,8 +219,9 @@ static int inner_reads(hz *h, oac_value *u, oac_scope *t, long e,
                     !oac_op_has(r->op, OAC_OPF_NO_STORAGE_READ) &&
                     oac_scope_lookup(t, r->proto->input[p], NULL) == u)
                     port = (int)p;
-            for (size_t k = 0; k < r->n_outer_reads && port == -2; k++)
-                if (r->outer_reads[k] == u)
+            const oac_node_ext *rx = oac_node_x(r);
+            for (size_t k = 0; k < rx->n_outer_reads && port == -2; k++)
+                if (rx->outer_reads[k] == u)
                     port = -1;
             if (port == -2)
                 continue;
@@ -445,7 +448,7 @@ int oac_pass_hazards(oac_check_state *st)
         oac_scope *s = g->scopes[si];
         size += s->n_nodes;
         for (size_t v = 0; v < s->n_values; v++)
-            size += s->values[v]->n_uses;
+            size += s->values_block[v].n_uses;
     }
     h.budget = SEARCH_BUDGET * (size + 1024);
     h.ord = oac_calloc(st->ctx, g->n_scopes ? g->n_scopes : 1, sizeof *h.ord);

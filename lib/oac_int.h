@@ -82,11 +82,65 @@ oac_ctx *oac_diags_ctx(const oac_diags *diags);
 
 /* ---- strmap.c: string-keyed hash map (keys borrowed, not copied) ----- */
 
+/* A probe slot of a strmap or strindex: the entry and its key's hash, so
+ * a probe compares the hash without touching the entry. */
+struct oac_strmap_idx {
+    uint32_t e;    /* entry + 1, 0 for an empty slot */
+    uint32_t h;    /* the key's 32-bit hash; its low bits pick the slot */
+};
+
+/* The first probe slot of hash h in cap slots: the high bits of h * cap,
+ * so cap need not be a power of two and an index is sized to its keys. */
+static inline size_t oac_hash_slot(uint32_t h, size_t cap)
+{
+    return (size_t)(((uint64_t)h * cap) >> 32);
+}
+
+/* The 32-bit hash both maps use.  Eight bytes at a time, then a
+ * murmur-style finalizer: value names are short and a byte-at-a-time
+ * hash was most of a lookup.  Keys come from the model, so the
+ * finalizer's avalanche keeps probe runs short for ordinary names; no
+ * adversarial key control is worth more here.  Inline: graph.c hashes
+ * every name of a model once, and a call cost a third of a hash. */
+static inline uint32_t oac_str_hash(const char *s)
+{
+    size_t n = __builtin_strlen(s);
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+    const uint64_t k = 0xff51afd7ed558ccdULL;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, s, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 32;
+    }
+    if (n) {
+        /* The 1-7 byte tail in fixed-size loads that stay inside the key
+         * (two overlapping halves, or first/middle/last byte): a copy
+         * of variable length cost more than the rest of the hash. */
+        uint64_t w;
+        if (n >= 4) {
+            uint32_t a, b;
+            __builtin_memcpy(&a, s, 4);
+            __builtin_memcpy(&b, s + n - 4, 4);
+            w = (uint64_t)a << 32 | b;
+        } else {
+            w = (uint64_t)(unsigned char)s[0] << 16 |
+                (uint64_t)(unsigned char)s[n >> 1] << 8 |
+                (unsigned char)s[n - 1];
+        }
+        h = (h ^ w) * k;
+    }
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
 typedef struct oac_strmap {
     oac_ctx *ctx;
     struct oac_strmap_slot *slots;  /* entries, insertion order */
     struct oac_strmap_idx *idx;     /* cap probe slots */
-    size_t cap;    /* power of two or 0 */
+    size_t cap;    /* at most 2^31, or 0 */
     size_t count;
     size_t ecap;   /* room in slots */
 } oac_strmap;
@@ -103,11 +157,12 @@ bool oac_strmap_has(const oac_strmap *m, const char *key);
 
 /* An index over entries the caller stores (an array that never moves,
  * each entry's string key at key_off): probe slots only (8 bytes each),
- * no copy of keys or values.  graph.c names a scope's values this way. */
+ * no copy of keys or values.  graph.c names a scope's values this way,
+ * once per name of the model, so the probes are inline. */
 typedef struct oac_strindex {
     oac_ctx *ctx;
     struct oac_strmap_idx *idx;
-    size_t cap;    /* power of two or 0 */
+    size_t cap;    /* at most 2^31, or 0 */
     size_t count;
     const void *base;
     size_t stride, key_off;
@@ -116,15 +171,71 @@ typedef struct oac_strindex {
 void oac_strindex_init(oac_strindex *x, oac_ctx *ctx, const void *base,
                        size_t stride, size_t key_off);
 void oac_strindex_fini(oac_strindex *x);
-/* Room for n keys without growing (a hint). */
+/* Room for n keys without growing (a hint): n / 0.7 probe slots. */
 int oac_strindex_reserve(oac_strindex *x, size_t n);
+/* Twice the probe slots (strmap.c; the slow path of get_or_add). */
+int oac_strindex_grow(oac_strindex *x);
+
+/* The probe slot of key (hash h): holding its entry, or the empty slot
+ * where it would go.  x->cap > 0, and below a 3/4 load, so one is
+ * empty. */
+static inline size_t oac_strindex_slot(const oac_strindex *x,
+                                       const char *key, uint32_t h)
+{
+    const struct oac_strmap_idx *idx = x->idx;
+    size_t cap = x->cap;
+    for (size_t i = oac_hash_slot(h, cap);; i = i + 1 < cap ? i + 1 : 0) {
+        uint32_t e = idx[i].e;
+        if (!e)
+            return i;
+        if (idx[i].h == h) {
+            const char *k;
+            __builtin_memcpy(&k, (const char *)x->base +
+                             (size_t)(e - 1) * x->stride + x->key_off,
+                             sizeof k);
+            if (k == key || __builtin_strcmp(k, key) == 0)
+                return i;
+        }
+    }
+}
+
 /* The entry whose key is key, or SIZE_MAX. */
-size_t oac_strindex_get(const oac_strindex *x, const char *key);
+static inline size_t oac_strindex_get(const oac_strindex *x, const char *key)
+{
+    if (!x->cap || !key)
+        return SIZE_MAX;
+    uint32_t e = x->idx[oac_strindex_slot(x, key, oac_str_hash(key))].e;
+    return e ? (size_t)e - 1 : SIZE_MAX;
+}
+
 /* The entry of key when present (*found); else records entry e under
  * key (*found = SIZE_MAX), whose key the caller stores next.  One hash
  * and one probe.  OAC_ENOMEM on failure. */
-int oac_strindex_get_or_add(oac_strindex *x, const char *key, size_t e,
-                            size_t *found);
+static inline int oac_strindex_get_or_add(oac_strindex *x, const char *key,
+                                          size_t e, size_t *found)
+{
+    *found = SIZE_MAX;
+    if (e >= UINT32_MAX)
+        return oac_err(x->ctx, OAC_ENOMEM, "map too large");
+    uint32_t h = oac_str_hash(key);
+    size_t i = 0;
+    if (x->cap) {
+        i = oac_strindex_slot(x, key, h);
+        if (x->idx[i].e) {
+            *found = (size_t)x->idx[i].e - 1;
+            return OAC_OK;
+        }
+    }
+    if ((x->count + 1) * 4 >= x->cap * 3) {
+        int rc = oac_strindex_grow(x);
+        if (rc)
+            return rc;
+        i = oac_strindex_slot(x, key, h);
+    }
+    x->idx[i] = (struct oac_strmap_idx){ (uint32_t)(e + 1), h };
+    x->count++;
+    return OAC_OK;
+}
 
 /* ---- elem.c: TensorProto.DataType facts ----------------------------- */
 

@@ -219,7 +219,7 @@ static int check_node(oac_check_state *st, const decls *ds, const oac_scope *s,
         bool is_map;
         const char *path;
         const Onnx__TypeProto__QuantizedTensor *qt =
-            cache ? paged_of(cache->type, &is_map, &path) : NULL;
+            cache ? paged_of(oac_value_type(cache), &is_map, &path) : NULL;
         if (!qt)
             return OAC_OK;   /* no declared page type to compare with */
         if (!allows(qt, q)) {
@@ -423,12 +423,13 @@ static int check_inputs(oac_check_state *st, const decls *ds)
         bool is_map;
         const char *path;
         const Onnx__TypeProto__QuantizedTensor *qt =
-            v ? paged_of(v->type, &is_map, &path) : NULL;
+            v ? paged_of(oac_value_type(v), &is_map, &path) : NULL;
         if (!f || !f->msg || !qt)
             continue;
         page_ctx pc = { .st = st, .ds = ds, .s = main_s, .qt = qt,
                         .value = name, .file = o->inputs[i].path,
-                        .w = { .value = name, .location = v->vi_loc } };
+                        .w = { .value = name,
+                               .location = oac_value_vi_loc(v) } };
         int rc = OAC_OK;
         if (f->msg->descriptor == &onnx__sequence_proto__descriptor && !is_map)
             rc = check_pages(&pc, (const Onnx__SequenceProto *)f->msg, NULL, 0);

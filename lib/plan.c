@@ -183,7 +183,7 @@ static void opt_max(oac_opt_u64 *acc, oac_opt_u64 v)
 static oac_opt_u64 declared_bytes(const oac_shapes *sh, const oac_value *v)
 {
     oac_opt_u64 r = { false, 0 };
-    const Onnx__TypeProto *t = v->type;
+    const Onnx__TypeProto *t = oac_value_type(v);
     if (!t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !t->tensor_type ||
         !t->tensor_type->shape)
         return r;
@@ -275,7 +275,7 @@ static oac_opt_u64 decoded_page(const oac_shapes *sh, const oac_scope *s, long i
 /* The first allowed quantized type of a paged cache's declared type. */
 static int64_t first_allowed(const oac_value *c)
 {
-    const Onnx__TypeProto *t = c ? c->type : NULL;
+    const Onnx__TypeProto *t = c ? oac_value_type(c) : NULL;
     if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE &&
         t->sequence_type && t->sequence_type->elem_type)
         t = t->sequence_type->elem_type;
@@ -453,7 +453,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     *out = (oac_opt_u64){ true, 0 };
     bool is_if = nd->op && nd->op->id == OAC_OP_IF;
     bool is_loop = nd->op && nd->op->id == OAC_OP_LOOP;
-    if (!is_if && !is_loop && !nd->callee)
+    if (!is_if && !is_loop && !oac_node_x(nd)->callee)
         return OAC_OK;
     if (is_loop) {
         bool zero = false;
@@ -475,14 +475,14 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     oac_scope *bodies[2] = { NULL, NULL };
     size_t nb = 0;
     if (is_loop || is_if) {
-        for (size_t k = 0; k < nd->n_subgraphs; k++) {
-            const char *an = nd->subgraphs[k]->attr_name;
+        for (size_t k = 0; k < oac_node_x(nd)->n_subgraphs; k++) {
+            const char *an = oac_node_x(nd)->subgraphs[k]->attr_name;
             if (!an)
                 continue;
             if (is_loop ? !strcmp(an, "body")
                         : (!strcmp(an, "then_branch") || !strcmp(an, "else_branch"))) {
                 if (nb < 2)
-                    bodies[nb++] = nd->subgraphs[k];
+                    bodies[nb++] = oac_node_x(nd)->subgraphs[k];
             }
         }
         if (nb != (is_if ? 2u : 1u)) {
@@ -490,7 +490,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
             return OAC_OK;
         }
     } else {
-        bodies[nb++] = nd->callee;
+        bodies[nb++] = oac_node_x(nd)->callee;
     }
     oac_opt_u64 best = { true, 0 };
     for (size_t b = 0; b < nb; b++) {
@@ -607,7 +607,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         const oac_node *nd = &s->nodes[i];
         bool paged = main_graph && nd->op &&
                      nd->op->id == OAC_OP_PAGED_CACHE_UPDATE;
-        if (!paged && !nd->callee &&
+        if (!paged && !oac_node_x(nd)->callee &&
             (!nd->op || (nd->op->id != OAC_OP_IF && nd->op->id != OAC_OP_LOOP)))
             continue;
         /* Pages are planned for the main graph only (rule 5b). */
@@ -640,7 +640,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     /* Rule 3: last readers (free_after is the last so far), then buffers
      * backing graph outputs are never freed. */
     for (size_t k = 0; k < s->n_values; k++) {
-        const oac_value *v = s->values[k];
+        const oac_value *v = &s->values_block[k];
         if (!buf_of[v->id])
             continue;
         size_t b = buf_of[v->id] - 1;

@@ -378,7 +378,7 @@ typedef struct pass {
 
 static const char *vname(const pass *p, size_t id)
 {
-    return id < p->g->n_values ? p->g->value_by_id[id]->name : "?";
+    return id < p->g->n_values ? oac_graphs_value(p->g, id)->name : "?";
 }
 
 /* Location of a place: the declaration's dim for declared dims, the
@@ -388,18 +388,18 @@ static void place_loc(const pass *p, const place *pl, char *buf, size_t len)
     buf[0] = '\0';
     if (pl->value >= p->g->n_values)
         return;
-    const oac_value *v = p->g->value_by_id[pl->value];
+    const oac_value *v = oac_graphs_value(p->g, pl->value);
     if (pl->kind == OAC_ORIGIN_INFERRED && v->producer >= 0) {
         oac_node_loc(buf, len, v->scope, v->producer, "/output/%d", v->port);
-    } else if (v->vi_loc) {
-        const Onnx__TypeProto *t = v->type;
+    } else if (oac_value_vi_loc(v)) {
+        const Onnx__TypeProto *t = oac_value_type(v);
         const char *mid = "/type/tensor_type/shape/dim/";
         if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
             mid = "/type/sequence_type/elem_type/quantized_tensor_type/shape/dim/";
         else if (t && t->value_case ==
                  ONNX__TYPE_PROTO__VALUE_QUANTIZED_TENSOR_TYPE)
             mid = "/type/quantized_tensor_type/shape/dim/";
-        snprintf(buf, len, "%s%s%d", v->vi_loc, mid, pl->dim);
+        snprintf(buf, len, "%s%s%d", oac_value_vi_loc(v), mid, pl->dim);
     } else if (v->kind == OAC_VAL_INITIALIZER && v->init_index >= 0) {
         snprintf(buf, len, "%s/initializer/%ld/dims/%d", v->scope->loc,
                  (long)v->init_index, pl->dim);
@@ -433,7 +433,7 @@ static void place_desc(const pass *p, const place *pl, int64_t n,
 static const oac_scope *place_scope(const pass *p, const place *pl)
 {
     if (pl->value < p->g->n_values)
-        return p->g->value_by_id[pl->value]->scope;
+        return oac_graphs_value(p->g, pl->value)->scope;
     return p->g->scopes[0];
 }
 
@@ -448,7 +448,7 @@ static int report_dim_conflict(pass *p, const place *a, int64_t na,
     const oac_scope *s = place_scope(p, b);
     const char *node = NULL, *op = NULL;
     if (b->value < p->g->n_values) {
-        const oac_value *v = p->g->value_by_id[b->value];
+        const oac_value *v = oac_graphs_value(p->g, b->value);
         if (v->producer >= 0) {
             node = v->scope->nodes[v->producer].display;
             op = v->scope->nodes[v->producer].proto->op_type;
@@ -733,8 +733,8 @@ static int seed_value(pass *p, const oac_value *v)
 {
     oac_shapes *sh = p->sh;
     oac_vshape *vs = &sh->vals[v->id];
-    if (v->init) {
-        const Onnx__TensorProto *t = v->init;
+    if (v->init_index >= 0) {
+        const Onnx__TensorProto *t = oac_value_init(v);
         oac_vshape it = { .kind = OAC_VK_TENSOR,
                           .elem_type = t->has_data_type ? t->data_type : 0,
                           .rank = -1 };
@@ -789,7 +789,7 @@ static int seed_input_file(pass *p, const oac_value *v)
         if (vs->kind == OAC_VK_TENSOR && vs->elem_type && t->has_data_type &&
             t->data_type != vs->elem_type) {
             oac_where w = { .graph = v->scope->name, .value = v->name,
-                            .location = v->vi_loc };
+                            .location = oac_value_vi_loc(v) };
             rc = oac_scope_diag(p->st, v->scope, OAC_TYPE_MISMATCH, &w,
                                 "the --input file of '%s' holds %s but '%s' is "
                                 "declared %s", v->name,
@@ -811,7 +811,7 @@ static int seed_input_file(pass *p, const oac_value *v)
             }
             if ((size_t)vs->rank != t->n_dims) {
                 oac_where w = { .graph = v->scope->name, .value = v->name,
-                                .location = v->vi_loc };
+                                .location = oac_value_vi_loc(v) };
                 rc = oac_scope_diag(p->st, v->scope, OAC_SHAPE_MISMATCH, &w,
                                     "the --input file of '%s' has rank %zu but '%s' "
                                     "is declared with rank %d", v->name,
@@ -1033,8 +1033,8 @@ static int infer_scopes(pass *p)
      * outer values of another. */
     for (size_t id = 0; id < g->n_values; id++) {
         /* No declaration: the value stays as oac_pass_shapes made it. */
-        const oac_value *v = g->value_by_id[id];
-        if (v->type && (rc = parse_type(p, v->type, &p->sh->vals[id])))
+        const Onnx__TypeProto *t = oac_value_type(oac_graphs_value(g, id));
+        if (t && (rc = parse_type(p, t, &p->sh->vals[id])))
             goto done;
     }
     /* A dim_param declared only on a value_info nothing defines is still
@@ -1058,8 +1058,8 @@ static int infer_scopes(pass *p)
         oac_scope *s = g->scopes[si];
         int64_t opset = onnx_opset(g, s);
         for (size_t k = 0; k < s->n_values; k++)
-            if (s->values[k]->kind != OAC_VAL_NODE_OUTPUT &&
-                (rc = seed_value(p, s->values[k])))
+            if (s->values_block[k].kind != OAC_VAL_NODE_OUTPUT &&
+                (rc = seed_value(p, &s->values_block[k])))
                 goto done;
         for (size_t i = 0; i < s->n_nodes; i++) {
             const Onnx__NodeProto *np = s->nodes[i].proto;
@@ -1319,8 +1319,8 @@ static void value_where(const pass *p, const oac_value *v, char *loc,
         w->op_type = n->proto->op_type;
     }
     /* The declaration is what disagrees, when there is one. */
-    if (v->vi_loc)
-        snprintf(loc, len, "%s/type", v->vi_loc);
+    if (oac_value_vi_loc(v))
+        snprintf(loc, len, "%s/type", oac_value_vi_loc(v));
     w->location = loc[0] ? loc : NULL;
     (void)p;
 }
@@ -1415,9 +1415,9 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
             }
             place pa = { OAC_ORIGIN_DECLARED, rank_from->id, d };
             place pb = { OAC_ORIGIN_DECLARED, v->id, d };
-            if (rank_from->producer >= 0 && !rank_from->vi)
+            if (rank_from->producer >= 0 && !oac_value_vi(rank_from))
                 pa.kind = OAC_ORIGIN_INFERRED;
-            if (v->producer >= 0 && !v->vi)
+            if (v->producer >= 0 && !oac_value_vi(v))
                 pb.kind = OAC_ORIGIN_INFERRED;
             oac_dimref r;
             if ((rc = unify_dim(p, dims[d], &pa, vs->dims[d], &pb, true, &r)))

@@ -11,54 +11,13 @@
 
 /* An entry: 16 bytes, no padding.  The hash lives in the probe slot
  * (struct oac_strmap_idx), so a probe compares it without touching the
- * entry and growing the table rehashes no key. */
+ * entry and growing the table rehashes no key (struct oac_strmap_idx,
+ * oac_int.h). */
 struct oac_strmap_slot {
     const char *key;
     void *val;
 };
 
-struct oac_strmap_idx {
-    uint32_t e;    /* entry + 1, 0 for an empty slot */
-    uint32_t h;    /* the key's 32-bit hash; its low bits pick the slot */
-};
-
-/* Eight bytes at a time, then a murmur-style finalizer: value names are
- * short and a byte-at-a-time hash was most of a lookup.  Keys come from
- * the model, so the finalizer's avalanche keeps probe runs short for
- * ordinary names; no adversarial key control is worth more here. */
-static inline uint64_t hash_str(const char *s)
-{
-    size_t n = strlen(s);
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-    const uint64_t k = 0xff51afd7ed558ccdULL;
-    for (; n >= 8; s += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * k;
-        h ^= h >> 32;
-    }
-    if (n) {
-        /* The 1-7 byte tail in fixed-size loads that stay inside the key
-         * (two overlapping halves, or first/middle/last byte): a copy
-         * of variable length cost more than the rest of the hash. */
-        uint64_t w;
-        if (n >= 4) {
-            uint32_t a, b;
-            memcpy(&a, s, 4);
-            memcpy(&b, s + n - 4, 4);
-            w = (uint64_t)a << 32 | b;
-        } else {
-            w = (uint64_t)(unsigned char)s[0] << 16 |
-                (uint64_t)(unsigned char)s[n >> 1] << 8 |
-                (unsigned char)s[n - 1];
-        }
-        h = (h ^ w) * k;
-    }
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
 
 void oac_strmap_init(oac_strmap *m, oac_ctx *ctx)
 {
@@ -81,19 +40,14 @@ void oac_strmap_fini(oac_strmap *m)
  * probed linearly below a 3/4 load.  The probes walk a small array, and
  * entries inserted close together (a value and the nodes reading it) sit
  * close together in memory, so lookups mostly hit the cache. */
-static uint32_t hash32(const char *key)
-{
-    uint64_t h = hash_str(key);
-    return (uint32_t)(h ^ (h >> 32));
-}
 
 /* The probe slot of key: holding its entry, or the empty slot where it
  * would go. */
 static inline size_t find(const oac_strmap *m, const char *key, uint32_t h)
 {
     const struct oac_strmap_idx *idx = m->idx;
-    size_t mask = m->cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
+    size_t cap = m->cap;
+    for (size_t i = oac_hash_slot(h, cap);; i = i + 1 < cap ? i + 1 : 0) {
         uint32_t e = idx[i].e;
         if (!e)
             return i;
@@ -179,7 +133,7 @@ int oac_strmap_put(oac_strmap *m, const char *key, void *val)
     int rc = make_room(m, &grew);
     if (rc)
         return rc;
-    uint32_t h = hash32(key);
+    uint32_t h = oac_str_hash(key);
     size_t i = find(m, key, h);
     if (m->idx[i].e) {
         m->slots[m->idx[i].e - 1].val = val;
@@ -193,7 +147,7 @@ void *oac_strmap_get(const oac_strmap *m, const char *key)
 {
     if (!m->cap || !key)
         return NULL;
-    uint32_t e = m->idx[find(m, key, hash32(key))].e;
+    uint32_t e = m->idx[find(m, key, oac_str_hash(key))].e;
     return e ? m->slots[e - 1].val : NULL;
 }
 
@@ -221,31 +175,6 @@ void oac_strindex_fini(oac_strindex *x)
     x->cap = x->count = 0;
 }
 
-static const char *entry_key(const oac_strindex *x, uint32_t e)
-{
-    const char *k;
-    memcpy(&k, (const char *)x->base + (size_t)(e - 1) * x->stride + x->key_off,
-           sizeof k);
-    return k;
-}
-
-static inline size_t index_find(const oac_strindex *x, const char *key,
-                                uint32_t h)
-{
-    const struct oac_strmap_idx *idx = x->idx;
-    size_t mask = x->cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        uint32_t e = idx[i].e;
-        if (!e)
-            return i;
-        if (idx[i].h == h) {
-            const char *k = entry_key(x, e);
-            if (k == key || strcmp(k, key) == 0)
-                return i;
-        }
-    }
-}
-
 /* The probe slots of a strmap and a strindex grow alike: 32-bit entry
  * indices and hashes, so at most 2^31 slots; keys are distinct, so each
  * takes the first empty slot, and none is hashed again. */
@@ -261,9 +190,9 @@ static int index_rehash(oac_ctx *ctx, struct oac_strmap_idx **pidx,
     for (size_t j = 0; j < *pcap; j++) {
         if (!(*pidx)[j].e)
             continue;
-        size_t i = (*pidx)[j].h & (ncap - 1);
+        size_t i = oac_hash_slot((*pidx)[j].h, ncap);
         while (idx[i].e)
-            i = (i + 1) & (ncap - 1);
+            i = i + 1 < ncap ? i + 1 : 0;
         idx[i] = (*pidx)[j];
     }
     oac_dealloc(ctx, *pidx);
@@ -274,51 +203,18 @@ static int index_rehash(oac_ctx *ctx, struct oac_strmap_idx **pidx,
 
 int oac_strindex_reserve(oac_strindex *x, size_t n)
 {
-    if (n > SIZE_MAX / 8)
+    /* Not a power of two (oac_hash_slot): n keys fill 70% of the slots,
+     * below get_or_add's 3/4 load and with short probe runs. */
+    if (n > SIZE_MAX / 16)
         return oac_err(x->ctx, OAC_ENOMEM, "map too large");
-    size_t cap = x->cap ? x->cap : 16;
-    while ((n + 1) * 4 >= cap * 3) {
-        if (cap > SIZE_MAX / 4 / sizeof(struct oac_strmap_idx))
-            return oac_err(x->ctx, OAC_ENOMEM, "map too large");
-        cap *= 2;
-    }
+    size_t cap = (n * 10 + 6) / 7 + 2;
     return cap > x->cap ? index_rehash(x->ctx, &x->idx, &x->cap, cap)
                         : OAC_OK;
 }
 
-size_t oac_strindex_get(const oac_strindex *x, const char *key)
+int oac_strindex_grow(oac_strindex *x)
 {
-    if (!x->cap || !key)
-        return SIZE_MAX;
-    uint32_t e = x->idx[index_find(x, key, hash32(key))].e;
-    return e ? (size_t)e - 1 : SIZE_MAX;
-}
-
-int oac_strindex_get_or_add(oac_strindex *x, const char *key, size_t e,
-                            size_t *found)
-{
-    *found = SIZE_MAX;
-    if (e >= UINT32_MAX)
+    if (x->cap > SIZE_MAX / 4)
         return oac_err(x->ctx, OAC_ENOMEM, "map too large");
-    uint32_t h = hash32(key);
-    size_t i = 0;
-    if (x->cap) {
-        i = index_find(x, key, h);
-        if (x->idx[i].e) {
-            *found = (size_t)x->idx[i].e - 1;
-            return OAC_OK;
-        }
-    }
-    if ((x->count + 1) * 4 >= x->cap * 3) {
-        int rc;
-        if (x->cap > SIZE_MAX / 4)
-            return oac_err(x->ctx, OAC_ENOMEM, "map too large");
-        if ((rc = index_rehash(x->ctx, &x->idx, &x->cap,
-                               x->cap ? x->cap * 2 : 16)))
-            return rc;
-        i = index_find(x, key, h);
-    }
-    x->idx[i] = (struct oac_strmap_idx){ (uint32_t)(e + 1), h };
-    x->count++;
-    return OAC_OK;
+    return index_rehash(x->ctx, &x->idx, &x->cap, x->cap ? x->cap * 2 : 16);
 }

@@ -1,5 +1,6 @@
 /* check_core.c: contexts, the allocator, diagnostics, strmap, elem. */
 #include <check.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,54 @@ START_TEST(test_strmap)
 }
 END_TEST
 
+/* A strindex over caller-stored entries: sized to its keys (not a power
+ * of two), grown by get_or_add past its reserve, keys of every length
+ * the hash's tail handles. */
+START_TEST(test_strindex)
+{
+    oac_ctx *ctx = oac_ctx_new();
+    struct entry { int pad; const char *name; };
+    static struct entry ent[3000];
+    static char keys[3000][32];
+    oac_strindex x;
+    oac_strindex_init(&x, ctx, ent, sizeof ent[0], offsetof(struct entry, name));
+    ck_assert_int_eq(oac_strindex_reserve(&x, 5), 0);
+    ck_assert_uint_gt(x.cap * 3, 4 * 5);
+    ck_assert_uint_lt(x.cap, 16);
+    for (int i = 0; i < 3000; i++) {
+        /* Lengths 1 .. 31: "a", "bb", ... then a number. */
+        int len = 1 + i % 31;
+        for (int k = 0; k < len; k++)
+            keys[i][k] = (char)('a' + (i + k) % 26);
+        keys[i][len] = '\0';
+        if (len > 6)
+            snprintf(keys[i] + len - 6, 7, "%06d", i);
+        size_t found;
+        ck_assert_int_eq(oac_strindex_get_or_add(&x, keys[i], (size_t)i, &found), 0);
+        if (found == SIZE_MAX) {
+            ent[i].name = keys[i];
+        } else {
+            ck_assert_str_eq(ent[found].name, keys[i]);
+            ent[i].name = "";
+        }
+    }
+    for (int i = 0; i < 3000; i++) {
+        size_t e = oac_strindex_get(&x, keys[i]);
+        ck_assert_uint_ne(e, SIZE_MAX);
+        ck_assert_str_eq(ent[e].name, keys[i]);
+        ck_assert_uint_le(e, (size_t)i);
+        size_t found;
+        ck_assert_int_eq(oac_strindex_get_or_add(&x, keys[i], 2999, &found), 0);
+        ck_assert_uint_eq(found, e);
+    }
+    ck_assert_uint_eq(oac_strindex_get(&x, "absent"), SIZE_MAX);
+    ck_assert_uint_eq(oac_strindex_get(&x, ""), SIZE_MAX);
+    ck_assert_uint_lt(x.count * 4, x.cap * 3);
+    oac_strindex_fini(&x);
+    oac_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(test_elem)
 {
     uint64_t b;
@@ -108,6 +157,7 @@ int main(void)
     tcase_add_test(tc, test_diag_dedup_and_counts);
     tcase_add_test(tc, test_alloc_chaos);
     tcase_add_test(tc, test_strmap);
+    tcase_add_test(tc, test_strindex);
     tcase_add_test(tc, test_elem);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

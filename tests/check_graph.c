@@ -79,8 +79,8 @@ START_TEST(test_scopes)
     ck_assert_str_eq(m->nodes[1].display, "n1");
     char nl[64];
     ck_assert_str_eq(oac_node_loc(nl, sizeof nl, m, 2, NULL), "/graph/node/2");
-    ck_assert_uint_eq(m->nodes[1].n_subgraphs, 2);
-    ck_assert_ptr_eq(m->nodes[2].callee, fn);
+    ck_assert_uint_eq(oac_node_x(&m->nodes[1])->n_subgraphs, 2);
+    ck_assert_ptr_eq(oac_node_x(&m->nodes[2])->callee, fn);
     ck_assert_uint_eq(fn->n_calls, 1);
     ck_assert_ptr_eq(fn->calls[0].scope, m);
     ck_assert_int_eq(fn->calls[0].node, 2);
@@ -115,11 +115,11 @@ START_TEST(test_values)
     ck_assert_int_eq(x->kind, OAC_VAL_INPUT);
     ck_assert_int_eq(x->input_index, 0);
     ck_assert(!x->is_initializer);
-    ck_assert_str_eq(x->vi_loc, "/graph/input/0");
+    ck_assert_str_eq(oac_value_vi_loc(x), "/graph/input/0");
     ck_assert_int_eq(w->kind, OAC_VAL_INITIALIZER);
     ck_assert(w->is_initializer);
     ck_assert_int_eq(w->init_index, 0);
-    ck_assert_ptr_null(w->vi);
+    ck_assert_ptr_null(oac_value_vi(w));
     /* An input with an initializer default stays an input. */
     ck_assert_int_eq(b->kind, OAC_VAL_INPUT);
     ck_assert(b->is_initializer);
@@ -127,7 +127,7 @@ START_TEST(test_values)
     ck_assert_int_eq(t->kind, OAC_VAL_NODE_OUTPUT);
     ck_assert_int_eq(t->producer, 0);
     ck_assert_int_eq(t->port, 0);
-    ck_assert_str_eq(t->vi_loc, "/graph/value_info/0");
+    ck_assert_str_eq(oac_value_vi_loc(t), "/graph/value_info/0");
     ck_assert_ptr_eq(oac_node_output(m, 0, 0), t);
     ck_assert_ptr_eq(oac_node_input(m, 0, 1), w);
     ck_assert_ptr_null(oac_node_input(m, 0, 2));
@@ -156,10 +156,10 @@ START_TEST(test_values)
     ck_assert_int_eq(x->uses[1].port, -1);
     ck_assert_uint_eq(b->n_uses, 1);   /* returned by the else branch */
     /* Outer reads of n1: t, x and b, once each. */
-    ck_assert_uint_eq(m->nodes[1].n_outer_reads, 3);
+    ck_assert_uint_eq(oac_node_x(&m->nodes[1])->n_outer_reads, 3);
     /* Dense ids. */
     for (size_t i = 0; i < g->n_values; i++)
-        ck_assert_uint_eq(g->value_by_id[i]->id, i);
+        ck_assert_uint_eq(oac_graphs_value(g, i)->id, i);
     /* The vinfos of the function: its value_info. */
     oac_scope *fn = g->scopes[3];
     ck_assert_uint_eq(fn->n_vinfos, 1);
