@@ -444,6 +444,19 @@ enum { ST_8, ST_4, ST_BYTES };
 /* how a scalar's wire value becomes its member (scalar_value) */
 enum { CV_VAR, CV_VAR32, CV_FIX, CV_ZIG32, CV_ZIG64, CV_BOOL };
 enum { S_REP = 1, S_ONEOF = 2, S_PACKABLE = 4 };
+/* The shapes of field most of a model's bytes come in, each with a path
+ * of its own in decode_msg; anything else (and any occurrence the fast
+ * path cannot take at once) goes the general way (OP_GENERIC). */
+enum {
+    OP_GENERIC,
+    OP_STR_REP,   /* repeated string with an rslot */
+    OP_STR,       /* singular string, not in a oneof */
+    OP_MSG_REP,   /* repeated message with an rslot */
+    OP_MSG,       /* any other message field */
+    OP_VAR_REP,   /* repeated (INT|UINT)(32|64) or enum with an rslot, unpacked */
+    OP_VAR,       /* singular (INT|UINT)(32|64) or enum, not in a oneof */
+    OP_FIX,       /* singular fixed-size scalar, not in a oneof */
+};
 
 typedef struct fslot {
     const ProtobufCFieldDescriptor *fd;   /* NULL: not a field of the type */
@@ -458,6 +471,7 @@ typedef struct fslot {
     uint8_t cv;        /* K_SCALAR: CV_* */
     uint8_t rslot;     /* repeated: its bit in frame.used, its index in dtab.rep;
                         * NO_RSLOT beyond MAX_COUNTED */
+    uint8_t op[8];     /* op[w]: decode_msg's fast path for wire type w (OP_*) */
 } fslot;
 
 struct dtab {
@@ -486,6 +500,29 @@ static bool payload_field(const dtab *t, uint32_t n)
     if (t->payload == 1)
         return n == 4 || n == 5 || n == 7 || n == 9 || n == 10 || n == 11;
     return t->payload == 2 && n == 2;
+}
+
+/* The fast path of slot sl for its natural wire type. */
+static uint8_t fast_op(const dtab *t, const fslot *sl)
+{
+    bool rep = sl->flags & S_REP, oneof = sl->flags & S_ONEOF;
+    if (rep && sl->rslot == NO_RSLOT)
+        return OP_GENERIC;
+    switch (sl->kind) {
+    case K_MSG:
+        return rep ? OP_MSG_REP : OP_MSG;
+    case K_STR:
+        return rep ? OP_STR_REP : oneof ? OP_GENERIC : OP_STR;
+    case K_SCALAR:
+        /* TensorProto.data_location marks the model external (put_number) */
+        if (oneof || (t->payload == 1 && sl->id == 14))
+            return OP_GENERIC;
+        if (sl->cv == CV_VAR || sl->cv == CV_VAR32)
+            return rep ? OP_VAR_REP : OP_VAR;
+        return sl->cv == CV_FIX && !rep ? OP_FIX : OP_GENERIC;
+    default:
+        return OP_GENERIC;
+    }
 }
 
 static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
@@ -571,6 +608,7 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             sl->flags |= S_ONEOF;
         if (payload_field(t, fd->id))
             sl->kind = K_PAYLOAD;
+        sl->op[nat] = fast_op(t, sl);
     }
     t->next = d->tabs;
     d->tabs = t;
@@ -1039,6 +1077,45 @@ static inline bool push_elt(dec *d, frame *fr, ProtobufCMessage *m, const fslot 
     return push(d, tg, v);
 }
 
+/* Copy n bytes from src to dst, inline for the short strings most names
+ * are (memcpy's call and dispatch cost more than the copy). */
+static inline void copy_short(char *dst, const uint8_t *src, size_t n)
+{
+    uint64_t a, b, c, e;
+    uint32_t x, y;
+    if (n >= 8) {
+        if (n > 32) {
+            memcpy(dst, src, n);
+            return;
+        }
+        /* two or four words that may overlap */
+        if (n > 16) {
+            memcpy(&a, src, 8);
+            memcpy(&b, src + 8, 8);
+            memcpy(&c, src + n - 16, 8);
+            memcpy(&e, src + n - 8, 8);
+            memcpy(dst, &a, 8);
+            memcpy(dst + 8, &b, 8);
+            memcpy(dst + n - 16, &c, 8);
+            memcpy(dst + n - 8, &e, 8);
+            return;
+        }
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        memcpy(&x, src, 4);
+        memcpy(&y, src + n - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + n - 4, &y, 4);
+    } else if (n) {
+        dst[0] = (char)src[0];
+        dst[n / 2] = (char)src[n / 2];
+        dst[n - 1] = (char)src[n - 1];
+    }
+}
+
 /* A scalar's value as put_scalar would store it, as it goes on the stack:
  * a member of 8 bytes as they are, one of 4 as a uint32_t (settle and
  * put_value store them back the same way). */
@@ -1337,6 +1414,93 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
     desc->message_init(m);
     frame fr = { .base = d->stk_n, .used = 0 };
     while (p < end) {
+        /* The fast path: a tag of one or two bytes whose slot has an op
+         * for its wire type, and a value that is whole; it does what the
+         * general way below would do with the occurrence.  Anything else
+         * goes the general way from the tag on. */
+        {
+            const uint8_t *q = p;
+            uint32_t tg = *q++;
+            if (tg & 0x80) {
+                if (q == end || (*q & 0x80))
+                    goto general;
+                tg = (tg & 0x7f) | (uint32_t)*q++ << 7;
+            }
+            if ((tg >> 3) >= t->nnear)
+                goto general;
+            fslot *sl = &t->slot[tg >> 3];
+            unsigned op = sl->op[tg & 7];
+            if (op == OP_GENERIC)
+                goto general;
+            if (op <= OP_MSG) {
+                if (q == end)
+                    goto general;
+                size_t n = *q++;
+                if (n & 0x80) {
+                    if (q == end || (*q & 0x80))
+                        goto general;
+                    n = (n & 0x7f) | (size_t)*q++ << 7;
+                }
+                if (n > (size_t)(end - q))
+                    goto general;
+                const uint8_t *at = p;
+                p = q + n;
+                if (op <= OP_STR) {
+                    char *s = oac_arena_bytes(d->arena, n + 1);
+                    if (!s)
+                        return OAC_ENOMEM;
+                    copy_short(s, q, n);
+                    s[n] = '\0';
+                    if (op == OP_STR)
+                        *(char **)MEMBER(m, sl->off) = s;
+                    else if (!push_elt(d, &fr, m, sl, sl->rslot, (uintptr_t)s, 1))
+                        return OAC_ENOMEM;
+                    continue;
+                }
+                if ((uintptr_t)at >= d->drop_at)
+                    drop_pages(d, at);
+                if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
+                    return OAC_ENOMEM;
+                ProtobufCMessage *sub;
+                if ((rc = decode_msg(d, sl->sub, q, p, depth + 1, &sub)))
+                    return rc;
+                if (op == OP_MSG_REP) {
+                    if (!push_elt(d, &fr, m, sl, sl->rslot, (uintptr_t)sub, 1))
+                        return OAC_ENOMEM;
+                } else if ((rc = put_message(d, &fr, t, m, sl, sub))) {
+                    return rc;
+                }
+                continue;
+            }
+            if (op == OP_FIX) {
+                if ((size_t)(end - q) < sl->es)
+                    goto general;
+                if (sl->es == 8)
+                    memcpy(MEMBER(m, sl->off), q, 8);
+                else
+                    memcpy(MEMBER(m, sl->off), q, 4);
+                p = q + sl->es;
+                if (sl->qoff)
+                    *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
+                continue;
+            }
+            /* OP_VAR, OP_VAR_REP: a 32-bit member takes the low half
+             * (put_value, settle) */
+            uint64_t v;
+            int k = get_varint(q, end, &v);
+            if (k <= 0)
+                goto general;
+            p = q + k;
+            if (op == OP_VAR) {
+                if (sl->qoff)
+                    *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
+                put_value(sl, v, MEMBER(m, sl->off));
+            } else if (!push_elt(d, &fr, m, sl, sl->rslot, v, 1)) {
+                return OAC_ENOMEM;
+            }
+            continue;
+        }
+    general:;
         wfield f;
         if ((rc = next_field(d, p, end, &f)))
             return rc;
