@@ -6,6 +6,10 @@
  * hundred; a request of 8 KiB or more that does not fit in the newest
  * chunk gets a block of its own.  Aligned blocks grow up from the bottom
  * of the newest chunk and unaligned byte blocks down from its top.
+ * Chunks and big blocks come from oac_calloc (a large one is fresh zero
+ * pages from the kernel, a small one costs a memset of a few KiB), so
+ * every block is handed out zeroed and the decoder need not clear the
+ * messages it allocates.
  *
  * Invariants: see arena.h.  Chunks and big blocks form two singly linked
  * lists freed in oac_arena_free; no block is freed before.
@@ -94,7 +98,7 @@ static void *big_alloc(oac_arena *a, size_t n)
 {
     if (n > SIZE_MAX - sizeof(struct big))
         return nomem(a, n);
-    struct big *b = oac_alloc(a->ctx, sizeof(struct big) + n);
+    struct big *b = oac_calloc(a->ctx, 1, sizeof(struct big) + n);
     if (!b)
         return NULL;
     b->next = a->big;
@@ -109,7 +113,7 @@ static bool room_for(oac_arena *a, size_t n)
     if ((size_t)(a->h.lim - a->h.cur) >= n)
         return true;
     size_t size = a->next_size;
-    struct chunk *c = oac_alloc(a->ctx, sizeof(struct chunk) + size);
+    struct chunk *c = oac_calloc(a->ctx, 1, sizeof(struct chunk) + size);
     if (!c)
         return false;
     c->next = a->head;

@@ -14,6 +14,8 @@
  *     blocks (oac_arena_bytes: strings, copied bytes) are not aligned.
  *  3. A failed allocation returns NULL; nothing is released before
  *     oac_arena_free.
+ *  4. Every block is zero-filled when handed out (chunks and big blocks
+ *     are oac_calloc'd, and no byte is handed out twice).
  */
 #ifndef OAC_ARENA_H
 #define OAC_ARENA_H

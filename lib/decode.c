@@ -436,6 +436,7 @@ static void put_scalar(ProtobufCType t, const uint8_t *val, const uint8_t *end, 
 #define TAB_NEAR 64u       /* numbers below this are indexed directly */
 #define MAX_COUNTED 16u    /* repeated fields of a type that wait on stk */
 #define NO_RSLOT 0xffu
+#define MAX_INIT 8u        /* non-zero words of an initialised message */
 
 /* K_PAYLOAD: a payload field of a tensor, bytes or a scalar, left in the
  * buffer when the tensor's mask says so */
@@ -451,10 +452,12 @@ enum {
     OP_GENERIC,
     OP_STR_REP,   /* repeated string with an rslot */
     OP_STR,       /* singular string, not in a oneof */
+    OP_STR_ONEOF, /* string in a oneof */
     OP_MSG_REP,   /* repeated message with an rslot */
     OP_MSG,       /* any other message field */
     OP_VAR_REP,   /* repeated (INT|UINT)(32|64) or enum with an rslot, unpacked */
     OP_VAR,       /* singular (INT|UINT)(32|64) or enum, not in a oneof */
+    OP_VAR_ONEOF, /* (INT|UINT)(32|64) or enum in a oneof */
     OP_FIX,       /* singular fixed-size scalar, not in a oneof */
 };
 
@@ -471,7 +474,6 @@ typedef struct fslot {
     uint8_t cv;        /* K_SCALAR: CV_* */
     uint8_t rslot;     /* repeated: its bit in frame.used, its index in dtab.rep;
                         * NO_RSLOT beyond MAX_COUNTED */
-    uint8_t op[8];     /* op[w]: decode_msg's fast path for wire type w (OP_*) */
 } fslot;
 
 struct dtab {
@@ -482,6 +484,16 @@ struct dtab {
     uint32_t nfar;
     uint32_t nrep;     /* rep[r]: the slot whose rslot is r */
     uint32_t rep[MAX_COUNTED];
+    uint8_t rst[MAX_COUNTED];  /* rst[r]: the st of slot rep[r] */
+    /* ops[tag]: decode_msg's fast path (OP_*) for a field's tag (number
+     * << 3 | wire type), for the nops = 8 * nnear tags of near fields */
+    uint8_t *ops;
+    uint32_t nops;
+    /* The words of an initialised message that are not zero (offsets,
+     * values), when there are no more than MAX_INIT of them */
+    uint32_t ninit;
+    uint32_t init_off[MAX_INIT];
+    uint64_t init_val[MAX_INIT];
     fslot slot[];
 };
 
@@ -512,17 +524,49 @@ static uint8_t fast_op(const dtab *t, const fslot *sl)
     case K_MSG:
         return rep ? OP_MSG_REP : OP_MSG;
     case K_STR:
-        return rep ? OP_STR_REP : oneof ? OP_GENERIC : OP_STR;
+        return rep ? OP_STR_REP : oneof ? OP_STR_ONEOF : OP_STR;
     case K_SCALAR:
         /* TensorProto.data_location marks the model external (put_number) */
-        if (oneof || (t->payload == 1 && sl->id == 14))
+        if (t->payload == 1 && sl->id == 14)
             return OP_GENERIC;
         if (sl->cv == CV_VAR || sl->cv == CV_VAR32)
-            return rep ? OP_VAR_REP : OP_VAR;
+            return rep ? OP_VAR_REP : oneof ? OP_VAR_ONEOF : OP_VAR;
+        if (oneof)
+            return OP_GENERIC;
         return sl->cv == CV_FIX && !rep ? OP_FIX : OP_GENERIC;
     default:
         return OP_GENERIC;
     }
+}
+
+/* t's non-zero words of an initialised message (ninit > MAX_INIT: too
+ * many, or a size that is not whole words: new_message calls
+ * message_init).  False on OOM. */
+static bool init_words(dec *d, const ProtobufCMessageDescriptor *desc, dtab *t)
+{
+    size_t size = desc->sizeof_message;
+    t->ninit = MAX_INIT + 1;
+    if (size % sizeof(uint64_t))
+        return true;
+    unsigned char *img = oac_alloc(d->ctx, size);
+    if (!img)
+        return false;
+    desc->message_init((ProtobufCMessage *)(void *)img);
+    uint32_t n = 0;
+    for (size_t off = 0; off < size && n <= MAX_INIT; off += sizeof(uint64_t)) {
+        uint64_t w;
+        memcpy(&w, img + off, sizeof w);
+        if (!w)
+            continue;
+        if (n < MAX_INIT) {
+            t->init_off[n] = (uint32_t)off;
+            t->init_val[n] = w;
+        }
+        n++;
+    }
+    oac_dealloc(d->ctx, img);
+    t->ninit = n;
+    return true;
 }
 
 static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
@@ -538,9 +582,16 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         else if (id >= nnear)
             nnear = id + 1;
     }
-    dtab *t = oac_calloc(d->ctx, 1, sizeof *t + (size_t)(nnear + nfar) * sizeof(fslot));
+    size_t slots = sizeof(dtab) + (size_t)(nnear + nfar) * sizeof(fslot);
+    dtab *t = oac_calloc(d->ctx, 1, slots + 8 * (size_t)nnear);
     if (!t)
         return NULL;
+    if (!init_words(d, desc, t)) {
+        oac_dealloc(d->ctx, t);
+        return NULL;
+    }
+    t->ops = (uint8_t *)t + slots;
+    t->nops = 8 * nnear;
     t->desc = desc;
     t->nnear = nnear;
     t->nfar = nfar;
@@ -595,6 +646,7 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             sl->flags |= S_REP;
             if (rslot < MAX_COUNTED) {
                 t->rep[rslot] = (uint32_t)(sl - t->slot);
+                t->rst[rslot] = sl->st;
                 sl->rslot = (uint8_t)rslot++;
                 t->nrep = rslot;
             }
@@ -608,7 +660,8 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             sl->flags |= S_ONEOF;
         if (payload_field(t, fd->id))
             sl->kind = K_PAYLOAD;
-        sl->op[nat] = fast_op(t, sl);
+        if (fd->id < TAB_NEAR)
+            t->ops[fd->id << 3 | (unsigned)nat] = fast_op(t, sl);
     }
     t->next = d->tabs;
     d->tabs = t;
@@ -637,16 +690,10 @@ static void free_tables(dec *d)
 #define STK_UNKNOWN 0x80u  /* an unknown field (tag << 3 | wire type, length, data) */
 #define STK_MORE 0xffu     /* a further value of the element before */
 
-typedef struct frame {
-    size_t base;       /* the message's elements are stk[base, stk_n) */
-    /* bit r: the repeated field of rslot r has elements on the stack;
-     * bit MAX_COUNTED: unknown fields.  Until settle, the counts of
-     * these are in the message's quantifier members (n_*), the arrays
-     * NULL. */
-    uint32_t used;
-} frame;
-
-_Static_assert(MAX_COUNTED < 32 && STK_PACKED > MAX_COUNTED, "frame.used holds every rslot");
+/* A message's elements are stk[base, stk_n) from where it starts; until
+ * settle, the counts of its repeated fields with an rslot and of its
+ * unknown fields are in its quantifier members (n_*), the arrays NULL. */
+_Static_assert(MAX_COUNTED <= STK_PACKED, "a plain element's tag is its rslot");
 
 static bool stk_grow(dec *d)
 {
@@ -669,10 +716,14 @@ static bool stk_grow(dec *d)
 
 static inline bool push(dec *d, unsigned tag, uint64_t v)
 {
-    if (d->stk_n == d->stk_cap && !stk_grow(d))
+    size_t n = d->stk_n;
+    if (n == d->stk_cap && !stk_grow(d))
         return false;
-    d->stk[d->stk_n] = v;
-    d->stk_tag[d->stk_n++] = (uint8_t)tag;
+    uint64_t *val = d->stk;
+    uint8_t *tags = d->stk_tag;
+    d->stk_n = n + 1;
+    val[n] = v;
+    tags[n] = (uint8_t)tag;
     return true;
 }
 
@@ -1002,77 +1053,89 @@ static bool settle_array(dec *d, ProtobufCMessage *m, uint32_t off, size_t n, si
     return true;
 }
 
-/* At the end of message m: its repeated arrays and unknown fields from
- * the stack, each allocated once at its size. */
-static int settle(dec *d, const frame *fr, const dtab *t, ProtobufCMessage *m)
+/* At the end of message m, whose elements are stk[base, stk_n): its
+ * repeated arrays and unknown fields from the stack, each allocated
+ * once at its size (the count its n_ member already holds). */
+static int settle(dec *d, size_t base, const dtab *t, ProtobufCMessage *m)
 {
-    for (uint32_t bits = fr->used & ((1u << MAX_COUNTED) - 1); bits; bits &= bits - 1) {
-        const fslot *sl = &t->slot[t->rep[__builtin_ctz(bits)]];
-        size_t *n = MEMBER(m, sl->qoff);
-        if (!settle_array(d, m, sl->off, *n, sl->es))
-            return OAC_ENOMEM;
-        *n = 0;
+    char *at[MAX_COUNTED];     /* where rslot r's next element goes */
+    for (uint32_t r = 0; r < t->nrep; r++) {
+        const fslot *sl = &t->slot[t->rep[r]];
+        size_t n = *(size_t *)MEMBER(m, sl->qoff);
+        at[r] = NULL;
+        if (n) {
+            if (!settle_array(d, m, sl->off, n, sl->es))
+                return OAC_ENOMEM;
+            at[r] = *(char **)MEMBER(m, sl->off);
+        }
     }
-    if (fr->used >> MAX_COUNTED) {
+    ProtobufCMessageUnknownField *u = NULL;
+    if (m->n_unknown_fields) {
         if (!settle_array(d, m, offsetof(ProtobufCMessage, unknown_fields),
                           m->n_unknown_fields, sizeof *m->unknown_fields))
             return OAC_ENOMEM;
-        m->n_unknown_fields = 0;
+        u = m->unknown_fields;
     }
     const uint64_t *v = d->stk;
     const uint8_t *tag = d->stk_tag;
-    for (size_t i = fr->base, end = d->stk_n; i < end;) {
+    for (size_t i = base, end = d->stk_n; i < end;) {
         unsigned tg = tag[i];
-        if (tg == STK_UNKNOWN) {
-            ProtobufCMessageUnknownField *u = &m->unknown_fields[m->n_unknown_fields++];
+        if (tg < STK_PACKED) {
+            char *w = at[tg];
+            switch (t->rst[tg]) {
+            case ST_8:
+                /* 64-bit scalars or pointers on a 64-bit machine; a
+                 * field's elements mostly come in one run */
+                do {
+                    memcpy(w, &v[i++], 8);
+                    w += 8;
+                } while (i < end && tag[i] == tg);
+                break;
+            case ST_4:
+                /* 32-bit scalars, or pointers on a 32-bit machine */
+                do {
+                    uint32_t x = (uint32_t)v[i++];
+                    memcpy(w, &x, 4);
+                    w += 4;
+                } while (i < end && tag[i] == tg);
+                break;
+            default: {
+                ProtobufCBinaryData *bd = (ProtobufCBinaryData *)(void *)w;
+                bd->len = (size_t)v[i];
+                bd->data = (uint8_t *)(uintptr_t)v[i + 1];
+                w += sizeof *bd;
+                i += 2;
+                break;
+            }
+            }
+            at[tg] = w;
+        } else if (tg == STK_UNKNOWN) {
             u->tag = (uint32_t)(v[i] >> 3);
             u->wire_type = (ProtobufCWireType)(v[i] & 7);
             u->len = (size_t)v[i + 1];
             u->data = (uint8_t *)(uintptr_t)v[i + 2];
+            u++;
             i += 3;
-            continue;
-        }
-        const fslot *sl = &t->slot[t->rep[tg & (STK_PACKED - 1)]];
-        size_t *np = MEMBER(m, sl->qoff);
-        size_t n = *np;
-        char *arr = *(char **)MEMBER(m, sl->off);
-        if (tg & STK_PACKED) {
+        } else {
+            unsigned r = tg & (STK_PACKED - 1);
+            const fslot *sl = &t->slot[t->rep[r]];
             const uint8_t *val = (const uint8_t *)(uintptr_t)v[i];
             size_t len = (size_t)v[i + 1];
-            put_packed(sl->fd->type, sl->es, val, len, arr + sl->es * n);
-            n += packed_count(sl->fd->type, val, len);
-            i += 2;
-        } else if (sl->st == ST_8) {
-            /* 64-bit scalars or pointers on a 64-bit machine; a field's
-             * elements mostly come in one run */
-            do
-                memcpy(arr + 8 * n++, &v[i++], 8);
-            while (i < end && tag[i] == tg);
-        } else if (sl->st == ST_4) {
-            /* 32-bit scalars, or pointers on a 32-bit machine */
-            do {
-                uint32_t x = (uint32_t)v[i++];
-                memcpy(arr + 4 * n++, &x, 4);
-            } while (i < end && tag[i] == tg);
-        } else {
-            ProtobufCBinaryData *bd = (ProtobufCBinaryData *)(void *)arr + n++;
-            bd->len = (size_t)v[i];
-            bd->data = (uint8_t *)(uintptr_t)v[i + 1];
+            put_packed(sl->fd->type, sl->es, val, len, at[r]);
+            at[r] += sl->es * packed_count(sl->fd->type, val, len);
             i += 2;
         }
-        *np = n;
     }
-    d->stk_n = fr->base;
+    d->stk_n = base;
     return OAC_OK;
 }
 
 /* Count k elements of the repeated field sl of m and push the first
  * value that stands for them, tagged tg (its rslot, | STK_PACKED for a
  * packed run); the caller pushes any further values, tagged STK_MORE. */
-static inline bool push_elt(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl,
-                            unsigned tg, uint64_t v, size_t k)
+static inline bool push_elt(dec *d, ProtobufCMessage *m, const fslot *sl, unsigned tg,
+                            uint64_t v, size_t k)
 {
-    fr->used |= 1u << sl->rslot;
     *(size_t *)MEMBER(m, sl->qoff) += k;
     return push(d, tg, v);
 }
@@ -1170,7 +1233,7 @@ static inline void put_value(const fslot *sl, uint64_t v, void *dst)
     }
 }
 
-static int add_unknown(dec *d, frame *fr, ProtobufCMessage *m, uint32_t tag, int wt,
+static int add_unknown(dec *d, ProtobufCMessage *m, uint32_t tag, int wt,
                        const uint8_t *data, size_t len, bool copy)
 {
     const uint8_t *at = data;
@@ -1188,7 +1251,6 @@ static int add_unknown(dec *d, frame *fr, ProtobufCMessage *m, uint32_t tag, int
         too_large(d);
         return OAC_ENOMEM;
     }
-    fr->used |= 1u << MAX_COUNTED;
     m->n_unknown_fields++;
     if (!push(d, STK_UNKNOWN, (uint64_t)tag << 3 | (unsigned)wt) ||
         !push(d, STK_MORE, len) || !push(d, STK_MORE, (uintptr_t)at))
@@ -1225,7 +1287,7 @@ static int payload_mask(dec *d, const dtab *t, const uint8_t *p, const uint8_t *
  * validated with sl, whose fd is NULL for an unknown field), kept or left
  * in the buffer.  *next: the run's end. */
 static int __attribute__((noinline))
-take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl, const wfield *f,
+take_span(dec *d, ProtobufCMessage *m, const fslot *sl, const wfield *f,
           const uint8_t *end, bool payload, const uint8_t **next)
 {
     if ((uintptr_t)f->tag_at >= d->drop_at)
@@ -1245,13 +1307,13 @@ take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl, const wfield 
     *next = p;
     const uint8_t *data = f->tag_at + f->tag_len;
     if (payload || (size_t)(p - f->tag_at) > OAC_DECODE_THRESHOLD)
-        return add_unknown(d, fr, m, f->number, f->wt, data, (size_t)(p - data), false);
+        return add_unknown(d, m, f->number, f->wt, data, (size_t)(p - data), false);
     /* Small: one copied unknown field per occurrence, as protobuf-c. */
     for (const uint8_t *q = f->tag_at; q < p;) {
         wfield g;
         (void)next_field(d, q, p, &g);
         const uint8_t *gd = g.tag_at + g.tag_len;
-        int rc = add_unknown(d, fr, m, g.number, g.wt, gd, (size_t)(g.end - gd), true);
+        int rc = add_unknown(d, m, g.number, g.wt, gd, (size_t)(g.end - gd), true);
         if (rc)
             return rc;
         q = g.end;
@@ -1260,14 +1322,14 @@ take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl, const wfield 
 }
 
 /* Store a submessage sub decoded for field sl of m. */
-static int put_message(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
+static int put_message(dec *d, const dtab *t, ProtobufCMessage *m,
                        const fslot *sl, ProtobufCMessage *sub)
 {
     const ProtobufCFieldDescriptor *fd = sl->fd;
     void *member = MEMBER(m, fd->offset);
     if (sl->flags & S_REP) {
         if (sl->rslot != NO_RSLOT)
-            return push_elt(d, fr, m, sl, sl->rslot, (uintptr_t)sub, 1) ? OAC_OK : OAC_ENOMEM;
+            return push_elt(d, m, sl, sl->rslot, (uintptr_t)sub, 1) ? OAC_OK : OAC_ENOMEM;
         size_t *n = MEMBER(m, fd->quantifier_offset);
         if (!grow(d, member, *n, 1, sizeof sub))
             return OAC_ENOMEM;
@@ -1291,7 +1353,7 @@ static int put_message(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
 }
 
 /* Store a string or bytes value of field sl. */
-static int put_bytes(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, const fslot *sl,
+static int put_bytes(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl,
                      const wfield *f)
 {
     const ProtobufCFieldDescriptor *fd = sl->fd;
@@ -1315,9 +1377,9 @@ static int put_bytes(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, cons
     if (sl->flags & S_REP) {
         if (sl->rslot != NO_RSLOT) {
             if (sl->kind == K_STR)
-                return push_elt(d, fr, m, sl, sl->rslot, (uintptr_t)copy, 1)
+                return push_elt(d, m, sl, sl->rslot, (uintptr_t)copy, 1)
                     ? OAC_OK : OAC_ENOMEM;
-            return push_elt(d, fr, m, sl, sl->rslot, n, 1) && push(d, STK_MORE, (uintptr_t)copy)
+            return push_elt(d, m, sl, sl->rslot, n, 1) && push(d, STK_MORE, (uintptr_t)copy)
                 ? OAC_OK : OAC_ENOMEM;
         }
         size_t *cnt = MEMBER(m, fd->quantifier_offset);
@@ -1344,7 +1406,7 @@ static int put_bytes(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, cons
 }
 
 /* Store a scalar occurrence (packed or not) of field sl. */
-static int put_scalars(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
+static int put_scalars(dec *d, const dtab *t, ProtobufCMessage *m,
                        const fslot *sl, const wfield *f)
 {
     const ProtobufCFieldDescriptor *fd = sl->fd;
@@ -1365,9 +1427,9 @@ static int put_scalars(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
         return OAC_OK;
     if (sl->rslot != NO_RSLOT) {
         if (f->wt != 2)
-            return push_elt(d, fr, m, sl, sl->rslot, scalar_value(sl, f->val, f->end), 1)
+            return push_elt(d, m, sl, sl->rslot, scalar_value(sl, f->val, f->end), 1)
                 ? OAC_OK : OAC_ENOMEM;
-        return push_elt(d, fr, m, sl, sl->rslot | STK_PACKED, (uintptr_t)f->val, k) &&
+        return push_elt(d, m, sl, sl->rslot | STK_PACKED, (uintptr_t)f->val, k) &&
             push(d, STK_MORE, len) ? OAC_OK : OAC_ENOMEM;
     }
     size_t *n = MEMBER(m, fd->quantifier_offset);
@@ -1383,19 +1445,100 @@ static int put_scalars(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
 }
 
 /* A scalar field's occurrence: checked, stored. */
-static int put_number(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, const fslot *sl,
+static int put_number(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl,
                       const wfield *f)
 {
     int rc;
     if (f->wt == 2 && (rc = check_packed(d, sl->fd, f)))
         return rc;
-    if ((rc = put_scalars(d, fr, t, m, sl, f)))
+    if ((rc = put_scalars(d, t, m, sl, f)))
         return rc;
     /* TensorProto.data_location: only then can a tensor be external
      * (extdata.c is skipped for models without one). */
     if (t->payload == 1 && f->number == 14)
         d->external = true;
     return OAC_OK;
+}
+
+/* One field occurrence at p the general way (decode_msg's fast path did
+ * not take it): scanned, checked, stored.  Returns where the next one
+ * starts, or NULL with *rc set. */
+static const uint8_t *__attribute__((noinline))
+general_field(dec *d, dtab *t, ProtobufCMessage *m, const uint8_t *p,
+              const uint8_t *end, uint32_t mask, int depth, int *rc)
+{
+    wfield f;
+    if ((*rc = next_field(d, p, end, &f)))
+        return NULL;
+    fslot *sl = (fslot *)slot_of(t, f.number);
+    if (!(sl->wts & (1u << f.wt))) {
+        *rc = fail(d, f.tag_at, "wrong wire type %d for field %s of %s", f.wt,
+                   sl->fd->name, t->desc->short_name);
+        return NULL;
+    }
+    unsigned kind = sl->kind;
+    bool payload = false;
+    if (kind == K_PAYLOAD) {
+        /* payload fields are numbered below 32 */
+        payload = mask & (1u << f.number);
+        kind = payload ? K_UNKNOWN : sl->fd->type == PROTOBUF_C_TYPE_BYTES ? K_BYTES
+                                                                            : K_SCALAR;
+    }
+    const uint8_t *next = f.end;
+    switch (kind) {
+    case K_UNKNOWN:
+        *rc = take_span(d, m, sl, &f, end, payload, &next);
+        break;
+    case K_MSG: {
+        ProtobufCMessage *sub;
+        /* the pages passed go before what reaches far into the
+         * buffer: submessages here, payloads and unknown fields in
+         * take_span (strings and scalars are copied anyway) */
+        if ((uintptr_t)f.tag_at >= d->drop_at)
+            drop_pages(d, f.tag_at);
+        if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor))) {
+            *rc = OAC_ENOMEM;
+            break;
+        }
+        if (!(*rc = decode_msg(d, sl->sub, f.val, f.end, depth + 1, &sub)))
+            *rc = put_message(d, t, m, sl, sub);
+        break;
+    }
+    case K_STR:
+    case K_BYTES:
+        *rc = put_bytes(d, t, m, sl, &f);
+        break;
+    default:
+        *rc = put_number(d, t, m, sl, &f);
+        break;
+    }
+    return *rc ? NULL : next;
+}
+
+/* Field sl of a oneof of m takes over: as put_bytes and put_scalars do. */
+static inline void set_case(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl)
+{
+    uint32_t *c = MEMBER(m, sl->qoff);
+    if (*c)
+        drop_oneof(d, t, m, sl->fd);
+    *c = sl->id;
+}
+
+/* A message of type t as its message_init leaves it, in the arena. */
+static inline ProtobufCMessage *new_message(dec *d, const dtab *t)
+{
+    ProtobufCMessage *m = alloc(d, t->desc->sizeof_message);
+    if (!m)
+        return NULL;
+    /* arena blocks come zeroed: only the words message_init sets to
+     * something else need writing */
+    if (t->ninit > MAX_INIT) {
+        t->desc->message_init(m);
+        return m;
+    }
+    for (uint32_t i = 0; i < t->ninit; i++)
+        memcpy((char *)m + t->init_off[i], &t->init_val[i], sizeof t->init_val[i]);
+    return m;
 }
 
 static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int depth,
@@ -1407,147 +1550,108 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
     uint32_t mask = 0;
     if (t->payload && (rc = payload_mask(d, t, p, end, &mask)))
         return rc;
-    const ProtobufCMessageDescriptor *desc = t->desc;
-    ProtobufCMessage *m = alloc(d, desc->sizeof_message);
+    ProtobufCMessage *m = new_message(d, t);
     if (!m)
         return OAC_ENOMEM;
-    desc->message_init(m);
-    frame fr = { .base = d->stk_n, .used = 0 };
+    size_t base = d->stk_n;
+    const uint8_t *ops = t->ops;
+    uint32_t nops = t->nops;
     while (p < end) {
-        /* The fast path: a tag of one or two bytes whose slot has an op
-         * for its wire type, and a value that is whole; it does what the
-         * general way below would do with the occurrence.  Anything else
-         * goes the general way from the tag on. */
-        {
-            const uint8_t *q = p;
-            uint32_t tg = *q++;
-            if (tg & 0x80) {
+        /* The fast path: a tag of one or two bytes that has an op (its
+         * field's shape, if the wire type is the field's own) and a
+         * value that is whole; it does what general_field would do with
+         * the occurrence.  Anything else goes the general way from the
+         * tag on. */
+        const uint8_t *q = p;
+        uint32_t tg = *q++;
+        if (tg & 0x80) {
+            if (q == end || (*q & 0x80))
+                goto general;
+            tg = (tg & 0x7f) | (uint32_t)*q++ << 7;
+        }
+        unsigned op = tg < nops ? ops[tg] : OP_GENERIC;
+        fslot *sl = &t->slot[tg >> 3];
+        if (op == OP_GENERIC)
+            goto general;
+        if (op <= OP_MSG) {
+            if (q == end)
+                goto general;
+            size_t n = *q++;
+            if (n & 0x80) {
                 if (q == end || (*q & 0x80))
                     goto general;
-                tg = (tg & 0x7f) | (uint32_t)*q++ << 7;
+                n = (n & 0x7f) | (size_t)*q++ << 7;
             }
-            if ((tg >> 3) >= t->nnear)
+            if (n > (size_t)(end - q))
                 goto general;
-            fslot *sl = &t->slot[tg >> 3];
-            unsigned op = sl->op[tg & 7];
-            if (op == OP_GENERIC)
-                goto general;
-            if (op <= OP_MSG) {
-                if (q == end)
-                    goto general;
-                size_t n = *q++;
-                if (n & 0x80) {
-                    if (q == end || (*q & 0x80))
-                        goto general;
-                    n = (n & 0x7f) | (size_t)*q++ << 7;
-                }
-                if (n > (size_t)(end - q))
-                    goto general;
-                const uint8_t *at = p;
-                p = q + n;
-                if (op <= OP_STR) {
-                    char *s = oac_arena_bytes(d->arena, n + 1);
-                    if (!s)
-                        return OAC_ENOMEM;
-                    copy_short(s, q, n);
-                    s[n] = '\0';
-                    if (op == OP_STR)
-                        *(char **)MEMBER(m, sl->off) = s;
-                    else if (!push_elt(d, &fr, m, sl, sl->rslot, (uintptr_t)s, 1))
+            const uint8_t *at = p;
+            p = q + n;
+            if (op <= OP_STR_ONEOF) {
+                char *s = oac_arena_bytes(d->arena, n + 1);
+                if (!s)
+                    return OAC_ENOMEM;
+                copy_short(s, q, n);
+                s[n] = '\0';
+                if (op == OP_STR_REP) {
+                    if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)s, 1))
                         return OAC_ENOMEM;
                     continue;
                 }
-                if ((uintptr_t)at >= d->drop_at)
-                    drop_pages(d, at);
-                if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
-                    return OAC_ENOMEM;
-                ProtobufCMessage *sub;
-                if ((rc = decode_msg(d, sl->sub, q, p, depth + 1, &sub)))
-                    return rc;
-                if (op == OP_MSG_REP) {
-                    if (!push_elt(d, &fr, m, sl, sl->rslot, (uintptr_t)sub, 1))
-                        return OAC_ENOMEM;
-                } else if ((rc = put_message(d, &fr, t, m, sl, sub))) {
-                    return rc;
-                }
+                if (op == OP_STR_ONEOF)
+                    set_case(d, t, m, sl);
+                *(char **)MEMBER(m, sl->off) = s;
                 continue;
             }
-            if (op == OP_FIX) {
-                if ((size_t)(end - q) < sl->es)
-                    goto general;
-                if (sl->es == 8)
-                    memcpy(MEMBER(m, sl->off), q, 8);
-                else
-                    memcpy(MEMBER(m, sl->off), q, 4);
-                p = q + sl->es;
-                if (sl->qoff)
-                    *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
-                continue;
-            }
-            /* OP_VAR, OP_VAR_REP: a 32-bit member takes the low half
-             * (put_value, settle) */
-            uint64_t v;
-            int k = get_varint(q, end, &v);
-            if (k <= 0)
-                goto general;
-            p = q + k;
-            if (op == OP_VAR) {
-                if (sl->qoff)
-                    *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
-                put_value(sl, v, MEMBER(m, sl->off));
-            } else if (!push_elt(d, &fr, m, sl, sl->rslot, v, 1)) {
+            if ((uintptr_t)at >= d->drop_at)
+                drop_pages(d, at);
+            if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
                 return OAC_ENOMEM;
+            ProtobufCMessage *sub;
+            if ((rc = decode_msg(d, sl->sub, q, p, depth + 1, &sub)))
+                return rc;
+            if (op == OP_MSG_REP) {
+                if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)sub, 1))
+                    return OAC_ENOMEM;
+            } else if ((rc = put_message(d, t, m, sl, sub))) {
+                return rc;
             }
             continue;
         }
-    general:;
-        wfield f;
-        if ((rc = next_field(d, p, end, &f)))
-            return rc;
-        fslot *sl = (fslot *)slot_of(t, f.number);
-        if (!(sl->wts & (1u << f.wt)))
-            return fail(d, f.tag_at, "wrong wire type %d for field %s of %s", f.wt,
-                        sl->fd->name, desc->short_name);
-        unsigned kind = sl->kind;
-        bool payload = false;
-        if (kind == K_PAYLOAD) {
-            /* payload fields are numbered below 32 */
-            payload = mask & (1u << f.number);
-            kind = payload ? K_UNKNOWN : sl->fd->type == PROTOBUF_C_TYPE_BYTES ? K_BYTES
-                                                                                : K_SCALAR;
+        if (op == OP_FIX) {
+            if ((size_t)(end - q) < sl->es)
+                goto general;
+            if (sl->es == 8)
+                memcpy(MEMBER(m, sl->off), q, 8);
+            else
+                memcpy(MEMBER(m, sl->off), q, 4);
+            p = q + sl->es;
+            if (sl->qoff)
+                *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
+            continue;
         }
-        switch (kind) {
-        case K_UNKNOWN:
-            rc = take_span(d, &fr, m, sl, &f, end, payload, &p);
-            break;
-        case K_MSG: {
-            p = f.end;
-            ProtobufCMessage *sub;
-            /* the pages passed go before what reaches far into the
-             * buffer: submessages here, payloads and unknown fields in
-             * take_span (strings and scalars are copied anyway) */
-            if ((uintptr_t)f.tag_at >= d->drop_at)
-                drop_pages(d, f.tag_at);
-            if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
+        /* OP_VAR, OP_VAR_REP: a 32-bit member takes the low half
+         * (put_value, settle) */
+        uint64_t v;
+        int k = get_varint(q, end, &v);
+        if (k <= 0)
+            goto general;
+        p = q + k;
+        if (op == OP_VAR_REP) {
+            if (!push_elt(d, m, sl, sl->rslot, v, 1))
                 return OAC_ENOMEM;
-            if (!(rc = decode_msg(d, sl->sub, f.val, f.end, depth + 1, &sub)))
-                rc = put_message(d, &fr, t, m, sl, sub);
-            break;
+            continue;
         }
-        case K_STR:
-        case K_BYTES:
-            p = f.end;
-            rc = put_bytes(d, &fr, t, m, sl, &f);
-            break;
-        default:
-            p = f.end;
-            rc = put_number(d, &fr, t, m, sl, &f);
-            break;
-        }
-        if (rc)
+        if (op == OP_VAR_ONEOF)
+            set_case(d, t, m, sl);
+        else if (sl->qoff)
+            *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
+        put_value(sl, v, MEMBER(m, sl->off));
+        continue;
+    general:
+        if (!(p = general_field(d, t, m, p, end, mask, depth, &rc)))
             return rc;
     }
-    if (fr.used && (rc = settle(d, &fr, t, m)))
+    if (d->stk_n != base && (rc = settle(d, base, t, m)))
         return rc;
     *out = m;
     return OAC_OK;
