@@ -76,6 +76,7 @@ typedef struct dec {
     uint64_t *stk;
     uint8_t *stk_tag;
     size_t stk_n, stk_cap;
+    uint32_t used;     /* bit r: rslot r of the innermost message has elements on stk */
     bool external;     /* a TensorProto has a data_location field */
     bool invalid;      /* a merge protobuf-c refuses */
     bool lost;         /* a payload left in the buffer was dropped */
@@ -472,8 +473,9 @@ typedef struct fslot {
     uint8_t flags;
     uint8_t st;        /* repeated: how settle stores an element (ST_*) */
     uint8_t cv;        /* K_SCALAR: CV_* */
-    uint8_t rslot;     /* repeated: its bit in frame.used, its index in dtab.rep;
+    uint8_t rslot;     /* repeated: its bit in dec.used, its index in dtab.rep;
                         * NO_RSLOT beyond MAX_COUNTED */
+    uint32_t rbit;     /* 1 << rslot (0: NO_RSLOT) */
 } fslot;
 
 struct dtab {
@@ -486,9 +488,8 @@ struct dtab {
     uint32_t rep[MAX_COUNTED];
     uint8_t rst[MAX_COUNTED];  /* rst[r]: the st of slot rep[r] */
     /* ops[tag]: decode_msg's fast path (OP_*) for a field's tag (number
-     * << 3 | wire type), for the nops = 8 * nnear tags of near fields */
-    uint8_t *ops;
-    uint32_t nops;
+     * << 3 | wire type) of a near field */
+    uint8_t ops[8 * TAB_NEAR];
     /* The words of an initialised message that are not zero (offsets,
      * values), when there are no more than MAX_INIT of them */
     uint32_t ninit;
@@ -582,16 +583,13 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         else if (id >= nnear)
             nnear = id + 1;
     }
-    size_t slots = sizeof(dtab) + (size_t)(nnear + nfar) * sizeof(fslot);
-    dtab *t = oac_calloc(d->ctx, 1, slots + 8 * (size_t)nnear);
+    dtab *t = oac_calloc(d->ctx, 1, sizeof *t + (size_t)(nnear + nfar) * sizeof(fslot));
     if (!t)
         return NULL;
     if (!init_words(d, desc, t)) {
         oac_dealloc(d->ctx, t);
         return NULL;
     }
-    t->ops = (uint8_t *)t + slots;
-    t->nops = 8 * nnear;
     t->desc = desc;
     t->nnear = nnear;
     t->nfar = nfar;
@@ -647,6 +645,7 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             if (rslot < MAX_COUNTED) {
                 t->rep[rslot] = (uint32_t)(sl - t->slot);
                 t->rst[rslot] = sl->st;
+                sl->rbit = 1u << rslot;
                 sl->rslot = (uint8_t)rslot++;
                 t->nrep = rslot;
             }
@@ -1056,18 +1055,15 @@ static bool settle_array(dec *d, ProtobufCMessage *m, uint32_t off, size_t n, si
 /* At the end of message m, whose elements are stk[base, stk_n): its
  * repeated arrays and unknown fields from the stack, each allocated
  * once at its size (the count its n_ member already holds). */
-static int settle(dec *d, size_t base, const dtab *t, ProtobufCMessage *m)
+static int settle(dec *d, size_t base, uint32_t used, const dtab *t, ProtobufCMessage *m)
 {
     char *at[MAX_COUNTED];     /* where rslot r's next element goes */
-    for (uint32_t r = 0; r < t->nrep; r++) {
+    for (uint32_t bits = used; bits; bits &= bits - 1) {
+        unsigned r = (unsigned)__builtin_ctz(bits);
         const fslot *sl = &t->slot[t->rep[r]];
-        size_t n = *(size_t *)MEMBER(m, sl->qoff);
-        at[r] = NULL;
-        if (n) {
-            if (!settle_array(d, m, sl->off, n, sl->es))
-                return OAC_ENOMEM;
-            at[r] = *(char **)MEMBER(m, sl->off);
-        }
+        if (!settle_array(d, m, sl->off, *(size_t *)MEMBER(m, sl->qoff), sl->es))
+            return OAC_ENOMEM;
+        at[r] = *(char **)MEMBER(m, sl->off);
     }
     ProtobufCMessageUnknownField *u = NULL;
     if (m->n_unknown_fields) {
@@ -1136,6 +1132,7 @@ static int settle(dec *d, size_t base, const dtab *t, ProtobufCMessage *m)
 static inline bool push_elt(dec *d, ProtobufCMessage *m, const fslot *sl, unsigned tg,
                             uint64_t v, size_t k)
 {
+    d->used |= sl->rbit;
     *(size_t *)MEMBER(m, sl->qoff) += k;
     return push(d, tg, v);
 }
@@ -1536,7 +1533,7 @@ static inline ProtobufCMessage *new_message(dec *d, const dtab *t)
         t->desc->message_init(m);
         return m;
     }
-    for (uint32_t i = 0; i < t->ninit; i++)
+    for (uint32_t i = 0, n = t->ninit; i < n; i++)
         memcpy((char *)m + t->init_off[i], &t->init_val[i], sizeof t->init_val[i]);
     return m;
 }
@@ -1554,8 +1551,8 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
     if (!m)
         return OAC_ENOMEM;
     size_t base = d->stk_n;
-    const uint8_t *ops = t->ops;
-    uint32_t nops = t->nops;
+    uint32_t outer = d->used;
+    d->used = 0;
     while (p < end) {
         /* The fast path: a tag of one or two bytes that has an op (its
          * field's shape, if the wire type is the field's own) and a
@@ -1568,11 +1565,13 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
             if (q == end || (*q & 0x80))
                 goto general;
             tg = (tg & 0x7f) | (uint32_t)*q++ << 7;
+            if (tg >= sizeof t->ops)
+                goto general;
         }
-        unsigned op = tg < nops ? ops[tg] : OP_GENERIC;
-        fslot *sl = &t->slot[tg >> 3];
+        unsigned op = t->ops[tg];
         if (op == OP_GENERIC)
             goto general;
+        fslot *sl = &t->slot[tg >> 3];
         if (op <= OP_MSG) {
             if (q == end)
                 goto general;
@@ -1651,7 +1650,9 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
         if (!(p = general_field(d, t, m, p, end, mask, depth, &rc)))
             return rc;
     }
-    if (d->stk_n != base && (rc = settle(d, base, t, m)))
+    uint32_t used = d->used;
+    d->used = outer;
+    if (d->stk_n != base && (rc = settle(d, base, used, t, m)))
         return rc;
     *out = m;
     return OAC_OK;
