@@ -55,6 +55,10 @@ struct oac_arena {
     struct chunk *head;    /* newest first; blocks come from the newest */
     struct big *big;       /* big blocks, newest first */
     size_t next_size;
+    /* bytes handed out from big blocks and from the chunks before the
+     * newest; the newest chunk's are [data, cur) and [lim, top) */
+    size_t used;
+    unsigned char *top;
 };
 
 oac_arena *oac_arena_new(oac_ctx *ctx)
@@ -64,7 +68,7 @@ oac_arena *oac_arena_new(oac_ctx *ctx)
         a->ctx = ctx;
         a->next_size = CHUNK_MIN;
         /* no chunk yet: an empty range at a valid address */
-        a->h.cur = a->h.lim = (unsigned char *)a;
+        a->h.cur = a->h.lim = a->top = (unsigned char *)a;
     }
     return a;
 }
@@ -103,7 +107,7 @@ static void *big_alloc(oac_arena *a, size_t n)
         return NULL;
     b->next = a->big;
     a->big = b;
-    a->h.used += n;
+    a->used += n;
     return b->data;
 }
 
@@ -116,10 +120,12 @@ static bool room_for(oac_arena *a, size_t n)
     struct chunk *c = oac_calloc(a->ctx, 1, sizeof(struct chunk) + size);
     if (!c)
         return false;
+    if (a->head)
+        a->used += (size_t)(a->h.cur - a->head->data) + (size_t)(a->top - a->h.lim);
     c->next = a->head;
     a->head = c;
     a->h.cur = c->data;
-    a->h.lim = c->data + size;
+    a->h.lim = a->top = c->data + size;
     if (a->next_size < CHUNK_MAX)
         a->next_size *= 2;
     return true;
@@ -139,7 +145,6 @@ void *oac_arena_alloc_slow(oac_arena *a, size_t n)
         return NULL;
     void *p = a->h.cur;
     a->h.cur += n;
-    a->h.used += n;
     return p;
 }
 
@@ -153,11 +158,12 @@ void *oac_arena_bytes_slow(oac_arena *a, size_t n)
         return NULL;
     /* lim need not stay aligned: aligned blocks only compare it with cur. */
     a->h.lim -= n;
-    a->h.used += n;
     return a->h.lim;
 }
 
 size_t oac_arena_used(const oac_arena *a)
 {
-    return a->h.used;
+    if (!a->head)
+        return a->used;
+    return a->used + (size_t)(a->h.cur - a->head->data) + (size_t)(a->top - a->h.lim);
 }

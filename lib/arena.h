@@ -34,7 +34,6 @@ void oac_arena_free(oac_arena *a);            /* NULL is fine */
  * their own. */
 typedef struct oac_arena_head {
     unsigned char *cur, *lim;
-    size_t used;
 } oac_arena_head;
 #define OAC_ARENA_ALIGN 8
 void *oac_arena_alloc_slow(oac_arena *a, size_t n);
@@ -51,7 +50,6 @@ static inline void *oac_arena_alloc(oac_arena *a, size_t n)
     if (r - 1 < (size_t)(h->lim - h->cur)) {
         void *p = h->cur;
         h->cur += r;
-        h->used += r;
         return p;
     }
     return oac_arena_alloc_slow(a, n);
@@ -64,13 +62,13 @@ static inline void *oac_arena_bytes(oac_arena *a, size_t n)
     oac_arena_head *h = (oac_arena_head *)a;
     if (n - 1 < (size_t)(h->lim - h->cur)) {
         h->lim -= n;
-        h->used += n;
         return h->lim;
     }
     return oac_arena_bytes_slow(a, n);
 }
 
-/* Bytes handed out so far (for tests of "memory follows the graph"). */
+/* Bytes handed out so far (for tests of "memory follows the graph"):
+ * counted from the chunks' fill, not on every allocation. */
 size_t oac_arena_used(const oac_arena *a);
 
 #endif /* OAC_ARENA_H */

@@ -58,6 +58,7 @@
 #include "decode.h"
 
 typedef struct dtab dtab;
+struct level;
 
 typedef struct dec {
     oac_ctx *ctx;
@@ -77,6 +78,7 @@ typedef struct dec {
     uint8_t *stk_tag;
     size_t stk_n, stk_cap;
     uint32_t used;     /* bit r: rslot r of the innermost message has elements on stk */
+    struct level *lv;  /* OAC_MAX_DEPTH + 1 of them (decode_msg) */
     bool external;     /* a TensorProto has a data_location field */
     bool invalid;      /* a merge protobuf-c refuses */
     bool lost;         /* a payload left in the buffer was dropped */
@@ -465,7 +467,6 @@ enum {
 typedef struct fslot {
     const ProtobufCFieldDescriptor *fd;   /* NULL: not a field of the type */
     dtab *sub;                            /* K_MSG: its type's table, once met */
-    uint32_t id;
     uint32_t off, qoff;                   /* fd's offset and quantifier_offset */
     uint8_t kind;
     uint8_t es;        /* element size */
@@ -474,9 +475,11 @@ typedef struct fslot {
     uint8_t st;        /* repeated: how settle stores an element (ST_*) */
     uint8_t cv;        /* K_SCALAR: CV_* */
     uint8_t rslot;     /* repeated: its bit in dec.used, its index in dtab.rep;
-                        * NO_RSLOT beyond MAX_COUNTED */
-    uint32_t rbit;     /* 1 << rslot (0: NO_RSLOT) */
+                        * NO_RSLOT beyond MAX_COUNTED and for other fields */
 } fslot;
+
+/* decode_msg finds a slot by shifting the tag */
+_Static_assert(sizeof(fslot) == 32 || sizeof(void *) != 8, "32-byte slots on LP64");
 
 struct dtab {
     const ProtobufCMessageDescriptor *desc;
@@ -503,7 +506,7 @@ static inline const fslot *slot_of(const dtab *t, uint32_t n)
     if (n < t->nnear)
         return &t->slot[n];
     for (uint32_t i = 0; i < t->nfar; i++)
-        if (t->slot[t->nnear + i].id == n)
+        if (t->slot[t->nnear + i].fd->id == n)
             return &t->slot[t->nnear + i];
     return &t->slot[0];    /* number 0 is never a field */
 }
@@ -528,7 +531,7 @@ static uint8_t fast_op(const dtab *t, const fslot *sl)
         return rep ? OP_STR_REP : oneof ? OP_STR_ONEOF : OP_STR;
     case K_SCALAR:
         /* TensorProto.data_location marks the model external (put_number) */
-        if (t->payload == 1 && sl->id == 14)
+        if (t->payload == 1 && sl->fd->id == 14)
             return OP_GENERIC;
         if (sl->cv == CV_VAR || sl->cv == CV_VAR32)
             return rep ? OP_VAR_REP : oneof ? OP_VAR_ONEOF : OP_VAR;
@@ -605,7 +608,6 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         fslot *sl = fd->id < TAB_NEAR ? &t->slot[fd->id] : &t->slot[nnear + far++];
         int nat = natural_wt(fd->type);
         sl->fd = fd;
-        sl->id = fd->id;
         sl->off = fd->offset;
         sl->qoff = fd->quantifier_offset;
         sl->es = (uint8_t)elt_size(fd->type);
@@ -645,7 +647,6 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             if (rslot < MAX_COUNTED) {
                 t->rep[rslot] = (uint32_t)(sl - t->slot);
                 t->rst[rslot] = sl->st;
-                sl->rbit = 1u << rslot;
                 sl->rslot = (uint8_t)rslot++;
                 t->nrep = rslot;
             }
@@ -1132,7 +1133,7 @@ static int settle(dec *d, size_t base, uint32_t used, const dtab *t, ProtobufCMe
 static inline bool push_elt(dec *d, ProtobufCMessage *m, const fslot *sl, unsigned tg,
                             uint64_t v, size_t k)
 {
-    d->used |= sl->rbit;
+    d->used |= 1u << sl->rslot;
     *(size_t *)MEMBER(m, sl->qoff) += k;
     return push(d, tg, v);
 }
@@ -1518,7 +1519,7 @@ static inline void set_case(dec *d, const dtab *t, ProtobufCMessage *m, const fs
     uint32_t *c = MEMBER(m, sl->qoff);
     if (*c)
         drop_oneof(d, t, m, sl->fd);
-    *c = sl->id;
+    *c = sl->fd->id;
 }
 
 /* A message of type t as its message_init leaves it, in the arena. */
@@ -1538,124 +1539,168 @@ static inline ProtobufCMessage *new_message(dec *d, const dtab *t)
     return m;
 }
 
+/* The messages decode_msg has entered and not finished, below the
+ * innermost: what it resumes when the one above ends (dec.lv, indexed by
+ * depth). */
+struct level {
+    dtab *t;
+    ProtobufCMessage *m;
+    const uint8_t *end;
+    fslot *sl;         /* the field the message above is for */
+    size_t base;
+    uint64_t used_mask;    /* d->used, mask << 32 */
+};
+
+/* Message t from [p, end) at depth, and the messages nested in it: the
+ * submessages the fast path takes are entered in the loop (d->lv holds
+ * the ones entered and not finished), not by a call, so that entering
+ * one costs the state it needs and no more; general_field recurses
+ * (the depth bound holds either way). */
 static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int depth,
                       ProtobufCMessage **out)
 {
+    const int top = depth;
+    const uint32_t outer = d->used;
+    ProtobufCMessage *m;
+    size_t base;
+    uint32_t mask;
+    int rc;
+enter:
     if (depth > OAC_MAX_DEPTH)
         return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
-    int rc;
-    uint32_t mask = 0;
+    mask = 0;
     if (t->payload && (rc = payload_mask(d, t, p, end, &mask)))
         return rc;
-    ProtobufCMessage *m = new_message(d, t);
-    if (!m)
+    if (!(m = new_message(d, t)))
         return OAC_ENOMEM;
-    size_t base = d->stk_n;
-    uint32_t outer = d->used;
+    base = d->stk_n;
     d->used = 0;
-    while (p < end) {
-        /* The fast path: a tag of one or two bytes that has an op (its
-         * field's shape, if the wire type is the field's own) and a
-         * value that is whole; it does what general_field would do with
-         * the occurrence.  Anything else goes the general way from the
-         * tag on. */
-        const uint8_t *q = p;
-        uint32_t tg = *q++;
-        if (tg & 0x80) {
-            if (q == end || (*q & 0x80))
-                goto general;
-            tg = (tg & 0x7f) | (uint32_t)*q++ << 7;
-            if (tg >= sizeof t->ops)
-                goto general;
-        }
-        unsigned op = t->ops[tg];
-        if (op == OP_GENERIC)
-            goto general;
-        fslot *sl = &t->slot[tg >> 3];
-        if (op <= OP_MSG) {
-            if (q == end)
-                goto general;
-            size_t n = *q++;
-            if (n & 0x80) {
+    for (;;) {
+        while (p < end) {
+            /* The fast path: a tag of one or two bytes that has an op
+             * (its field's shape, if the wire type is the field's own)
+             * and a value that is whole; it does what general_field
+             * would do with the occurrence.  Anything else goes the
+             * general way from the tag on. */
+            const uint8_t *q = p;
+            uint32_t tg = *q++;
+            if (tg & 0x80) {
                 if (q == end || (*q & 0x80))
                     goto general;
-                n = (n & 0x7f) | (size_t)*q++ << 7;
+                tg = (tg & 0x7f) | (uint32_t)*q++ << 7;
+                if (tg >= sizeof t->ops)
+                    goto general;
             }
-            if (n > (size_t)(end - q))
+            unsigned op = t->ops[tg];
+            if (op == OP_GENERIC)
                 goto general;
-            const uint8_t *at = p;
-            p = q + n;
-            if (op <= OP_STR_ONEOF) {
-                char *s = oac_arena_bytes(d->arena, n + 1);
-                if (!s)
-                    return OAC_ENOMEM;
-                copy_short(s, q, n);
-                s[n] = '\0';
-                if (op == OP_STR_REP) {
-                    if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)s, 1))
+            fslot *sl = &t->slot[tg >> 3];
+            if (op <= OP_MSG) {
+                if (q == end)
+                    goto general;
+                size_t n = *q++;
+                if (n & 0x80) {
+                    if (q == end || (*q & 0x80))
+                        goto general;
+                    n = (n & 0x7f) | (size_t)*q++ << 7;
+                }
+                if (n > (size_t)(end - q))
+                    goto general;
+                const uint8_t *at = p;
+                p = q + n;
+                if (op <= OP_STR_ONEOF) {
+                    char *s = oac_arena_bytes(d->arena, n + 1);
+                    if (!s)
                         return OAC_ENOMEM;
+                    copy_short(s, q, n);
+                    s[n] = '\0';
+                    if (op == OP_STR_REP) {
+                        if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)s, 1))
+                            return OAC_ENOMEM;
+                        continue;
+                    }
+                    if (op == OP_STR_ONEOF)
+                        set_case(d, t, m, sl);
+                    *(char **)MEMBER(m, sl->off) = s;
                     continue;
                 }
-                if (op == OP_STR_ONEOF)
-                    set_case(d, t, m, sl);
-                *(char **)MEMBER(m, sl->off) = s;
+                /* a submessage: the pages passed go first (general_field) */
+                if ((uintptr_t)at >= d->drop_at)
+                    drop_pages(d, at);
+                if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
+                    return OAC_ENOMEM;
+                struct level *lv = &d->lv[depth];
+                lv->t = t;
+                lv->m = m;
+                lv->end = end;
+                lv->sl = sl;
+                lv->base = base;
+                lv->used_mask = d->used | (uint64_t)mask << 32;
+                t = sl->sub;
+                end = p;
+                p = q;
+                depth++;
+                goto enter;
+            }
+            if (op == OP_FIX) {
+                if ((size_t)(end - q) < sl->es)
+                    goto general;
+                if (sl->es == 8)
+                    memcpy(MEMBER(m, sl->off), q, 8);
+                else
+                    memcpy(MEMBER(m, sl->off), q, 4);
+                p = q + sl->es;
+                if (sl->qoff)
+                    *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
                 continue;
             }
-            if ((uintptr_t)at >= d->drop_at)
-                drop_pages(d, at);
-            if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
-                return OAC_ENOMEM;
-            ProtobufCMessage *sub;
-            if ((rc = decode_msg(d, sl->sub, q, p, depth + 1, &sub)))
-                return rc;
-            if (op == OP_MSG_REP) {
-                if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)sub, 1))
-                    return OAC_ENOMEM;
-            } else if ((rc = put_message(d, t, m, sl, sub))) {
-                return rc;
-            }
-            continue;
-        }
-        if (op == OP_FIX) {
-            if ((size_t)(end - q) < sl->es)
+            /* OP_VAR, OP_VAR_REP, OP_VAR_ONEOF: a 32-bit member takes
+             * the low half (put_value, settle) */
+            uint64_t v;
+            int k = get_varint(q, end, &v);
+            if (k <= 0)
                 goto general;
-            if (sl->es == 8)
-                memcpy(MEMBER(m, sl->off), q, 8);
-            else
-                memcpy(MEMBER(m, sl->off), q, 4);
-            p = q + sl->es;
-            if (sl->qoff)
+            p = q + k;
+            if (op == OP_VAR_REP) {
+                if (!push_elt(d, m, sl, sl->rslot, v, 1))
+                    return OAC_ENOMEM;
+                continue;
+            }
+            if (op == OP_VAR_ONEOF)
+                set_case(d, t, m, sl);
+            else if (sl->qoff)
                 *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
+            put_value(sl, v, MEMBER(m, sl->off));
             continue;
+        general:
+            if (!(p = general_field(d, t, m, p, end, mask, depth, &rc)))
+                return rc;
         }
-        /* OP_VAR, OP_VAR_REP: a 32-bit member takes the low half
-         * (put_value, settle) */
-        uint64_t v;
-        int k = get_varint(q, end, &v);
-        if (k <= 0)
-            goto general;
-        p = q + k;
-        if (op == OP_VAR_REP) {
-            if (!push_elt(d, m, sl, sl->rslot, v, 1))
-                return OAC_ENOMEM;
-            continue;
-        }
-        if (op == OP_VAR_ONEOF)
-            set_case(d, t, m, sl);
-        else if (sl->qoff)
-            *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
-        put_value(sl, v, MEMBER(m, sl->off));
-        continue;
-    general:
-        if (!(p = general_field(d, t, m, p, end, mask, depth, &rc)))
+        /* m is whole (p == end): settle it, then store it in the message
+         * it is a field of, which goes on from p */
+        if (d->stk_n != base && (rc = settle(d, base, d->used, t, m)))
             return rc;
+        if (depth == top) {
+            d->used = outer;
+            *out = m;
+            return OAC_OK;
+        }
+        ProtobufCMessage *sub = m;
+        struct level *lv = &d->lv[--depth];
+        t = lv->t;
+        m = lv->m;
+        end = lv->end;
+        base = lv->base;
+        mask = (uint32_t)(lv->used_mask >> 32);
+        d->used = (uint32_t)lv->used_mask;
+        fslot *sl = lv->sl;
+        if (sl->rslot != NO_RSLOT) {    /* OP_MSG_REP */
+            if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)sub, 1))
+                return OAC_ENOMEM;
+        } else if ((rc = put_message(d, t, m, sl, sub))) {
+            return rc;
+        }
     }
-    uint32_t used = d->used;
-    d->used = outer;
-    if (d->stk_n != base && (rc = settle(d, base, used, t, m)))
-        return rc;
-    *out = m;
-    return OAC_OK;
 }
 
 int oac_decode(oac_ctx *ctx, oac_arena *arena,
@@ -1663,7 +1708,8 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
                size_t len, unsigned flags, ProtobufCMessage **out, bool *external,
                char *err, size_t err_size)
 {
-    dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len,
+    struct level lv[OAC_MAX_DEPTH + 1];
+    dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len, .lv = lv,
               .drop_at = UINTPTR_MAX };
     long page = sysconf(_SC_PAGESIZE);
     if ((flags & OAC_DECODE_DROP_PAGES) && page > 0 && !(page & (page - 1))) {
