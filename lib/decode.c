@@ -479,6 +479,7 @@ typedef struct fslot {
 } fslot;
 
 /* decode_msg finds a slot by shifting the tag */
+_Static_assert(sizeof(fslot) % 8 == 0, "slots found by tag & ~7");
 _Static_assert(sizeof(fslot) == 32 || sizeof(void *) != 8, "32-byte slots on LP64");
 
 struct dtab {
@@ -1530,12 +1531,15 @@ static inline ProtobufCMessage *new_message(dec *d, const dtab *t)
         return NULL;
     /* arena blocks come zeroed: only the words message_init sets to
      * something else need writing */
-    if (t->ninit > MAX_INIT) {
+    uint32_t n = t->ninit;
+    if (n == 1) {      /* the descriptor, in ONNX */
+        memcpy((char *)m + t->init_off[0], &t->init_val[0], sizeof t->init_val[0]);
+    } else if (n > MAX_INIT) {
         t->desc->message_init(m);
-        return m;
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            memcpy((char *)m + t->init_off[i], &t->init_val[i], sizeof t->init_val[i]);
     }
-    for (uint32_t i = 0, n = t->ninit; i < n; i++)
-        memcpy((char *)m + t->init_off[i], &t->init_val[i], sizeof t->init_val[i]);
     return m;
 }
 
@@ -1594,7 +1598,9 @@ enter:
             unsigned op = t->ops[tg];
             if (op == OP_GENERIC)
                 goto general;
-            fslot *sl = &t->slot[tg >> 3];
+            /* &t->slot[tg >> 3], without the shift down */
+            fslot *sl = (fslot *)(void *)((char *)t->slot +
+                                          (tg & ~7u) * (sizeof(fslot) / 8));
             if (op <= OP_MSG) {
                 if (q == end)
                     goto general;
