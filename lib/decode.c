@@ -1543,16 +1543,18 @@ static inline ProtobufCMessage *new_message(dec *d, const dtab *t)
     return m;
 }
 
-/* The messages decode_msg has entered and not finished, below the
- * innermost: what it resumes when the one above ends (dec.lv, indexed by
- * depth). */
+/* A message decode_msg has entered and not finished (dec.lv[depth]):
+ * what it resumes when the one inside it ends, and what settles it. */
 struct level {
     dtab *t;
     ProtobufCMessage *m;
     const uint8_t *end;
-    fslot *sl;         /* the field the message above is for */
-    size_t base;
-    uint64_t used_mask;    /* d->used, mask << 32 */
+    size_t base;       /* its elements are stk[base, stk_n) */
+    /* while a message inside it is decoded: the field that one is for,
+     * and d->used */
+    fslot *sl;
+    uint32_t used;
+    uint32_t mask;     /* payload_mask */
 };
 
 /* Message t from [p, end) at depth, and the messages nested in it: the
@@ -1563,21 +1565,28 @@ struct level {
 static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int depth,
                       ProtobufCMessage **out)
 {
-    const int top = depth;
-    const uint32_t outer = d->used;
-    ProtobufCMessage *m;
-    size_t base;
-    uint32_t mask;
-    int rc;
-enter:
     if (depth > OAC_MAX_DEPTH)
         return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
-    mask = 0;
-    if (t->payload && (rc = payload_mask(d, t, p, end, &mask)))
+    const uint32_t outer = d->used;
+    struct level *lv = &d->lv[depth];  /* the innermost message's */
+    struct level *const top = lv;
+    ProtobufCMessage *m;
+    int rc;
+    goto start;
+enter:
+    /* lv is one past the array at depth OAC_MAX_DEPTH + 1 */
+    if (lv > &d->lv[OAC_MAX_DEPTH])
+        return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
+start:
+    lv->mask = 0;
+    if (t->payload && (rc = payload_mask(d, t, p, end, &lv->mask)))
         return rc;
     if (!(m = new_message(d, t)))
         return OAC_ENOMEM;
-    base = d->stk_n;
+    lv->t = t;
+    lv->m = m;
+    lv->end = end;
+    lv->base = d->stk_n;
     d->used = 0;
     for (;;) {
         while (p < end) {
@@ -1635,17 +1644,12 @@ enter:
                     drop_pages(d, at);
                 if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
                     return OAC_ENOMEM;
-                struct level *lv = &d->lv[depth];
-                lv->t = t;
-                lv->m = m;
-                lv->end = end;
+                lv->used = d->used;
                 lv->sl = sl;
-                lv->base = base;
-                lv->used_mask = d->used | (uint64_t)mask << 32;
+                lv++;
                 t = sl->sub;
                 end = p;
                 p = q;
-                depth++;
                 goto enter;
             }
             if (op == OP_FIX) {
@@ -1679,27 +1683,25 @@ enter:
             put_value(sl, v, MEMBER(m, sl->off));
             continue;
         general:
-            if (!(p = general_field(d, t, m, p, end, mask, depth, &rc)))
+            if (!(p = general_field(d, t, m, p, end, lv->mask, (int)(lv - d->lv), &rc)))
                 return rc;
         }
         /* m is whole (p == end): settle it, then store it in the message
          * it is a field of, which goes on from p */
-        if (d->stk_n != base && (rc = settle(d, base, d->used, t, m)))
+        if (d->stk_n != lv->base && (rc = settle(d, lv->base, d->used, t, m)))
             return rc;
-        if (depth == top) {
+        if (lv == top) {
             d->used = outer;
             *out = m;
             return OAC_OK;
         }
         ProtobufCMessage *sub = m;
-        struct level *lv = &d->lv[--depth];
+        lv--;
+        fslot *sl = lv->sl;
         t = lv->t;
         m = lv->m;
         end = lv->end;
-        base = lv->base;
-        mask = (uint32_t)(lv->used_mask >> 32);
-        d->used = (uint32_t)lv->used_mask;
-        fslot *sl = lv->sl;
+        d->used = lv->used;
         if (sl->rslot != NO_RSLOT) {    /* OP_MSG_REP */
             if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)sub, 1))
                 return OAC_ENOMEM;
