@@ -476,6 +476,7 @@ typedef struct fslot {
     uint8_t cv;        /* K_SCALAR: CV_* */
     uint8_t rslot;     /* repeated: its bit in dec.used, its index in dtab.rep;
                         * NO_RSLOT beyond MAX_COUNTED and for other fields */
+    uint8_t op;        /* the fast path (OP_*) for the natural wire type */
 } fslot;
 
 /* decode_msg finds a slot by shifting the tag */
@@ -510,6 +511,18 @@ static inline const fslot *slot_of(const dtab *t, uint32_t n)
         if (t->slot[t->nnear + i].fd->id == n)
             return &t->slot[t->nnear + i];
     return &t->slot[0];    /* number 0 is never a field */
+}
+
+/* The slot of a far field (number >= TAB_NEAR) with tag tg, if tg has
+ * the field's own wire type; else NULL. */
+static fslot *far_slot(const dtab *t, uint32_t tg)
+{
+    for (uint32_t i = 0; i < t->nfar; i++) {
+        fslot *sl = (fslot *)&t->slot[t->nnear + i];
+        if (sl->fd->id == tg >> 3)
+            return natural_wt(sl->fd->type) == (int)(tg & 7) ? sl : NULL;
+    }
+    return NULL;
 }
 
 static bool payload_field(const dtab *t, uint32_t n)
@@ -661,8 +674,9 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             sl->flags |= S_ONEOF;
         if (payload_field(t, fd->id))
             sl->kind = K_PAYLOAD;
+        sl->op = fast_op(t, sl);
         if (fd->id < TAB_NEAR)
-            t->ops[fd->id << 3 | (unsigned)nat] = fast_op(t, sl);
+            t->ops[fd->id << 3 | (unsigned)nat] = sl->op;
     }
     t->next = d->tabs;
     d->tabs = t;
@@ -1240,7 +1254,7 @@ static int add_unknown(dec *d, ProtobufCMessage *m, uint32_t tag, int wt,
         uint8_t *c = oac_arena_bytes(d->arena, len);
         if (!c)
             return OAC_ENOMEM;
-        memcpy(c, data, len);
+        copy_short((char *)c, data, len);
         at = c;
     }
     /* Else it points into the read-only buffer: the arena never frees it
@@ -1308,6 +1322,8 @@ take_span(dec *d, ProtobufCMessage *m, const fslot *sl, const wfield *f,
     if (payload || (size_t)(p - f->tag_at) > OAC_DECODE_THRESHOLD)
         return add_unknown(d, m, f->number, f->wt, data, (size_t)(p - data), false);
     /* Small: one copied unknown field per occurrence, as protobuf-c. */
+    if (p == f->end)   /* the one occurrence f */
+        return add_unknown(d, m, f->number, f->wt, data, (size_t)(p - data), true);
     for (const uint8_t *q = f->tag_at; q < p;) {
         wfield g;
         (void)next_field(d, q, p, &g);
@@ -1601,15 +1617,17 @@ start:
                 if (q == end || (*q & 0x80))
                     goto general;
                 tg = (tg & 0x7f) | (uint32_t)*q++ << 7;
-                if (tg >= sizeof t->ops)
-                    goto general;
             }
-            unsigned op = t->ops[tg];
-            if (op == OP_GENERIC)
+            unsigned op;
+            fslot *sl;
+            if (tg < sizeof t->ops) {
+                if ((op = t->ops[tg]) == OP_GENERIC)
+                    goto general;
+                /* &t->slot[tg >> 3], without the shift down */
+                sl = (fslot *)(void *)((char *)t->slot + (tg & ~7u) * (sizeof(fslot) / 8));
+            } else if (!(sl = far_slot(t, tg)) || (op = sl->op) == OP_GENERIC) {
                 goto general;
-            /* &t->slot[tg >> 3], without the shift down */
-            fslot *sl = (fslot *)(void *)((char *)t->slot +
-                                          (tg & ~7u) * (sizeof(fslot) / 8));
+            }
             if (op <= OP_MSG) {
                 if (q == end)
                     goto general;
