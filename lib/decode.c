@@ -79,6 +79,7 @@ typedef struct dec {
     size_t stk_n, stk_cap;
     uint32_t used;     /* bit r: rslot r of the innermost message has elements on stk */
     struct level *lv;  /* OAC_MAX_DEPTH + 1 of them (decode_msg) */
+    struct level *lv_last;     /* &lv[OAC_MAX_DEPTH] */
     bool external;     /* a TensorProto has a data_location field */
     bool invalid;      /* a merge protobuf-c refuses */
     bool lost;         /* a payload left in the buffer was dropped */
@@ -1591,7 +1592,7 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
     goto start;
 enter:
     /* lv is one past the array at depth OAC_MAX_DEPTH + 1 */
-    if (lv > &d->lv[OAC_MAX_DEPTH])
+    if (lv > d->lv_last)
         return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
 start:
     lv->mask = 0;
@@ -1735,7 +1736,8 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
                char *err, size_t err_size)
 {
     struct level lv[OAC_MAX_DEPTH + 1];
-    dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len, .lv = lv,
+    dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len,
+              .lv = lv, .lv_last = &lv[OAC_MAX_DEPTH],
               .drop_at = UINTPTR_MAX };
     long page = sysconf(_SC_PAGESIZE);
     if ((flags & OAC_DECODE_DROP_PAGES) && page > 0 && !(page & (page - 1))) {
