@@ -14,8 +14,9 @@
  *     blocks (oac_arena_bytes: strings, copied bytes) are not aligned.
  *  3. A failed allocation returns NULL; nothing is released before
  *     oac_arena_free.
- *  4. Every block is zero-filled when handed out (chunks and big blocks
- *     are oac_calloc'd, and no byte is handed out twice).
+ *  4. In an arena from oac_arena_new_zeroed every block is zero-filled
+ *     when handed out (its chunks and big blocks are oac_calloc'd, and
+ *     no byte is handed out twice).
  */
 #ifndef OAC_ARENA_H
 #define OAC_ARENA_H
@@ -25,6 +26,10 @@
 typedef struct oac_arena oac_arena;
 
 oac_arena *oac_arena_new(oac_ctx *ctx);
+/* An arena whose blocks come zero-filled (the decoder's: a message then
+ * needs only its non-zero words written). */
+oac_arena *oac_arena_new_zeroed(oac_ctx *ctx);
+bool oac_arena_zeroed(const oac_arena *a);
 void oac_arena_free(oac_arena *a);            /* NULL is fine */
 
 /* What the inline fast paths see: the first member of struct oac_arena

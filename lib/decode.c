@@ -559,13 +559,13 @@ static uint8_t fast_op(const dtab *t, const fslot *sl)
 }
 
 /* t's non-zero words of an initialised message (ninit > MAX_INIT: too
- * many, or a size that is not whole words: new_message calls
- * message_init).  False on OOM. */
+ * many, a size that is not whole words, or an arena that is not zeroed:
+ * new_message calls message_init).  False on OOM. */
 static bool init_words(dec *d, const ProtobufCMessageDescriptor *desc, dtab *t)
 {
     size_t size = desc->sizeof_message;
     t->ninit = MAX_INIT + 1;
-    if (size % sizeof(uint64_t))
+    if (size % sizeof(uint64_t) || !oac_arena_zeroed(d->arena))
         return true;
     unsigned char *img = oac_alloc(d->ctx, size);
     if (!img)
@@ -1546,8 +1546,8 @@ static inline ProtobufCMessage *new_message(dec *d, const dtab *t)
     ProtobufCMessage *m = alloc(d, t->desc->sizeof_message);
     if (!m)
         return NULL;
-    /* arena blocks come zeroed: only the words message_init sets to
-     * something else need writing */
+    /* in a zeroed arena only the words message_init sets to something
+     * else need writing */
     uint32_t n = t->ninit;
     if (n == 1) {      /* the descriptor, in ONNX */
         memcpy((char *)m + t->init_off[0], &t->init_val[0], sizeof t->init_val[0]);
