@@ -12,7 +12,14 @@
  * message type, built once per decode): every type and label, packed
  * and unpacked repeated scalars, strings (NUL-terminated copies), bytes, enums,
  * submessages, oneofs and their case field, has_ flags, defaults from
- * descriptor->message_init, unknown fields in order.  The result
+ * descriptor->message_init (in a zeroed arena, its non-zero words),
+ * unknown fields in order.  The common shapes of field (a tag of one or
+ * two bytes with the field's own wire type, a whole value: strings,
+ * submessages, varints, fixed scalars) take a fast path chosen by an op
+ * per tag in the type's table, and the submessages it meets are entered
+ * in decode_msg's loop, a level per depth, not by a call; any other
+ * occurrence goes the general way (general_field), which does the same
+ * checks and stores in the order the fast path would.  The result
  * is what protobuf_c_message_unpack builds, with protobuf-c's semantics
  * for repeated occurrences of a singular field: scalars, strings and bytes
  * take the last one, submessages merge (merge() is protobuf-c's
@@ -40,13 +47,15 @@
  * Invariants:
  *  1. No read outside [buf, buf+len): every length is compared with the
  *     bytes left before it is used.
- *  2. Recursion depth <= OAC_MAX_DEPTH.
+ *  2. Nesting depth (levels and general_field's recursion together)
+ *     <= OAC_MAX_DEPTH.
  *  3. Errors come in the order a walk of the bytes meets them; a
  *     submessage merge that protobuf-c would refuse ("not a valid") or
  *     that would drop a payload left in the buffer is reported only when
  *     the whole buffer is otherwise valid.
  *  4. The tree is in the arena; the scratch (tables, stack, merge set) is
- *     oac_alloc'd and freed by oac_decode whatever happens.
+ *     oac_alloc'd and freed by oac_decode whatever happens; the levels
+ *     are on oac_decode's stack.
  */
 #include <limits.h>
 #include <stdarg.h>
