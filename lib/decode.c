@@ -502,6 +502,8 @@ struct dtab {
     uint32_t nrep;     /* rep[r]: the slot whose rslot is r */
     uint32_t rep[MAX_COUNTED];
     uint8_t rst[MAX_COUNTED];  /* rst[r]: the st of slot rep[r] */
+    uint8_t res[MAX_COUNTED];  /* its es */
+    uint32_t roff[MAX_COUNTED], rqoff[MAX_COUNTED];    /* its off, qoff */
     /* ops[tag]: decode_msg's fast path (OP_*) for a field's tag (number
      * << 3 | wire type) of a near field */
     uint8_t ops[8 * TAB_NEAR];
@@ -671,6 +673,9 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             if (rslot < MAX_COUNTED) {
                 t->rep[rslot] = (uint32_t)(sl - t->slot);
                 t->rst[rslot] = sl->st;
+                t->res[rslot] = sl->es;
+                t->roff[rslot] = sl->off;
+                t->rqoff[rslot] = sl->qoff;
                 sl->rslot = (uint8_t)rslot++;
                 t->nrep = rslot;
             }
@@ -1086,10 +1091,12 @@ static int settle(dec *d, size_t base, uint32_t used, const dtab *t, ProtobufCMe
     char *at[MAX_COUNTED];     /* where rslot r's next element goes */
     for (uint32_t bits = used; bits; bits &= bits - 1) {
         unsigned r = (unsigned)__builtin_ctz(bits);
-        const fslot *sl = &t->slot[t->rep[r]];
-        if (!settle_array(d, m, sl->off, *(size_t *)MEMBER(m, sl->qoff), sl->es))
+        size_t n = *(size_t *)MEMBER(m, t->rqoff[r]), es = t->res[r];
+        if (n > SIZE_MAX / es)
+            return too_large(d), OAC_ENOMEM;
+        if (!(at[r] = alloc(d, n * es)))
             return OAC_ENOMEM;
-        at[r] = *(char **)MEMBER(m, sl->off);
+        *(char **)MEMBER(m, t->roff[r]) = at[r];
     }
     ProtobufCMessageUnknownField *u = NULL;
     if (m->n_unknown_fields) {
