@@ -14,6 +14,9 @@
  *     blocks (oac_arena_bytes: strings, copied bytes) are not aligned.
  *  3. A failed allocation returns NULL; nothing is released before
  *     oac_arena_free.
+ *  4. In an arena from oac_arena_new_zeroed every block is zero-filled
+ *     when handed out (its chunks and big blocks are oac_calloc'd, and
+ *     no byte is handed out twice).
  */
 #ifndef OAC_ARENA_H
 #define OAC_ARENA_H
@@ -23,6 +26,10 @@
 typedef struct oac_arena oac_arena;
 
 oac_arena *oac_arena_new(oac_ctx *ctx);
+/* An arena whose blocks come zero-filled (the decoder's: a message then
+ * needs only its non-zero words written). */
+oac_arena *oac_arena_new_zeroed(oac_ctx *ctx);
+bool oac_arena_zeroed(const oac_arena *a);
 void oac_arena_free(oac_arena *a);            /* NULL is fine */
 
 /* What the inline fast paths see: the first member of struct oac_arena
@@ -32,7 +39,6 @@ void oac_arena_free(oac_arena *a);            /* NULL is fine */
  * their own. */
 typedef struct oac_arena_head {
     unsigned char *cur, *lim;
-    size_t used;
 } oac_arena_head;
 #define OAC_ARENA_ALIGN 8
 void *oac_arena_alloc_slow(oac_arena *a, size_t n);
@@ -49,7 +55,6 @@ static inline void *oac_arena_alloc(oac_arena *a, size_t n)
     if (r - 1 < (size_t)(h->lim - h->cur)) {
         void *p = h->cur;
         h->cur += r;
-        h->used += r;
         return p;
     }
     return oac_arena_alloc_slow(a, n);
@@ -62,13 +67,13 @@ static inline void *oac_arena_bytes(oac_arena *a, size_t n)
     oac_arena_head *h = (oac_arena_head *)a;
     if (n - 1 < (size_t)(h->lim - h->cur)) {
         h->lim -= n;
-        h->used += n;
         return h->lim;
     }
     return oac_arena_bytes_slow(a, n);
 }
 
-/* Bytes handed out so far (for tests of "memory follows the graph"). */
+/* Bytes handed out so far (for tests of "memory follows the graph"):
+ * counted from the chunks' fill, not on every allocation. */
 size_t oac_arena_used(const oac_arena *a);
 
 #endif /* OAC_ARENA_H */

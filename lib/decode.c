@@ -12,7 +12,14 @@
  * message type, built once per decode): every type and label, packed
  * and unpacked repeated scalars, strings (NUL-terminated copies), bytes, enums,
  * submessages, oneofs and their case field, has_ flags, defaults from
- * descriptor->message_init, unknown fields in order.  The result
+ * descriptor->message_init (in a zeroed arena, its non-zero words),
+ * unknown fields in order.  The common shapes of field (a tag of one or
+ * two bytes with the field's own wire type, a whole value: strings,
+ * submessages, varints, fixed scalars) take a fast path chosen by an op
+ * per tag in the type's table, and the submessages it meets are entered
+ * in decode_msg's loop, a level per depth, not by a call; any other
+ * occurrence goes the general way (general_field), which does the same
+ * checks and stores in the order the fast path would.  The result
  * is what protobuf_c_message_unpack builds, with protobuf-c's semantics
  * for repeated occurrences of a singular field: scalars, strings and bytes
  * take the last one, submessages merge (merge() is protobuf-c's
@@ -40,13 +47,15 @@
  * Invariants:
  *  1. No read outside [buf, buf+len): every length is compared with the
  *     bytes left before it is used.
- *  2. Recursion depth <= OAC_MAX_DEPTH.
+ *  2. Nesting depth (levels and general_field's recursion together)
+ *     <= OAC_MAX_DEPTH.
  *  3. Errors come in the order a walk of the bytes meets them; a
  *     submessage merge that protobuf-c would refuse ("not a valid") or
  *     that would drop a payload left in the buffer is reported only when
  *     the whole buffer is otherwise valid.
  *  4. The tree is in the arena; the scratch (tables, stack, merge set) is
- *     oac_alloc'd and freed by oac_decode whatever happens.
+ *     oac_alloc'd and freed by oac_decode whatever happens; the levels
+ *     are on oac_decode's stack.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -58,6 +67,7 @@
 #include "decode.h"
 
 typedef struct dtab dtab;
+struct level;
 
 typedef struct dec {
     oac_ctx *ctx;
@@ -76,6 +86,9 @@ typedef struct dec {
     uint64_t *stk;
     uint8_t *stk_tag;
     size_t stk_n, stk_cap;
+    uint32_t used;     /* bit r: rslot r of the innermost message has elements on stk */
+    struct level *lv;  /* OAC_MAX_DEPTH + 1 of them (decode_msg) */
+    struct level *lv_last;     /* &lv[OAC_MAX_DEPTH] */
     bool external;     /* a TensorProto has a data_location field */
     bool invalid;      /* a merge protobuf-c refuses */
     bool lost;         /* a payload left in the buffer was dropped */
@@ -436,6 +449,7 @@ static void put_scalar(ProtobufCType t, const uint8_t *val, const uint8_t *end, 
 #define TAB_NEAR 64u       /* numbers below this are indexed directly */
 #define MAX_COUNTED 16u    /* repeated fields of a type that wait on stk */
 #define NO_RSLOT 0xffu
+#define MAX_INIT 8u        /* non-zero words of an initialised message */
 
 /* K_PAYLOAD: a payload field of a tensor, bytes or a scalar, left in the
  * buffer when the tensor's mask says so */
@@ -444,11 +458,25 @@ enum { ST_8, ST_4, ST_BYTES };
 /* how a scalar's wire value becomes its member (scalar_value) */
 enum { CV_VAR, CV_VAR32, CV_FIX, CV_ZIG32, CV_ZIG64, CV_BOOL };
 enum { S_REP = 1, S_ONEOF = 2, S_PACKABLE = 4 };
+/* The shapes of field most of a model's bytes come in, each with a path
+ * of its own in decode_msg; anything else (and any occurrence the fast
+ * path cannot take at once) goes the general way (OP_GENERIC). */
+enum {
+    OP_GENERIC,
+    OP_STR_REP,   /* repeated string with an rslot */
+    OP_STR,       /* singular string, not in a oneof */
+    OP_STR_ONEOF, /* string in a oneof */
+    OP_MSG_REP,   /* repeated message with an rslot */
+    OP_MSG,       /* any other message field */
+    OP_VAR_REP,   /* repeated (INT|UINT)(32|64) or enum with an rslot, unpacked */
+    OP_VAR,       /* singular (INT|UINT)(32|64) or enum, not in a oneof */
+    OP_VAR_ONEOF, /* (INT|UINT)(32|64) or enum in a oneof */
+    OP_FIX,       /* singular fixed-size scalar, not in a oneof */
+};
 
 typedef struct fslot {
     const ProtobufCFieldDescriptor *fd;   /* NULL: not a field of the type */
     dtab *sub;                            /* K_MSG: its type's table, once met */
-    uint32_t id;
     uint32_t off, qoff;                   /* fd's offset and quantifier_offset */
     uint8_t kind;
     uint8_t es;        /* element size */
@@ -456,9 +484,14 @@ typedef struct fslot {
     uint8_t flags;
     uint8_t st;        /* repeated: how settle stores an element (ST_*) */
     uint8_t cv;        /* K_SCALAR: CV_* */
-    uint8_t rslot;     /* repeated: its bit in frame.used, its index in dtab.rep;
-                        * NO_RSLOT beyond MAX_COUNTED */
+    uint8_t rslot;     /* repeated: its bit in dec.used, its index in dtab.rep;
+                        * NO_RSLOT beyond MAX_COUNTED and for other fields */
+    uint8_t op;        /* the fast path (OP_*) for the natural wire type */
 } fslot;
+
+/* decode_msg finds a slot by shifting the tag */
+_Static_assert(sizeof(fslot) % 8 == 0, "slots found by tag & ~7");
+_Static_assert(sizeof(fslot) == 32 || sizeof(void *) != 8, "32-byte slots on LP64");
 
 struct dtab {
     const ProtobufCMessageDescriptor *desc;
@@ -468,6 +501,17 @@ struct dtab {
     uint32_t nfar;
     uint32_t nrep;     /* rep[r]: the slot whose rslot is r */
     uint32_t rep[MAX_COUNTED];
+    uint8_t rst[MAX_COUNTED];  /* rst[r]: the st of slot rep[r] */
+    uint8_t res[MAX_COUNTED];  /* its es */
+    uint32_t roff[MAX_COUNTED], rqoff[MAX_COUNTED];    /* its off, qoff */
+    /* ops[tag]: decode_msg's fast path (OP_*) for a field's tag (number
+     * << 3 | wire type) of a near field */
+    uint8_t ops[8 * TAB_NEAR];
+    /* The words of an initialised message that are not zero (offsets,
+     * values), when there are no more than MAX_INIT of them */
+    uint32_t ninit;
+    uint32_t init_off[MAX_INIT];
+    uint64_t init_val[MAX_INIT];
     fslot slot[];
 };
 
@@ -476,9 +520,21 @@ static inline const fslot *slot_of(const dtab *t, uint32_t n)
     if (n < t->nnear)
         return &t->slot[n];
     for (uint32_t i = 0; i < t->nfar; i++)
-        if (t->slot[t->nnear + i].id == n)
+        if (t->slot[t->nnear + i].fd->id == n)
             return &t->slot[t->nnear + i];
     return &t->slot[0];    /* number 0 is never a field */
+}
+
+/* The slot of a far field (number >= TAB_NEAR) with tag tg, if tg has
+ * the field's own wire type; else NULL. */
+static fslot *far_slot(const dtab *t, uint32_t tg)
+{
+    for (uint32_t i = 0; i < t->nfar; i++) {
+        fslot *sl = (fslot *)&t->slot[t->nnear + i];
+        if (sl->fd->id == tg >> 3)
+            return natural_wt(sl->fd->type) == (int)(tg & 7) ? sl : NULL;
+    }
+    return NULL;
 }
 
 static bool payload_field(const dtab *t, uint32_t n)
@@ -486,6 +542,61 @@ static bool payload_field(const dtab *t, uint32_t n)
     if (t->payload == 1)
         return n == 4 || n == 5 || n == 7 || n == 9 || n == 10 || n == 11;
     return t->payload == 2 && n == 2;
+}
+
+/* The fast path of slot sl for its natural wire type. */
+static uint8_t fast_op(const dtab *t, const fslot *sl)
+{
+    bool rep = sl->flags & S_REP, oneof = sl->flags & S_ONEOF;
+    if (rep && sl->rslot == NO_RSLOT)
+        return OP_GENERIC;
+    switch (sl->kind) {
+    case K_MSG:
+        return rep ? OP_MSG_REP : OP_MSG;
+    case K_STR:
+        return rep ? OP_STR_REP : oneof ? OP_STR_ONEOF : OP_STR;
+    case K_SCALAR:
+        /* TensorProto.data_location marks the model external (put_number) */
+        if (t->payload == 1 && sl->fd->id == 14)
+            return OP_GENERIC;
+        if (sl->cv == CV_VAR || sl->cv == CV_VAR32)
+            return rep ? OP_VAR_REP : oneof ? OP_VAR_ONEOF : OP_VAR;
+        if (oneof)
+            return OP_GENERIC;
+        return sl->cv == CV_FIX && !rep ? OP_FIX : OP_GENERIC;
+    default:
+        return OP_GENERIC;
+    }
+}
+
+/* t's non-zero words of an initialised message (ninit > MAX_INIT: too
+ * many, a size that is not whole words, or an arena that is not zeroed:
+ * new_message calls message_init).  False on OOM. */
+static bool init_words(dec *d, const ProtobufCMessageDescriptor *desc, dtab *t)
+{
+    size_t size = desc->sizeof_message;
+    t->ninit = MAX_INIT + 1;
+    if (size % sizeof(uint64_t) || !oac_arena_zeroed(d->arena))
+        return true;
+    unsigned char *img = oac_alloc(d->ctx, size);
+    if (!img)
+        return false;
+    desc->message_init((ProtobufCMessage *)(void *)img);
+    uint32_t n = 0;
+    for (size_t off = 0; off < size && n <= MAX_INIT; off += sizeof(uint64_t)) {
+        uint64_t w;
+        memcpy(&w, img + off, sizeof w);
+        if (!w)
+            continue;
+        if (n < MAX_INIT) {
+            t->init_off[n] = (uint32_t)off;
+            t->init_val[n] = w;
+        }
+        n++;
+    }
+    oac_dealloc(d->ctx, img);
+    t->ninit = n;
+    return true;
 }
 
 static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
@@ -504,6 +615,10 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
     dtab *t = oac_calloc(d->ctx, 1, sizeof *t + (size_t)(nnear + nfar) * sizeof(fslot));
     if (!t)
         return NULL;
+    if (!init_words(d, desc, t)) {
+        oac_dealloc(d->ctx, t);
+        return NULL;
+    }
     t->desc = desc;
     t->nnear = nnear;
     t->nfar = nfar;
@@ -519,7 +634,6 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         fslot *sl = fd->id < TAB_NEAR ? &t->slot[fd->id] : &t->slot[nnear + far++];
         int nat = natural_wt(fd->type);
         sl->fd = fd;
-        sl->id = fd->id;
         sl->off = fd->offset;
         sl->qoff = fd->quantifier_offset;
         sl->es = (uint8_t)elt_size(fd->type);
@@ -558,6 +672,10 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             sl->flags |= S_REP;
             if (rslot < MAX_COUNTED) {
                 t->rep[rslot] = (uint32_t)(sl - t->slot);
+                t->rst[rslot] = sl->st;
+                t->res[rslot] = sl->es;
+                t->roff[rslot] = sl->off;
+                t->rqoff[rslot] = sl->qoff;
                 sl->rslot = (uint8_t)rslot++;
                 t->nrep = rslot;
             }
@@ -571,6 +689,9 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
             sl->flags |= S_ONEOF;
         if (payload_field(t, fd->id))
             sl->kind = K_PAYLOAD;
+        sl->op = fast_op(t, sl);
+        if (fd->id < TAB_NEAR)
+            t->ops[fd->id << 3 | (unsigned)nat] = sl->op;
     }
     t->next = d->tabs;
     d->tabs = t;
@@ -599,16 +720,10 @@ static void free_tables(dec *d)
 #define STK_UNKNOWN 0x80u  /* an unknown field (tag << 3 | wire type, length, data) */
 #define STK_MORE 0xffu     /* a further value of the element before */
 
-typedef struct frame {
-    size_t base;       /* the message's elements are stk[base, stk_n) */
-    /* bit r: the repeated field of rslot r has elements on the stack;
-     * bit MAX_COUNTED: unknown fields.  Until settle, the counts of
-     * these are in the message's quantifier members (n_*), the arrays
-     * NULL. */
-    uint32_t used;
-} frame;
-
-_Static_assert(MAX_COUNTED < 32 && STK_PACKED > MAX_COUNTED, "frame.used holds every rslot");
+/* A message's elements are stk[base, stk_n) from where it starts; until
+ * settle, the counts of its repeated fields with an rslot and of its
+ * unknown fields are in its quantifier members (n_*), the arrays NULL. */
+_Static_assert(MAX_COUNTED <= STK_PACKED, "a plain element's tag is its rslot");
 
 static bool stk_grow(dec *d)
 {
@@ -631,10 +746,14 @@ static bool stk_grow(dec *d)
 
 static inline bool push(dec *d, unsigned tag, uint64_t v)
 {
-    if (d->stk_n == d->stk_cap && !stk_grow(d))
+    size_t n = d->stk_n;
+    if (n == d->stk_cap && !stk_grow(d))
         return false;
-    d->stk[d->stk_n] = v;
-    d->stk_tag[d->stk_n++] = (uint8_t)tag;
+    uint64_t *val = d->stk;
+    uint8_t *tags = d->stk_tag;
+    d->stk_n = n + 1;
+    val[n] = v;
+    tags[n] = (uint8_t)tag;
     return true;
 }
 
@@ -964,79 +1083,130 @@ static bool settle_array(dec *d, ProtobufCMessage *m, uint32_t off, size_t n, si
     return true;
 }
 
-/* At the end of message m: its repeated arrays and unknown fields from
- * the stack, each allocated once at its size. */
-static int settle(dec *d, const frame *fr, const dtab *t, ProtobufCMessage *m)
+/* At the end of message m, whose elements are stk[base, stk_n): its
+ * repeated arrays and unknown fields from the stack, each allocated
+ * once at its size (the count its n_ member already holds). */
+static int settle(dec *d, size_t base, uint32_t used, const dtab *t, ProtobufCMessage *m)
 {
-    for (uint32_t bits = fr->used & ((1u << MAX_COUNTED) - 1); bits; bits &= bits - 1) {
-        const fslot *sl = &t->slot[t->rep[__builtin_ctz(bits)]];
-        size_t *n = MEMBER(m, sl->qoff);
-        if (!settle_array(d, m, sl->off, *n, sl->es))
+    char *at[MAX_COUNTED];     /* where rslot r's next element goes */
+    for (uint32_t bits = used; bits; bits &= bits - 1) {
+        unsigned r = (unsigned)__builtin_ctz(bits);
+        size_t n = *(size_t *)MEMBER(m, t->rqoff[r]), es = t->res[r];
+        if (n > SIZE_MAX / es)
+            return too_large(d), OAC_ENOMEM;
+        if (!(at[r] = alloc(d, n * es)))
             return OAC_ENOMEM;
-        *n = 0;
+        *(char **)MEMBER(m, t->roff[r]) = at[r];
     }
-    if (fr->used >> MAX_COUNTED) {
+    ProtobufCMessageUnknownField *u = NULL;
+    if (m->n_unknown_fields) {
         if (!settle_array(d, m, offsetof(ProtobufCMessage, unknown_fields),
                           m->n_unknown_fields, sizeof *m->unknown_fields))
             return OAC_ENOMEM;
-        m->n_unknown_fields = 0;
+        u = m->unknown_fields;
     }
     const uint64_t *v = d->stk;
     const uint8_t *tag = d->stk_tag;
-    for (size_t i = fr->base, end = d->stk_n; i < end;) {
+    for (size_t i = base, end = d->stk_n; i < end;) {
         unsigned tg = tag[i];
-        if (tg == STK_UNKNOWN) {
-            ProtobufCMessageUnknownField *u = &m->unknown_fields[m->n_unknown_fields++];
+        if (tg < STK_PACKED) {
+            char *w = at[tg];
+            switch (t->rst[tg]) {
+            case ST_8:
+                /* 64-bit scalars or pointers on a 64-bit machine; a
+                 * field's elements mostly come in one run */
+                do {
+                    memcpy(w, &v[i++], 8);
+                    w += 8;
+                } while (i < end && tag[i] == tg);
+                break;
+            case ST_4:
+                /* 32-bit scalars, or pointers on a 32-bit machine */
+                do {
+                    uint32_t x = (uint32_t)v[i++];
+                    memcpy(w, &x, 4);
+                    w += 4;
+                } while (i < end && tag[i] == tg);
+                break;
+            default: {
+                ProtobufCBinaryData *bd = (ProtobufCBinaryData *)(void *)w;
+                bd->len = (size_t)v[i];
+                bd->data = (uint8_t *)(uintptr_t)v[i + 1];
+                w += sizeof *bd;
+                i += 2;
+                break;
+            }
+            }
+            at[tg] = w;
+        } else if (tg == STK_UNKNOWN) {
             u->tag = (uint32_t)(v[i] >> 3);
             u->wire_type = (ProtobufCWireType)(v[i] & 7);
             u->len = (size_t)v[i + 1];
             u->data = (uint8_t *)(uintptr_t)v[i + 2];
+            u++;
             i += 3;
-            continue;
-        }
-        const fslot *sl = &t->slot[t->rep[tg & (STK_PACKED - 1)]];
-        size_t *np = MEMBER(m, sl->qoff);
-        size_t n = *np;
-        char *arr = *(char **)MEMBER(m, sl->off);
-        if (tg & STK_PACKED) {
+        } else {
+            unsigned r = tg & (STK_PACKED - 1);
+            const fslot *sl = &t->slot[t->rep[r]];
             const uint8_t *val = (const uint8_t *)(uintptr_t)v[i];
             size_t len = (size_t)v[i + 1];
-            put_packed(sl->fd->type, sl->es, val, len, arr + sl->es * n);
-            n += packed_count(sl->fd->type, val, len);
-            i += 2;
-        } else if (sl->st == ST_8) {
-            /* 64-bit scalars or pointers on a 64-bit machine; a field's
-             * elements mostly come in one run */
-            do
-                memcpy(arr + 8 * n++, &v[i++], 8);
-            while (i < end && tag[i] == tg);
-        } else if (sl->st == ST_4) {
-            /* 32-bit scalars, or pointers on a 32-bit machine */
-            do {
-                uint32_t x = (uint32_t)v[i++];
-                memcpy(arr + 4 * n++, &x, 4);
-            } while (i < end && tag[i] == tg);
-        } else {
-            ProtobufCBinaryData *bd = (ProtobufCBinaryData *)(void *)arr + n++;
-            bd->len = (size_t)v[i];
-            bd->data = (uint8_t *)(uintptr_t)v[i + 1];
+            put_packed(sl->fd->type, sl->es, val, len, at[r]);
+            at[r] += sl->es * packed_count(sl->fd->type, val, len);
             i += 2;
         }
-        *np = n;
     }
-    d->stk_n = fr->base;
+    d->stk_n = base;
     return OAC_OK;
 }
 
 /* Count k elements of the repeated field sl of m and push the first
  * value that stands for them, tagged tg (its rslot, | STK_PACKED for a
  * packed run); the caller pushes any further values, tagged STK_MORE. */
-static inline bool push_elt(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl,
-                            unsigned tg, uint64_t v, size_t k)
+static inline bool push_elt(dec *d, ProtobufCMessage *m, const fslot *sl, unsigned tg,
+                            uint64_t v, size_t k)
 {
-    fr->used |= 1u << sl->rslot;
+    d->used |= 1u << sl->rslot;
     *(size_t *)MEMBER(m, sl->qoff) += k;
     return push(d, tg, v);
+}
+
+/* Copy n bytes from src to dst, inline for the short strings most names
+ * are (memcpy's call and dispatch cost more than the copy). */
+static inline void copy_short(char *dst, const uint8_t *src, size_t n)
+{
+    uint64_t a, b, c, e;
+    uint32_t x, y;
+    if (n >= 8) {
+        if (n > 32) {
+            memcpy(dst, src, n);
+            return;
+        }
+        /* two or four words that may overlap */
+        if (n > 16) {
+            memcpy(&a, src, 8);
+            memcpy(&b, src + 8, 8);
+            memcpy(&c, src + n - 16, 8);
+            memcpy(&e, src + n - 8, 8);
+            memcpy(dst, &a, 8);
+            memcpy(dst + 8, &b, 8);
+            memcpy(dst + n - 16, &c, 8);
+            memcpy(dst + n - 8, &e, 8);
+            return;
+        }
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        memcpy(&x, src, 4);
+        memcpy(&y, src + n - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + n - 4, &y, 4);
+    } else if (n) {
+        dst[0] = (char)src[0];
+        dst[n / 2] = (char)src[n / 2];
+        dst[n - 1] = (char)src[n - 1];
+    }
 }
 
 /* A scalar's value as put_scalar would store it, as it goes on the stack:
@@ -1093,7 +1263,7 @@ static inline void put_value(const fslot *sl, uint64_t v, void *dst)
     }
 }
 
-static int add_unknown(dec *d, frame *fr, ProtobufCMessage *m, uint32_t tag, int wt,
+static int add_unknown(dec *d, ProtobufCMessage *m, uint32_t tag, int wt,
                        const uint8_t *data, size_t len, bool copy)
 {
     const uint8_t *at = data;
@@ -1101,7 +1271,7 @@ static int add_unknown(dec *d, frame *fr, ProtobufCMessage *m, uint32_t tag, int
         uint8_t *c = oac_arena_bytes(d->arena, len);
         if (!c)
             return OAC_ENOMEM;
-        memcpy(c, data, len);
+        copy_short((char *)c, data, len);
         at = c;
     }
     /* Else it points into the read-only buffer: the arena never frees it
@@ -1111,7 +1281,6 @@ static int add_unknown(dec *d, frame *fr, ProtobufCMessage *m, uint32_t tag, int
         too_large(d);
         return OAC_ENOMEM;
     }
-    fr->used |= 1u << MAX_COUNTED;
     m->n_unknown_fields++;
     if (!push(d, STK_UNKNOWN, (uint64_t)tag << 3 | (unsigned)wt) ||
         !push(d, STK_MORE, len) || !push(d, STK_MORE, (uintptr_t)at))
@@ -1148,7 +1317,7 @@ static int payload_mask(dec *d, const dtab *t, const uint8_t *p, const uint8_t *
  * validated with sl, whose fd is NULL for an unknown field), kept or left
  * in the buffer.  *next: the run's end. */
 static int __attribute__((noinline))
-take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl, const wfield *f,
+take_span(dec *d, ProtobufCMessage *m, const fslot *sl, const wfield *f,
           const uint8_t *end, bool payload, const uint8_t **next)
 {
     if ((uintptr_t)f->tag_at >= d->drop_at)
@@ -1168,13 +1337,15 @@ take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl, const wfield 
     *next = p;
     const uint8_t *data = f->tag_at + f->tag_len;
     if (payload || (size_t)(p - f->tag_at) > OAC_DECODE_THRESHOLD)
-        return add_unknown(d, fr, m, f->number, f->wt, data, (size_t)(p - data), false);
+        return add_unknown(d, m, f->number, f->wt, data, (size_t)(p - data), false);
     /* Small: one copied unknown field per occurrence, as protobuf-c. */
+    if (p == f->end)   /* the one occurrence f */
+        return add_unknown(d, m, f->number, f->wt, data, (size_t)(p - data), true);
     for (const uint8_t *q = f->tag_at; q < p;) {
         wfield g;
         (void)next_field(d, q, p, &g);
         const uint8_t *gd = g.tag_at + g.tag_len;
-        int rc = add_unknown(d, fr, m, g.number, g.wt, gd, (size_t)(g.end - gd), true);
+        int rc = add_unknown(d, m, g.number, g.wt, gd, (size_t)(g.end - gd), true);
         if (rc)
             return rc;
         q = g.end;
@@ -1183,14 +1354,14 @@ take_span(dec *d, frame *fr, ProtobufCMessage *m, const fslot *sl, const wfield 
 }
 
 /* Store a submessage sub decoded for field sl of m. */
-static int put_message(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
+static int put_message(dec *d, const dtab *t, ProtobufCMessage *m,
                        const fslot *sl, ProtobufCMessage *sub)
 {
     const ProtobufCFieldDescriptor *fd = sl->fd;
     void *member = MEMBER(m, fd->offset);
     if (sl->flags & S_REP) {
         if (sl->rslot != NO_RSLOT)
-            return push_elt(d, fr, m, sl, sl->rslot, (uintptr_t)sub, 1) ? OAC_OK : OAC_ENOMEM;
+            return push_elt(d, m, sl, sl->rslot, (uintptr_t)sub, 1) ? OAC_OK : OAC_ENOMEM;
         size_t *n = MEMBER(m, fd->quantifier_offset);
         if (!grow(d, member, *n, 1, sizeof sub))
             return OAC_ENOMEM;
@@ -1214,7 +1385,7 @@ static int put_message(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
 }
 
 /* Store a string or bytes value of field sl. */
-static int put_bytes(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, const fslot *sl,
+static int put_bytes(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl,
                      const wfield *f)
 {
     const ProtobufCFieldDescriptor *fd = sl->fd;
@@ -1238,9 +1409,9 @@ static int put_bytes(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, cons
     if (sl->flags & S_REP) {
         if (sl->rslot != NO_RSLOT) {
             if (sl->kind == K_STR)
-                return push_elt(d, fr, m, sl, sl->rslot, (uintptr_t)copy, 1)
+                return push_elt(d, m, sl, sl->rslot, (uintptr_t)copy, 1)
                     ? OAC_OK : OAC_ENOMEM;
-            return push_elt(d, fr, m, sl, sl->rslot, n, 1) && push(d, STK_MORE, (uintptr_t)copy)
+            return push_elt(d, m, sl, sl->rslot, n, 1) && push(d, STK_MORE, (uintptr_t)copy)
                 ? OAC_OK : OAC_ENOMEM;
         }
         size_t *cnt = MEMBER(m, fd->quantifier_offset);
@@ -1267,7 +1438,7 @@ static int put_bytes(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, cons
 }
 
 /* Store a scalar occurrence (packed or not) of field sl. */
-static int put_scalars(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
+static int put_scalars(dec *d, const dtab *t, ProtobufCMessage *m,
                        const fslot *sl, const wfield *f)
 {
     const ProtobufCFieldDescriptor *fd = sl->fd;
@@ -1288,9 +1459,9 @@ static int put_scalars(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
         return OAC_OK;
     if (sl->rslot != NO_RSLOT) {
         if (f->wt != 2)
-            return push_elt(d, fr, m, sl, sl->rslot, scalar_value(sl, f->val, f->end), 1)
+            return push_elt(d, m, sl, sl->rslot, scalar_value(sl, f->val, f->end), 1)
                 ? OAC_OK : OAC_ENOMEM;
-        return push_elt(d, fr, m, sl, sl->rslot | STK_PACKED, (uintptr_t)f->val, k) &&
+        return push_elt(d, m, sl, sl->rslot | STK_PACKED, (uintptr_t)f->val, k) &&
             push(d, STK_MORE, len) ? OAC_OK : OAC_ENOMEM;
     }
     size_t *n = MEMBER(m, fd->quantifier_offset);
@@ -1306,13 +1477,13 @@ static int put_scalars(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m,
 }
 
 /* A scalar field's occurrence: checked, stored. */
-static int put_number(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, const fslot *sl,
+static int put_number(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl,
                       const wfield *f)
 {
     int rc;
     if (f->wt == 2 && (rc = check_packed(d, sl->fd, f)))
         return rc;
-    if ((rc = put_scalars(d, fr, t, m, sl, f)))
+    if ((rc = put_scalars(d, t, m, sl, f)))
         return rc;
     /* TensorProto.data_location: only then can a tensor be external
      * (extdata.c is skipped for models without one). */
@@ -1321,72 +1492,258 @@ static int put_number(dec *d, frame *fr, const dtab *t, ProtobufCMessage *m, con
     return OAC_OK;
 }
 
+/* One field occurrence at p the general way (decode_msg's fast path did
+ * not take it): scanned, checked, stored.  Returns where the next one
+ * starts, or NULL with *rc set. */
+static const uint8_t *__attribute__((noinline))
+general_field(dec *d, dtab *t, ProtobufCMessage *m, const uint8_t *p,
+              const uint8_t *end, uint32_t mask, int depth, int *rc)
+{
+    wfield f;
+    if ((*rc = next_field(d, p, end, &f)))
+        return NULL;
+    fslot *sl = (fslot *)slot_of(t, f.number);
+    if (!(sl->wts & (1u << f.wt))) {
+        *rc = fail(d, f.tag_at, "wrong wire type %d for field %s of %s", f.wt,
+                   sl->fd->name, t->desc->short_name);
+        return NULL;
+    }
+    unsigned kind = sl->kind;
+    bool payload = false;
+    if (kind == K_PAYLOAD) {
+        /* payload fields are numbered below 32 */
+        payload = mask & (1u << f.number);
+        kind = payload ? K_UNKNOWN : sl->fd->type == PROTOBUF_C_TYPE_BYTES ? K_BYTES
+                                                                            : K_SCALAR;
+    }
+    const uint8_t *next = f.end;
+    switch (kind) {
+    case K_UNKNOWN:
+        *rc = take_span(d, m, sl, &f, end, payload, &next);
+        break;
+    case K_MSG: {
+        ProtobufCMessage *sub;
+        /* the pages passed go before what reaches far into the
+         * buffer: submessages here, payloads and unknown fields in
+         * take_span (strings and scalars are copied anyway) */
+        if ((uintptr_t)f.tag_at >= d->drop_at)
+            drop_pages(d, f.tag_at);
+        if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor))) {
+            *rc = OAC_ENOMEM;
+            break;
+        }
+        if (!(*rc = decode_msg(d, sl->sub, f.val, f.end, depth + 1, &sub)))
+            *rc = put_message(d, t, m, sl, sub);
+        break;
+    }
+    case K_STR:
+    case K_BYTES:
+        *rc = put_bytes(d, t, m, sl, &f);
+        break;
+    default:
+        *rc = put_number(d, t, m, sl, &f);
+        break;
+    }
+    return *rc ? NULL : next;
+}
+
+/* Field sl of a oneof of m takes over: as put_bytes and put_scalars do. */
+static inline void set_case(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl)
+{
+    uint32_t *c = MEMBER(m, sl->qoff);
+    if (*c)
+        drop_oneof(d, t, m, sl->fd);
+    *c = sl->fd->id;
+}
+
+/* A message of type t as its message_init leaves it, in the arena. */
+static inline ProtobufCMessage *new_message(dec *d, const dtab *t)
+{
+    ProtobufCMessage *m = alloc(d, t->desc->sizeof_message);
+    if (!m)
+        return NULL;
+    /* in a zeroed arena only the words message_init sets to something
+     * else need writing */
+    uint32_t n = t->ninit;
+    if (n == 1) {      /* the descriptor, in ONNX */
+        memcpy((char *)m + t->init_off[0], &t->init_val[0], sizeof t->init_val[0]);
+    } else if (n > MAX_INIT) {
+        t->desc->message_init(m);
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            memcpy((char *)m + t->init_off[i], &t->init_val[i], sizeof t->init_val[i]);
+    }
+    return m;
+}
+
+/* A message decode_msg has entered and not finished (dec.lv[depth]):
+ * what it resumes when the one inside it ends, and what settles it. */
+struct level {
+    dtab *t;
+    ProtobufCMessage *m;
+    const uint8_t *end;
+    size_t base;       /* its elements are stk[base, stk_n) */
+    /* while a message inside it is decoded: the field that one is for,
+     * and d->used */
+    fslot *sl;
+    uint32_t used;
+    uint32_t mask;     /* payload_mask */
+};
+
+/* Message t from [p, end) at depth, and the messages nested in it: the
+ * submessages the fast path takes are entered in the loop (d->lv holds
+ * the ones entered and not finished), not by a call, so that entering
+ * one costs the state it needs and no more; general_field recurses
+ * (the depth bound holds either way). */
 static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int depth,
                       ProtobufCMessage **out)
 {
     if (depth > OAC_MAX_DEPTH)
         return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
+    const uint32_t outer = d->used;
+    struct level *lv = &d->lv[depth];  /* the innermost message's */
+    struct level *const top = lv;
+    ProtobufCMessage *m;
     int rc;
-    uint32_t mask = 0;
-    if (t->payload && (rc = payload_mask(d, t, p, end, &mask)))
+    goto start;
+enter:
+    /* lv is one past the array at depth OAC_MAX_DEPTH + 1 */
+    if (lv > d->lv_last)
+        return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
+start:
+    lv->mask = 0;
+    if (t->payload && (rc = payload_mask(d, t, p, end, &lv->mask)))
         return rc;
-    const ProtobufCMessageDescriptor *desc = t->desc;
-    ProtobufCMessage *m = alloc(d, desc->sizeof_message);
-    if (!m)
+    if (!(m = new_message(d, t)))
         return OAC_ENOMEM;
-    desc->message_init(m);
-    frame fr = { .base = d->stk_n, .used = 0 };
-    while (p < end) {
-        wfield f;
-        if ((rc = next_field(d, p, end, &f)))
-            return rc;
-        fslot *sl = (fslot *)slot_of(t, f.number);
-        if (!(sl->wts & (1u << f.wt)))
-            return fail(d, f.tag_at, "wrong wire type %d for field %s of %s", f.wt,
-                        sl->fd->name, desc->short_name);
-        unsigned kind = sl->kind;
-        bool payload = false;
-        if (kind == K_PAYLOAD) {
-            /* payload fields are numbered below 32 */
-            payload = mask & (1u << f.number);
-            kind = payload ? K_UNKNOWN : sl->fd->type == PROTOBUF_C_TYPE_BYTES ? K_BYTES
-                                                                                : K_SCALAR;
+    lv->t = t;
+    lv->m = m;
+    lv->end = end;
+    lv->base = d->stk_n;
+    d->used = 0;
+    for (;;) {
+        while (p < end) {
+            /* The fast path: a tag of one or two bytes that has an op
+             * (its field's shape, if the wire type is the field's own)
+             * and a value that is whole; it does what general_field
+             * would do with the occurrence.  Anything else goes the
+             * general way from the tag on. */
+            const uint8_t *q = p;
+            uint32_t tg = *q++;
+            if (tg & 0x80) {
+                if (q == end || (*q & 0x80))
+                    goto general;
+                tg = (tg & 0x7f) | (uint32_t)*q++ << 7;
+            }
+            unsigned op;
+            fslot *sl;
+            if (tg < sizeof t->ops) {
+                if ((op = t->ops[tg]) == OP_GENERIC)
+                    goto general;
+                /* &t->slot[tg >> 3], without the shift down */
+                sl = (fslot *)(void *)((char *)t->slot + (tg & ~7u) * (sizeof(fslot) / 8));
+            } else if (!(sl = far_slot(t, tg)) || (op = sl->op) == OP_GENERIC) {
+                goto general;
+            }
+            if (op <= OP_MSG) {
+                if (q == end)
+                    goto general;
+                size_t n = *q++;
+                if (n & 0x80) {
+                    if (q == end || (*q & 0x80))
+                        goto general;
+                    n = (n & 0x7f) | (size_t)*q++ << 7;
+                }
+                if (n > (size_t)(end - q))
+                    goto general;
+                const uint8_t *at = p;
+                p = q + n;
+                if (op <= OP_STR_ONEOF) {
+                    char *s = oac_arena_bytes(d->arena, n + 1);
+                    if (!s)
+                        return OAC_ENOMEM;
+                    copy_short(s, q, n);
+                    s[n] = '\0';
+                    if (op == OP_STR_REP) {
+                        if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)s, 1))
+                            return OAC_ENOMEM;
+                        continue;
+                    }
+                    if (op == OP_STR_ONEOF)
+                        set_case(d, t, m, sl);
+                    *(char **)MEMBER(m, sl->off) = s;
+                    continue;
+                }
+                /* a submessage: the pages passed go first (general_field) */
+                if ((uintptr_t)at >= d->drop_at)
+                    drop_pages(d, at);
+                if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
+                    return OAC_ENOMEM;
+                lv->used = d->used;
+                lv->sl = sl;
+                lv++;
+                t = sl->sub;
+                end = p;
+                p = q;
+                goto enter;
+            }
+            if (op == OP_FIX) {
+                if ((size_t)(end - q) < sl->es)
+                    goto general;
+                if (sl->es == 8)
+                    memcpy(MEMBER(m, sl->off), q, 8);
+                else
+                    memcpy(MEMBER(m, sl->off), q, 4);
+                p = q + sl->es;
+                if (sl->qoff)
+                    *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
+                continue;
+            }
+            /* OP_VAR, OP_VAR_REP, OP_VAR_ONEOF: a 32-bit member takes
+             * the low half (put_value, settle) */
+            uint64_t v;
+            int k = get_varint(q, end, &v);
+            if (k <= 0)
+                goto general;
+            p = q + k;
+            if (op == OP_VAR_REP) {
+                if (!push_elt(d, m, sl, sl->rslot, v, 1))
+                    return OAC_ENOMEM;
+                continue;
+            }
+            if (op == OP_VAR_ONEOF)
+                set_case(d, t, m, sl);
+            else if (sl->qoff)
+                *(protobuf_c_boolean *)MEMBER(m, sl->qoff) = 1;
+            put_value(sl, v, MEMBER(m, sl->off));
+            continue;
+        general:
+            if (!(p = general_field(d, t, m, p, end, lv->mask, (int)(lv - d->lv), &rc)))
+                return rc;
         }
-        switch (kind) {
-        case K_UNKNOWN:
-            rc = take_span(d, &fr, m, sl, &f, end, payload, &p);
-            break;
-        case K_MSG: {
-            p = f.end;
-            ProtobufCMessage *sub;
-            /* the pages passed go before what reaches far into the
-             * buffer: submessages here, payloads and unknown fields in
-             * take_span (strings and scalars are copied anyway) */
-            if ((uintptr_t)f.tag_at >= d->drop_at)
-                drop_pages(d, f.tag_at);
-            if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
+        /* m is whole (p == end): settle it, then store it in the message
+         * it is a field of, which goes on from p */
+        if (d->stk_n != lv->base && (rc = settle(d, lv->base, d->used, t, m)))
+            return rc;
+        if (lv == top) {
+            d->used = outer;
+            *out = m;
+            return OAC_OK;
+        }
+        ProtobufCMessage *sub = m;
+        lv--;
+        fslot *sl = lv->sl;
+        t = lv->t;
+        m = lv->m;
+        end = lv->end;
+        d->used = lv->used;
+        if (sl->rslot != NO_RSLOT) {    /* OP_MSG_REP */
+            if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)sub, 1))
                 return OAC_ENOMEM;
-            if (!(rc = decode_msg(d, sl->sub, f.val, f.end, depth + 1, &sub)))
-                rc = put_message(d, &fr, t, m, sl, sub);
-            break;
-        }
-        case K_STR:
-        case K_BYTES:
-            p = f.end;
-            rc = put_bytes(d, &fr, t, m, sl, &f);
-            break;
-        default:
-            p = f.end;
-            rc = put_number(d, &fr, t, m, sl, &f);
-            break;
-        }
-        if (rc)
+        } else if ((rc = put_message(d, t, m, sl, sub))) {
             return rc;
+        }
     }
-    if (fr.used && (rc = settle(d, &fr, t, m)))
-        return rc;
-    *out = m;
-    return OAC_OK;
 }
 
 int oac_decode(oac_ctx *ctx, oac_arena *arena,
@@ -1394,7 +1751,9 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
                size_t len, unsigned flags, ProtobufCMessage **out, bool *external,
                char *err, size_t err_size)
 {
+    struct level lv[OAC_MAX_DEPTH + 1];
     dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len,
+              .lv = lv, .lv_last = &lv[OAC_MAX_DEPTH],
               .drop_at = UINTPTR_MAX };
     long page = sysconf(_SC_PAGESIZE);
     if ((flags & OAC_DECODE_DROP_PAGES) && page > 0 && !(page & (page - 1))) {

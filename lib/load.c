@@ -100,7 +100,7 @@ static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
         *external = false;
     if (len == 0)
         return parse_error(ctx, diags, "%s: empty file at byte 0", name);
-    oac_arena *arena = oac_arena_new(ctx);
+    oac_arena *arena = oac_arena_new_zeroed(ctx);
     if (!arena)
         return OAC_ENOMEM;
     char err[256];
