@@ -1,9 +1,10 @@
 /* arena.c: the bump allocator behind every parsed message (arena.h).
  *
  * Contract 1 (loading without copying payloads): decode.c allocates the
- * decoded tree here.  Chunks grow geometrically from 16 KiB up to 1 MiB
+ * decoded tree here.  Chunks grow geometrically from 16 KiB up to 256 KiB
  * so a small model costs one or two allocations and a large graph a few
- * hundred; a request of 8 KiB or more that does not fit in the newest
+ * hundred; large chunks are mapped at once (oac_prefault), and capping
+ * them keeps the unused end of the newest one small.  A request of 8 KiB or more that does not fit in the newest
  * chunk gets a block of its own.  Aligned blocks grow up from the bottom
  * of the newest chunk and unaligned byte blocks down from its top.
  * In a zeroed arena (the decoder's) chunks and big blocks come from
@@ -35,7 +36,7 @@ typedef union arena_align_u {
 #define ARENA_ALIGN (alignof(arena_align_u))
 _Static_assert(ARENA_ALIGN == OAC_ARENA_ALIGN, "arena.h's fast path aligns as arena.c");
 #define CHUNK_MIN ((size_t)16 * 1024)
-#define CHUNK_MAX ((size_t)1024 * 1024)
+#define CHUNK_MAX ((size_t)256 * 1024)
 /* Requests from this size up (the arrays of a large graph) that do not
  * fit get a block of their own instead of leaving the rest of a chunk
  * unused. */
@@ -127,6 +128,7 @@ static void *big_alloc(oac_arena *a, size_t n)
     struct big *b = block(a, sizeof(struct big) + n);
     if (!b)
         return NULL;
+    oac_prefault(b->data, n);
     b->next = a->big;
     a->big = b;
     a->used += n;
@@ -142,6 +144,9 @@ static bool room_for(oac_arena *a, size_t n)
     struct chunk *c = block(a, sizeof(struct chunk) + size);
     if (!c)
         return false;
+    /* Chunks are filled to the end (but the newest), so mapping their
+     * pages at once saves a fault per page. */
+    oac_prefault(c->data, size);
     if (a->head)
         a->used += (size_t)(a->h.cur - a->head->data) + (size_t)(a->top - a->h.lim);
     c->next = a->head;

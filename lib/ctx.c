@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "oac_int.h"
 
@@ -88,6 +92,29 @@ void *oac_reallocarray(oac_ctx *ctx, void *old, size_t n, size_t size)
     if (__builtin_mul_overflow(n, size, &total))
         return nomem(ctx, SIZE_MAX);
     return oac_realloc(ctx, old, total);
+}
+
+/* Blocks from this size up are worth a system call (glibc maps blocks
+ * of 128 KiB and more on their own, so their pages are all new). */
+#define PREFAULT_MIN ((size_t)128 * 1024)
+
+void oac_prefault(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    if (!p || n < PREFAULT_MIN)
+        return;
+    /* The whole pages inside the block: the ones at its ends may be
+     * shared with other blocks, which the kernel would not mind, but
+     * they are not ours to touch. */
+    uintptr_t page = 4096;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(page - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
 }
 
 void oac_dealloc(oac_ctx *ctx, void *p)

@@ -401,6 +401,7 @@ static int lay_out_uses(oac_graphs *g, oac_scope *s)
     s->uses_block = oac_alloc(g->ctx, (size_t)total * sizeof *s->uses_block);
     if (!s->uses_block)
         return OAC_ENOMEM;
+    oac_prefault(s->uses_block, (size_t)total * sizeof *s->uses_block);
     oac_use *at = s->uses_block;
     for (size_t v = 0; v < s->n_values; v++) {
         oac_value *x = &s->values_block[v];
@@ -686,6 +687,11 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         !s->inputs || !s->output_names || !s->outputs || !s->output_vis ||
         !s->output_vi_locs)
         return OAC_ENOMEM;
+    /* The ports and nodes are all written below, and the value block up
+     * to its few omitted names: map their pages in one go. */
+    oac_prefault(s->ports_block, (size_t)n_ports * sizeof *s->ports_block);
+    oac_prefault(s->nodes, s->n_nodes * sizeof *s->nodes);
+    oac_prefault(b.block, b.cap * sizeof *b.block);
     s->n_inputs = n_in;
     s->n_outputs = n_out;
     /* Size the table once, for every name that may define a value, not
