@@ -572,6 +572,11 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     bytes = oac_reallocarray(ctx, NULL, nout ? nout : 1, sizeof *bytes);
     if (!p->steps || !p->bufs || !p->frees || !fmt || !bytes)
         goto done;
+    /* Written for every node and (nearly) every output: map at once. */
+    oac_prefault(p->steps, nn * sizeof *p->steps);
+    oac_prefault(p->bufs, nout * sizeof *p->bufs);
+    oac_prefault(p->frees, nout * sizeof *p->frees);
+    oac_prefault(bytes, nout * sizeof *bytes);
     for (size_t k = 0; k < ncls; k++)
         fmt[k] = INT64_MIN;
     p->n_steps = nn;

@@ -1560,6 +1560,7 @@ int oac_pass_shapes(oac_check_state *st)
     sh->known_bits = oac_calloc(ctx, n / 64 + 1, sizeof *sh->known_bits);
     if (!sh->arena || !sh->vals || !sh->known_bits)
         return OAC_ENOMEM;
+    oac_prefault(sh->vals, n * sizeof *sh->vals);   /* all written next */
     for (size_t i = 0; i < n; i++)
         sh->vals[i].rank = -1;
 
