@@ -57,8 +57,9 @@
  *  4. The tree is in the arena; the scratch (tables, stack, merge set,
  *     string cache) is oac_alloc'd and freed by oac_decode whatever
  *     happens; the levels are on oac_decode's stack.
- *  5. Equal strings of the tree may be one copy (copy_string); every
- *     copy is in the arena, and none is ever written after it is made.
+ *  5. Equal strings of the tree may be one copy (copy_string), equal
+ *     leaf attributes and dimensions one message (msg_slot); all are in
+ *     the arena, and none is ever written after it is complete.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -102,6 +103,8 @@ typedef struct dec {
     uintptr_t drop_at;
     uintptr_t page_mask;
     struct shared *shared;     /* SHARE_SLOTS of them (copy_string) */
+    struct mshared *mshared;   /* MSG_SHARE_SLOTS of them (msg_slot) */
+    size_t made;               /* messages begun so far */
     char err[256];
 } dec;
 
@@ -501,6 +504,7 @@ struct dtab {
     const ProtobufCMessageDescriptor *desc;
     dtab *next;
     uint8_t payload;   /* 1: TensorProto, 2: QuantizedTensorProto */
+    uint8_t share;     /* equal elements may be one message (msg_slot) */
     uint32_t nnear;    /* slot[n] for n < nnear, then nfar slots by id */
     uint32_t nfar;
     uint32_t nrep;     /* rep[r]: the slot whose rslot is r */
@@ -630,6 +634,8 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         t->payload = 1;
     else if (desc == &onnx__quantized_tensor_proto__descriptor)
         t->payload = 2;
+    t->share = desc == &onnx__attribute_proto__descriptor ||
+               desc == &onnx__tensor_shape_proto__dimension__descriptor;
     for (uint32_t i = 0; i < nnear + nfar; i++)
         t->slot[i].wts = 0xff;
     uint32_t far = 0, rslot = 0;
@@ -1328,6 +1334,54 @@ static inline __attribute__((always_inline)) char *copy_string(dec *d, const uin
     return s;
 }
 
+/* ---- shared messages ------------------------------------------------------- */
+
+/* Most of a decoder graph's attributes are the same few (a Transpose's
+ * perm, an axis), and its value shapes the same few dimensions: at 2048
+ * layers 16k AttributeProtos of 248 bytes hold 4 distinct ones, 33k
+ * Dimensions of 48 bytes a handful.  So an AttributeProto or a
+ * Dimension (the tables with share set), an element of a repeated field
+ * (NodeProto.attribute, TensorShapeProto.dim, ...), whose bytes equal
+ * those of a recent one of its type is that one, not decoded again, when
+ * decoding that one began no other message: a leaf (an attribute without
+ * a graph or a tensor) that nothing can tell from an equal copy, as the
+ * tree is read-only.  The elements of a repeated field are never merged
+ * into, so a shared one never changes.  Bytes decode the same way
+ * wherever they are (no payload of a leaf of at most MSG_SHARE_MAX bytes
+ * stays in the buffer), so the result is what decoding would give.  A
+ * direct-mapped cache of MSG_SHARE_SLOTS elements keyed by all of their
+ * bytes, kept in it (the buffer's pages may be dropped). */
+#define MSG_SHARE_BITS 8
+#define MSG_SHARE_SLOTS (1u << MSG_SHARE_BITS)
+#define MSG_SHARE_MAX 48
+
+struct mshared {
+    const dtab *t;     /* NULL: an empty slot */
+    ProtobufCMessage *m;
+    size_t n;
+    uint8_t bytes[MSG_SHARE_MAX];
+};
+
+/* The cache slot of the element whose bytes are [q, q + n). */
+static inline struct mshared *msg_slot(dec *d, const uint8_t *q, size_t n)
+{
+    const uint64_t k = 0x9e3779b97f4a7c15u;
+    uint64_t h = n * k, w;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, q + i, 8);
+            h = (h ^ w) * k;
+        }
+        memcpy(&w, q + n - 8, 8);
+    } else {
+        w = 0;
+        for (size_t i = 0; i < n; i++)
+            w = w << 8 | q[i];
+    }
+    h = (h ^ w) * k;
+    return &d->mshared[h >> (64 - MSG_SHARE_BITS)];
+}
+
 /* A scalar's value as put_scalar would store it, as it goes on the stack:
  * a member of 8 bytes as they are, one of 4 as a uint32_t (settle and
  * put_value store them back the same way). */
@@ -1705,6 +1759,12 @@ struct level {
     fslot *sl;
     uint32_t used;
     uint32_t mask;     /* payload_mask */
+    /* the cache slot that gets this message if it ends with no message
+     * begun inside it (NULL: none), its bytes from start to end, and
+     * d->made once it began */
+    struct mshared *ms;
+    const uint8_t *start;
+    size_t made;
 };
 
 /* Message t from [p, end) at depth, and the messages nested in it: the
@@ -1721,18 +1781,23 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
     struct level *lv = &d->lv[depth];  /* the innermost message's */
     struct level *const top = lv;
     ProtobufCMessage *m;
+    struct mshared *ms_next = NULL;    /* the entered element's ms */
     int rc;
+    top->ms = NULL;
     goto start;
 enter:
     /* lv is one past the array at depth OAC_MAX_DEPTH + 1 */
     if (lv > d->lv_last)
         return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
+    lv->ms = ms_next;
+    lv->start = p;
 start:
     lv->mask = 0;
     if (t->payload && (rc = payload_mask(d, t, p, end, &lv->mask)))
         return rc;
     if (!(m = new_message(d, t)))
         return OAC_ENOMEM;
+    lv->made = ++d->made;
     lv->t = t;
     lv->m = m;
     lv->end = end;
@@ -1794,9 +1859,22 @@ start:
                     drop_pages(d, at);
                 if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
                     return OAC_ENOMEM;
+                /* an element equal to a recent one is that one (not past
+                 * the depth bound, which the walk reports) */
+                struct mshared *ms = NULL;
+                if (sl->sub->share && op == OP_MSG_REP && n <= MSG_SHARE_MAX &&
+                    lv < d->lv_last) {
+                    ms = msg_slot(d, q, n);
+                    if (ms->t == sl->sub && ms->n == n && memcmp(ms->bytes, q, n) == 0) {
+                        if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)ms->m, 1))
+                            return OAC_ENOMEM;
+                        continue;
+                    }
+                }
                 lv->used = d->used;
                 lv->sl = sl;
                 lv++;
+                ms_next = ms;
                 t = sl->sub;
                 end = p;
                 p = q;
@@ -1846,6 +1924,14 @@ start:
             return OAC_OK;
         }
         ProtobufCMessage *sub = m;
+        if (lv->ms && lv->made == d->made) {
+            /* a leaf: nothing in it is a message another could hold */
+            struct mshared *ms = lv->ms;
+            ms->t = t;
+            ms->m = sub;
+            ms->n = (size_t)(end - lv->start);
+            memcpy(ms->bytes, lv->start, ms->n);
+        }
         lv--;
         fslot *sl = lv->sl;
         t = lv->t;
@@ -1882,10 +1968,12 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
         *external = false;
     ProtobufCMessage *m = NULL;
     d.shared = oac_calloc(ctx, SHARE_SLOTS, sizeof *d.shared);
-    dtab *t = d.shared ? table(&d, desc) : NULL;
+    d.mshared = oac_calloc(ctx, MSG_SHARE_SLOTS, sizeof *d.mshared);
+    dtab *t = d.shared && d.mshared ? table(&d, desc) : NULL;
     int rc = t ? decode_msg(&d, t, buf, buf + len, 1, &m) : OAC_ENOMEM;
     free_tables(&d);
     oac_dealloc(ctx, d.shared);
+    oac_dealloc(ctx, d.mshared);
     /* A large graph's stack is a mapping of its own in glibc's malloc,
      * and freeing such a block raises malloc's mmap threshold to its
      * size: the checker's later callocs up to that size would come from

@@ -34,8 +34,10 @@
 /* Decode buf[0, len) (len > 0) as a message of type desc into arena.
  * OAC_OK: *out is the message; it points into buf for payloads, so buf
  * must outlive it; *external (may be NULL) tells whether a TensorProto
- * has a data_location field.  Equal strings of the tree may be one copy:
- * the tree is read-only, and released only with the arena.  OAC_EPARSE:
+ * has a data_location field.  Equal strings of the tree may be one copy,
+ * and equal AttributeProtos or TensorShapeProto.Dimensions that hold no
+ * message one message: the tree is read-only, and released only with the
+ * arena.  OAC_EPARSE:
  * err holds the reason, without a file name ("truncated tag at byte
  * 12").  OAC_ENOMEM: out of memory.  Whatever was allocated stays in the
  * arena either way. */

@@ -699,6 +699,94 @@ START_TEST(test_shared_strings)
 }
 END_TEST
 
+/* Nodes with the same attributes, value_infos with the same dimensions:
+ * equal leaf elements are one message, an attribute holding a tensor is
+ * decoded each time; every value is right (and the same as the legacy
+ * parser's on these bytes and their variants). */
+START_TEST(test_shared_messages)
+{
+    enum { NN = 40 };
+    wbuf w = { 0 };
+    for (int j = 0; j < NN; j++) {
+        wbuf n = { 0 }, at = { 0 }, ints = { 0 }, at2 = { 0 }, t = { 0 };
+        char name[16];
+        snprintf(name, sizeof name, "y%d", j);
+        w_str(&n, 1, "x");
+        w_str(&n, 2, name);
+        w_str(&n, 4, "Transpose");
+        w_str(&at, 1, "perm");
+        for (int k = 0; k < 4; k++)
+            w_varint(&ints, (uint64_t)(k == 1 ? 2 : k == 2 ? 1 : k));
+        w_sub(&at, 8, &ints);
+        w_int(&at, 20, 7);
+        w_sub(&n, 5, &at);
+        w_str(&at2, 1, "value");
+        w_int(&t, 1, 1);
+        w_int(&t, 2, 7);
+        w_sub(&at2, 5, &t);
+        w_int(&at2, 20, 4);
+        w_sub(&n, 5, &at2);
+        w_sub(&w, 1, &n);
+    }
+    for (int j = 0; j < NN; j++) {
+        wbuf vi = { 0 }, tp = { 0 }, tt = { 0 }, sh = { 0 }, d0 = { 0 }, d1 = { 0 };
+        char name[16];
+        snprintf(name, sizeof name, "y%d", j);
+        w_str(&vi, 1, name);
+        w_int(&tt, 1, 1);
+        w_str(&d0, 2, "batch");
+        w_sub(&sh, 1, &d0);
+        w_int(&d1, 1, 8 + (uint64_t)(j % 2));
+        w_sub(&sh, 1, &d1);
+        w_sub(&tt, 2, &sh);
+        w_sub(&tp, 1, &tt);
+        w_sub(&vi, 2, &tp);
+        w_sub(&w, 13, &vi);
+    }
+    oac_ctx *ctx = oac_ctx_new();
+    for (int zeroed = 0; zeroed < 2; zeroed++) {
+        oac_arena *a = zeroed ? oac_arena_new_zeroed(ctx) : oac_arena_new(ctx);
+        ProtobufCMessage *msg;
+        char err[256];
+        ck_assert_int_eq(oac_decode(ctx, a, &onnx__graph_proto__descriptor, w.b, w.n, 0,
+                                    &msg, NULL, err, sizeof err), 0);
+        const Onnx__GraphProto *gp = (const Onnx__GraphProto *)msg;
+        ck_assert_uint_eq(gp->n_node, NN);
+        ck_assert_uint_eq(gp->n_value_info, NN);
+        for (int j = 0; j < NN; j++) {
+            const Onnx__NodeProto *np = gp->node[j];
+            ck_assert_uint_eq(np->n_attribute, 2);
+            const Onnx__AttributeProto *perm = np->attribute[0], *val = np->attribute[1];
+            ck_assert_str_eq(perm->name, "perm");
+            ck_assert_uint_eq(perm->n_ints, 4);
+            ck_assert(perm->ints[0] == 0 && perm->ints[1] == 2 && perm->ints[2] == 1 &&
+                      perm->ints[3] == 3);
+            ck_assert_ptr_eq(perm, gp->node[0]->attribute[0]);
+            ck_assert_str_eq(val->name, "value");
+            ck_assert_ptr_nonnull(val->t);
+            ck_assert_uint_eq(val->t->n_dims, 1);
+            ck_assert_int_eq(val->t->dims[0], 1);
+            if (j)
+                ck_assert_ptr_ne(val, gp->node[j - 1]->attribute[1]);
+            const Onnx__TensorShapeProto *shp = gp->value_info[j]->type->tensor_type->shape;
+            ck_assert_uint_eq(shp->n_dim, 2);
+            ck_assert_str_eq(shp->dim[0]->dim_param, "batch");
+            ck_assert_int_eq(shp->dim[1]->dim_value, 8 + j % 2);
+            ck_assert_ptr_eq(shp->dim[0], gp->value_info[0]->type->tensor_type->shape->dim[0]);
+            ck_assert_ptr_eq(shp->dim[1],
+                             gp->value_info[j % 2]->type->tensor_type->shape->dim[1]);
+            if (j)
+                ck_assert_ptr_ne(shp, gp->value_info[j - 1]->type->tensor_type->shape);
+        }
+        oac_arena_free(a);
+    }
+    oac_ctx_free(ctx);
+    stats st = { 0 };
+    variants(&onnx__graph_proto__descriptor, w.b, w.n, "shared messages", 50, &st);
+    free(w.b);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -710,6 +798,7 @@ static Suite *decode_suite(void)
     tcase_add_test(tc, test_repeated_singular_linear);
     tcase_add_test(tc, test_drop_pages);
     tcase_add_test(tc, test_shared_strings);
+    tcase_add_test(tc, test_shared_messages);
     tcase_add_test(tc, test_examples);
     tcase_add_test(tc, test_testdata_models);
     suite_add_tcase(s, tc);
