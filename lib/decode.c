@@ -10,8 +10,9 @@
  * stack until the message ends, when each array is allocated once at its
  * size), guided by the protobuf-c descriptors (through a table per
  * message type, built once per decode): every type and label, packed
- * and unpacked repeated scalars, strings (NUL-terminated copies), bytes, enums,
- * submessages, oneofs and their case field, has_ flags, defaults from
+ * and unpacked repeated scalars, strings (NUL-terminated copies, equal
+ * ones often shared: copy_string), bytes, enums, submessages, oneofs and
+ * their case field, has_ flags, defaults from
  * descriptor->message_init (in a zeroed arena, its non-zero words),
  * unknown fields in order.  The common shapes of field (a tag of one or
  * two bytes with the field's own wire type, a whole value: strings,
@@ -53,9 +54,12 @@
  *     submessage merge that protobuf-c would refuse ("not a valid") or
  *     that would drop a payload left in the buffer is reported only when
  *     the whole buffer is otherwise valid.
- *  4. The tree is in the arena; the scratch (tables, stack, merge set) is
- *     oac_alloc'd and freed by oac_decode whatever happens; the levels
- *     are on oac_decode's stack.
+ *  4. The tree is in the arena; the scratch (tables, stack, merge set,
+ *     string cache) is oac_alloc'd and freed by oac_decode whatever
+ *     happens; the levels are on oac_decode's stack.
+ *  5. Equal strings of the tree may be one copy (copy_string), equal
+ *     leaf attributes and dimensions one message (msg_slot); all are in
+ *     the arena, and none is ever written after it is complete.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -98,6 +102,9 @@ typedef struct dec {
     const uint8_t *dropped;
     uintptr_t drop_at;
     uintptr_t page_mask;
+    struct shared *shared;     /* SHARE_SLOTS of them (copy_string) */
+    struct mshared *mshared;   /* MSG_SHARE_SLOTS of them (msg_slot) */
+    size_t made;               /* messages begun so far */
     char err[256];
 } dec;
 
@@ -497,6 +504,7 @@ struct dtab {
     const ProtobufCMessageDescriptor *desc;
     dtab *next;
     uint8_t payload;   /* 1: TensorProto, 2: QuantizedTensorProto */
+    uint8_t share;     /* equal elements may be one message (msg_slot) */
     uint32_t nnear;    /* slot[n] for n < nnear, then nfar slots by id */
     uint32_t nfar;
     uint32_t nrep;     /* rep[r]: the slot whose rslot is r */
@@ -626,6 +634,8 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         t->payload = 1;
     else if (desc == &onnx__quantized_tensor_proto__descriptor)
         t->payload = 2;
+    t->share = desc == &onnx__attribute_proto__descriptor ||
+               desc == &onnx__tensor_shape_proto__dimension__descriptor;
     for (uint32_t i = 0; i < nnear + nfar; i++)
         t->slot[i].wts = 0xff;
     uint32_t far = 0, rslot = 0;
@@ -1209,6 +1219,169 @@ static inline void copy_short(char *dst, const uint8_t *src, size_t n)
     }
 }
 
+/* ---- strings ------------------------------------------------------------ */
+
+/* A model names each value where it is defined and again wherever it is
+ * read (every NodeProto.input repeats an earlier output, initializer or
+ * input name), and op_type, domain and attribute names recur on every
+ * node: at 2048 layers, 248k strings of 2.8 MB hold 84k distinct ones of
+ * 1.1 MB.  So a string equal to one copied lately is not copied again,
+ * the field points at the earlier copy: a loaded model's strings are
+ * never written or freed one by one (the arena owns them all), so fields
+ * may share one.  "Lately" is a direct-mapped cache of SHARE_SLOTS copies
+ * in the dec state, keyed by the length and the bytes at both ends (with
+ * n, all of a string of up to 16) and, past 16, the 8 after the first 8
+ * (where a layer's number usually is); a slot holds the newest copy of
+ * its key.  2048 slots (64 KiB, below malloc's mmap threshold) catch 83%
+ * of the bytes that could be shared, 4096 only 1% more: what they miss
+ * are mostly initializer and input names, which a file holds after the
+ * nodes that read them.  Strings longer than
+ * OAC_DECODE_SHARE_MAX (doc strings) seldom recur and are simply
+ * copied. */
+#define SHARE_BITS 11
+#define SHARE_SLOTS (1u << SHARE_BITS)
+
+struct shared {
+    char *s;
+    size_t size;    /* strlen(s) + 1; 0: an empty slot */
+    uint64_t a, b;  /* its first and last words, as copy_string keys it */
+};
+
+/* The cache slot of a string whose first and last words are a and b
+ * (c: the word after the first, 0 up to 16 bytes). */
+static inline struct shared *share_slot(dec *d, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t k = a + (b << 32 | b >> 32) + c;
+    return &d->shared[(k * 0x9e3779b97f4a7c15u) >> (64 - SHARE_BITS)];
+}
+
+/* copy_string for 16 < n <= OAC_DECODE_SHARE_MAX. */
+static char *copy_long_string(dec *d, const uint8_t *q, size_t n)
+{
+    uint64_t a, b, c;
+    memcpy(&a, q, 8);
+    memcpy(&b, q + n - 8, 8);
+    memcpy(&c, q + 8, 8);
+    struct shared *e = share_slot(d, a, b, c);
+    if (e->a == a && e->b == b && e->size == n + 1) {
+        uint64_t ec;
+        memcpy(&ec, e->s + 8, 8);
+        /* up to 24 bytes, a, c and b are the whole string */
+        if (ec == c && (n <= 24 || memcmp(e->s + 16, q + 16, n - 24) == 0))
+            return e->s;
+    }
+    char *s = oac_arena_bytes(d->arena, n + 1);
+    if (!s)
+        return NULL;
+    copy_short(s, q, n);
+    s[n] = '\0';
+    *e = (struct shared){ s, n + 1, a, b };
+    return s;
+}
+
+/* The n bytes at q as a NUL-terminated string in the arena: an earlier
+ * copy when the cache holds one, else a new copy; NULL on OOM.  Inline
+ * in the walk's loop (a call's saved registers would cost as much as
+ * the rest).  Up to 16 bytes, the words at both ends that copy_short
+ * copies are the whole string, and the key. */
+static inline __attribute__((always_inline)) char *copy_string(dec *d, const uint8_t *q,
+                                                                size_t n)
+{
+    uint64_t a, b;
+    if (n >= 8) {
+        if (n > 16) {
+            if (n <= OAC_DECODE_SHARE_MAX)
+                return copy_long_string(d, q, n);
+            char *s = oac_arena_bytes(d->arena, n + 1);
+            if (s) {
+                memcpy(s, q, n);
+                s[n] = '\0';
+            }
+            return s;
+        }
+        memcpy(&a, q, 8);
+        memcpy(&b, q + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, q, 4);
+        memcpy(&y, q + n - 4, 4);
+        a = x;
+        b = y;
+    } else {
+        a = n ? q[0] | (uint32_t)q[n / 2] << 8 | (uint32_t)q[n - 1] << 16 : 0;
+        b = 0;
+    }
+    struct shared *e = share_slot(d, a, b, 0);
+    if (e->a == a && e->b == b && e->size == n + 1)
+        return e->s;
+    char *s = oac_arena_bytes(d->arena, n + 1);
+    if (!s)
+        return NULL;
+    if (n >= 8) {
+        memcpy(s, &a, 8);
+        memcpy(s + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t x = (uint32_t)a, y = (uint32_t)b;
+        memcpy(s, &x, 4);
+        memcpy(s + n - 4, &y, 4);
+    } else if (n) {
+        s[0] = (char)q[0];
+        s[n / 2] = (char)q[n / 2];
+        s[n - 1] = (char)q[n - 1];
+    }
+    s[n] = '\0';
+    *e = (struct shared){ s, n + 1, a, b };
+    return s;
+}
+
+/* ---- shared messages ------------------------------------------------------- */
+
+/* Most of a decoder graph's attributes are the same few (a Transpose's
+ * perm, an axis), and its value shapes the same few dimensions: at 2048
+ * layers 16k AttributeProtos of 248 bytes hold 4 distinct ones, 33k
+ * Dimensions of 48 bytes a handful.  So an AttributeProto or a
+ * Dimension (the tables with share set), an element of a repeated field
+ * (NodeProto.attribute, TensorShapeProto.dim, ...), whose bytes equal
+ * those of a recent one of its type is that one, not decoded again, when
+ * decoding that one began no other message: a leaf (an attribute without
+ * a graph or a tensor) that nothing can tell from an equal copy, as the
+ * tree is read-only.  The elements of a repeated field are never merged
+ * into, so a shared one never changes.  Bytes decode the same way
+ * wherever they are (no payload of a leaf of at most MSG_SHARE_MAX bytes
+ * stays in the buffer), so the result is what decoding would give.  A
+ * direct-mapped cache of MSG_SHARE_SLOTS elements keyed by all of their
+ * bytes, kept in it (the buffer's pages may be dropped). */
+#define MSG_SHARE_BITS 8
+#define MSG_SHARE_SLOTS (1u << MSG_SHARE_BITS)
+#define MSG_SHARE_MAX 48
+
+struct mshared {
+    const dtab *t;     /* NULL: an empty slot */
+    ProtobufCMessage *m;
+    size_t n;
+    uint8_t bytes[MSG_SHARE_MAX];
+};
+
+/* The cache slot of the element whose bytes are [q, q + n). */
+static inline struct mshared *msg_slot(dec *d, const uint8_t *q, size_t n)
+{
+    const uint64_t k = 0x9e3779b97f4a7c15u;
+    uint64_t h = n * k, w;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, q + i, 8);
+            h = (h ^ w) * k;
+        }
+        memcpy(&w, q + n - 8, 8);
+    } else {
+        w = 0;
+        for (size_t i = 0; i < n; i++)
+            w = w << 8 | q[i];
+    }
+    h = (h ^ w) * k;
+    return &d->mshared[h >> (64 - MSG_SHARE_BITS)];
+}
+
 /* A scalar's value as put_scalar would store it, as it goes on the stack:
  * a member of 8 bytes as they are, one of 4 as a uint32_t (settle and
  * put_value store them back the same way). */
@@ -1393,11 +1566,9 @@ static int put_bytes(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl
     void *member = MEMBER(m, fd->offset);
     uint8_t *copy = NULL;
     if (sl->kind == K_STR) {
-        char *s = oac_arena_bytes(d->arena, n + 1);
+        char *s = copy_string(d, f->val, n);
         if (!s)
             return OAC_ENOMEM;
-        memcpy(s, f->val, n);
-        s[n] = '\0';
         copy = (uint8_t *)s;
     } else if (n) {
         copy = oac_arena_bytes(d->arena, n);
@@ -1588,6 +1759,12 @@ struct level {
     fslot *sl;
     uint32_t used;
     uint32_t mask;     /* payload_mask */
+    /* the cache slot that gets this message if it ends with no message
+     * begun inside it (NULL: none), its bytes from start to end, and
+     * d->made once it began */
+    struct mshared *ms;
+    const uint8_t *start;
+    size_t made;
 };
 
 /* Message t from [p, end) at depth, and the messages nested in it: the
@@ -1604,18 +1781,23 @@ static int decode_msg(dec *d, dtab *t, const uint8_t *p, const uint8_t *end, int
     struct level *lv = &d->lv[depth];  /* the innermost message's */
     struct level *const top = lv;
     ProtobufCMessage *m;
+    struct mshared *ms_next = NULL;    /* the entered element's ms */
     int rc;
+    top->ms = NULL;
     goto start;
 enter:
     /* lv is one past the array at depth OAC_MAX_DEPTH + 1 */
     if (lv > d->lv_last)
         return fail(d, p, "messages nested deeper than %d", OAC_MAX_DEPTH);
+    lv->ms = ms_next;
+    lv->start = p;
 start:
     lv->mask = 0;
     if (t->payload && (rc = payload_mask(d, t, p, end, &lv->mask)))
         return rc;
     if (!(m = new_message(d, t)))
         return OAC_ENOMEM;
+    lv->made = ++d->made;
     lv->t = t;
     lv->m = m;
     lv->end = end;
@@ -1659,11 +1841,9 @@ start:
                 const uint8_t *at = p;
                 p = q + n;
                 if (op <= OP_STR_ONEOF) {
-                    char *s = oac_arena_bytes(d->arena, n + 1);
+                    char *s = copy_string(d, q, n);
                     if (!s)
                         return OAC_ENOMEM;
-                    copy_short(s, q, n);
-                    s[n] = '\0';
                     if (op == OP_STR_REP) {
                         if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)s, 1))
                             return OAC_ENOMEM;
@@ -1679,9 +1859,22 @@ start:
                     drop_pages(d, at);
                 if (!sl->sub && !(sl->sub = table(d, sl->fd->descriptor)))
                     return OAC_ENOMEM;
+                /* an element equal to a recent one is that one (not past
+                 * the depth bound, which the walk reports) */
+                struct mshared *ms = NULL;
+                if (sl->sub->share && op == OP_MSG_REP && n <= MSG_SHARE_MAX &&
+                    lv < d->lv_last) {
+                    ms = msg_slot(d, q, n);
+                    if (ms->t == sl->sub && ms->n == n && memcmp(ms->bytes, q, n) == 0) {
+                        if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)ms->m, 1))
+                            return OAC_ENOMEM;
+                        continue;
+                    }
+                }
                 lv->used = d->used;
                 lv->sl = sl;
                 lv++;
+                ms_next = ms;
                 t = sl->sub;
                 end = p;
                 p = q;
@@ -1731,6 +1924,14 @@ start:
             return OAC_OK;
         }
         ProtobufCMessage *sub = m;
+        if (lv->ms && lv->made == d->made) {
+            /* a leaf: nothing in it is a message another could hold */
+            struct mshared *ms = lv->ms;
+            ms->t = t;
+            ms->m = sub;
+            ms->n = (size_t)(end - lv->start);
+            memcpy(ms->bytes, lv->start, ms->n);
+        }
         lv--;
         fslot *sl = lv->sl;
         t = lv->t;
@@ -1766,9 +1967,13 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
     if (external)
         *external = false;
     ProtobufCMessage *m = NULL;
-    dtab *t = table(&d, desc);
+    d.shared = oac_calloc(ctx, SHARE_SLOTS, sizeof *d.shared);
+    d.mshared = oac_calloc(ctx, MSG_SHARE_SLOTS, sizeof *d.mshared);
+    dtab *t = d.shared && d.mshared ? table(&d, desc) : NULL;
     int rc = t ? decode_msg(&d, t, buf, buf + len, 1, &m) : OAC_ENOMEM;
     free_tables(&d);
+    oac_dealloc(ctx, d.shared);
+    oac_dealloc(ctx, d.mshared);
     /* A large graph's stack is a mapping of its own in glibc's malloc,
      * and freeing such a block raises malloc's mmap threshold to its
      * size: the checker's later callocs up to that size would come from

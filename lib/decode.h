@@ -26,12 +26,21 @@
 #define OAC_DECODE_DROP_PAGES 1u
 #define OAC_DECODE_DROP_STEP ((uintptr_t)2 << 20)
 
+/* Strings up to this length may share one copy in the arena with equal
+ * strings decoded shortly before (decode.c, copy_string); longer ones get
+ * a copy each. */
+#define OAC_DECODE_SHARE_MAX 256
+
 /* Decode buf[0, len) (len > 0) as a message of type desc into arena.
  * OAC_OK: *out is the message; it points into buf for payloads, so buf
  * must outlive it; *external (may be NULL) tells whether a TensorProto
- * has a data_location field.  OAC_EPARSE: err holds the reason, without
- * a file name ("truncated tag at byte 12").  OAC_ENOMEM: out of memory.
- * Whatever was allocated stays in the arena either way. */
+ * has a data_location field.  Equal strings of the tree may be one copy,
+ * and equal AttributeProtos or TensorShapeProto.Dimensions that hold no
+ * message one message: the tree is read-only, and released only with the
+ * arena.  OAC_EPARSE:
+ * err holds the reason, without a file name ("truncated tag at byte
+ * 12").  OAC_ENOMEM: out of memory.  Whatever was allocated stays in the
+ * arena either way. */
 int oac_decode(oac_ctx *ctx, oac_arena *arena,
                const ProtobufCMessageDescriptor *desc, const uint8_t *buf,
                size_t len, unsigned flags, ProtobufCMessage **out, bool *external,

@@ -336,14 +336,16 @@ static int read_inputs(oac_graphs *g, oac_scope *s, size_t i)
     int rc;
     /* Most reads are of what the node before defined (a chain of
      * operators): a string compare against its output 0 is cheaper than
-     * a hash and probe. */
+     * a hash and probe, and the decoder mostly hands out the same copy
+     * of a name (decode.c, copy_string), so the pointers compare first. */
     const oac_value *prev = NULL;
     if (i > 0 && s->nodes[i - 1].proto->n_output)
         prev = s->nodes[i - 1].in_vals[s->nodes[i - 1].proto->n_input];
     for (size_t p = 0; p < np->n_input; p++) {
         oac_value *v;
         const char *in = np->input[p];
-        if (prev && in && prev->name[0] == in[0] && strcmp(prev->name, in) == 0)
+        if (prev && in && (prev->name == in ||
+                           (prev->name[0] == in[0] && strcmp(prev->name, in) == 0)))
             v = (oac_value *)prev;
         else
             v = scope_local(s, np->input[p]);
@@ -626,8 +628,13 @@ static const struct oac_op *op_lookup(op_cache *c, const char *domain,
     size_t at = (c0 * 7u + c1 * 3u + c2) % OP_CACHE;
     const char *t = c->type[at];
     if (t && (t == op_type || strcmp(t, op_type) == 0) &&
-        (d ? c->dom[at] && strcmp(c->dom[at], d) == 0 : !c->dom[at]))
+        (d ? c->dom[at] && strcmp(c->dom[at], d) == 0 : !c->dom[at])) {
+        /* The decoder shares a name's copy only while its cache holds it
+         * (decode.c, copy_string): the newest copy compares by pointer
+         * on the nodes that follow. */
+        c->type[at] = op_type;
         return c->op[at];
+    }
     const struct oac_op *op = oac_op_find(domain, op_type);
     c->type[at] = op_type;
     c->dom[at] = d;

@@ -632,6 +632,161 @@ START_TEST(test_drop_pages)
 }
 END_TEST
 
+/* ---- shared strings -------------------------------------------------------- */
+
+/* The name of length n, variant v: the same first and last 8 bytes for
+ * every v, v in the middle. */
+static void shared_name(char *s, size_t n, int v)
+{
+    for (size_t i = 0; i < n; i++)
+        s[i] = (char)('a' + i % 7);
+    if (n)
+        s[n / 2] = (char)('K' + v);
+    s[n] = '\0';
+}
+
+/* A chain of nodes, each reading what the one before wrote: of every
+ * length around the decoder's cases (copy_string), two names that differ
+ * only in the middle.  A name read right after its definition is the
+ * definition's copy, up to OAC_DECODE_SHARE_MAX bytes; every string is
+ * right, whatever was shared. */
+START_TEST(test_shared_strings)
+{
+    static const size_t lens[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25,
+                                   31, 32, 33, 100, OAC_DECODE_SHARE_MAX,
+                                   OAC_DECODE_SHARE_MAX + 1, 1000 };
+    enum { NL = sizeof lens / sizeof *lens };
+    static char names[2 * NL][1001];
+    size_t k = 0;
+    for (size_t i = 0; i < NL; i++)
+        for (int v = 0; v < (lens[i] ? 2 : 1); v++)
+            shared_name(names[k++], lens[i], v);
+    wbuf w = { 0 };
+    for (size_t j = 0; j < k; j++) {
+        wbuf n = { 0 };
+        w_str(&n, 1, j ? names[j - 1] : "x");
+        w_str(&n, 2, names[j]);
+        w_sub(&w, 1, &n);
+    }
+    oac_ctx *ctx = oac_ctx_new();
+    for (int zeroed = 0; zeroed < 2; zeroed++) {
+        oac_arena *a = zeroed ? oac_arena_new_zeroed(ctx) : oac_arena_new(ctx);
+        ProtobufCMessage *msg;
+        char err[256];
+        ck_assert_int_eq(oac_decode(ctx, a, &onnx__graph_proto__descriptor, w.b, w.n, 0,
+                                    &msg, NULL, err, sizeof err), 0);
+        const Onnx__GraphProto *gp = (const Onnx__GraphProto *)msg;
+        ck_assert_uint_eq(gp->n_node, k);
+        for (size_t j = 1; j < k; j++) {
+            const Onnx__NodeProto *np = gp->node[j];
+            ck_assert_uint_eq(np->n_input, 1);
+            ck_assert_uint_eq(np->n_output, 1);
+            ck_assert_str_eq(np->output[0], names[j]);
+            ck_assert_str_eq(np->input[0], names[j - 1]);
+            size_t len = strlen(names[j - 1]);
+            if (len <= OAC_DECODE_SHARE_MAX)
+                ck_assert_msg(np->input[0] == gp->node[j - 1]->output[0],
+                              "a name of %zu bytes is not shared", len);
+            else
+                ck_assert_ptr_ne(np->input[0], gp->node[j - 1]->output[0]);
+        }
+        oac_arena_free(a);
+    }
+    oac_ctx_free(ctx);
+    stats st = { 0 };
+    variants(&onnx__graph_proto__descriptor, w.b, w.n, "shared strings", 50, &st);
+    free(w.b);
+}
+END_TEST
+
+/* Nodes with the same attributes, value_infos with the same dimensions:
+ * equal leaf elements are one message, an attribute holding a tensor is
+ * decoded each time; every value is right (and the same as the legacy
+ * parser's on these bytes and their variants). */
+START_TEST(test_shared_messages)
+{
+    enum { NN = 40 };
+    wbuf w = { 0 };
+    for (int j = 0; j < NN; j++) {
+        wbuf n = { 0 }, at = { 0 }, ints = { 0 }, at2 = { 0 }, t = { 0 };
+        char name[16];
+        snprintf(name, sizeof name, "y%d", j);
+        w_str(&n, 1, "x");
+        w_str(&n, 2, name);
+        w_str(&n, 4, "Transpose");
+        w_str(&at, 1, "perm");
+        for (int k = 0; k < 4; k++)
+            w_varint(&ints, (uint64_t)(k == 1 ? 2 : k == 2 ? 1 : k));
+        w_sub(&at, 8, &ints);
+        w_int(&at, 20, 7);
+        w_sub(&n, 5, &at);
+        w_str(&at2, 1, "value");
+        w_int(&t, 1, 1);
+        w_int(&t, 2, 7);
+        w_sub(&at2, 5, &t);
+        w_int(&at2, 20, 4);
+        w_sub(&n, 5, &at2);
+        w_sub(&w, 1, &n);
+    }
+    for (int j = 0; j < NN; j++) {
+        wbuf vi = { 0 }, tp = { 0 }, tt = { 0 }, sh = { 0 }, d0 = { 0 }, d1 = { 0 };
+        char name[16];
+        snprintf(name, sizeof name, "y%d", j);
+        w_str(&vi, 1, name);
+        w_int(&tt, 1, 1);
+        w_str(&d0, 2, "batch");
+        w_sub(&sh, 1, &d0);
+        w_int(&d1, 1, 8 + (uint64_t)(j % 2));
+        w_sub(&sh, 1, &d1);
+        w_sub(&tt, 2, &sh);
+        w_sub(&tp, 1, &tt);
+        w_sub(&vi, 2, &tp);
+        w_sub(&w, 13, &vi);
+    }
+    oac_ctx *ctx = oac_ctx_new();
+    for (int zeroed = 0; zeroed < 2; zeroed++) {
+        oac_arena *a = zeroed ? oac_arena_new_zeroed(ctx) : oac_arena_new(ctx);
+        ProtobufCMessage *msg;
+        char err[256];
+        ck_assert_int_eq(oac_decode(ctx, a, &onnx__graph_proto__descriptor, w.b, w.n, 0,
+                                    &msg, NULL, err, sizeof err), 0);
+        const Onnx__GraphProto *gp = (const Onnx__GraphProto *)msg;
+        ck_assert_uint_eq(gp->n_node, NN);
+        ck_assert_uint_eq(gp->n_value_info, NN);
+        for (int j = 0; j < NN; j++) {
+            const Onnx__NodeProto *np = gp->node[j];
+            ck_assert_uint_eq(np->n_attribute, 2);
+            const Onnx__AttributeProto *perm = np->attribute[0], *val = np->attribute[1];
+            ck_assert_str_eq(perm->name, "perm");
+            ck_assert_uint_eq(perm->n_ints, 4);
+            ck_assert(perm->ints[0] == 0 && perm->ints[1] == 2 && perm->ints[2] == 1 &&
+                      perm->ints[3] == 3);
+            ck_assert_ptr_eq(perm, gp->node[0]->attribute[0]);
+            ck_assert_str_eq(val->name, "value");
+            ck_assert_ptr_nonnull(val->t);
+            ck_assert_uint_eq(val->t->n_dims, 1);
+            ck_assert_int_eq(val->t->dims[0], 1);
+            if (j)
+                ck_assert_ptr_ne(val, gp->node[j - 1]->attribute[1]);
+            const Onnx__TensorShapeProto *shp = gp->value_info[j]->type->tensor_type->shape;
+            ck_assert_uint_eq(shp->n_dim, 2);
+            ck_assert_str_eq(shp->dim[0]->dim_param, "batch");
+            ck_assert_int_eq(shp->dim[1]->dim_value, 8 + j % 2);
+            ck_assert_ptr_eq(shp->dim[0], gp->value_info[0]->type->tensor_type->shape->dim[0]);
+            ck_assert_ptr_eq(shp->dim[1],
+                             gp->value_info[j % 2]->type->tensor_type->shape->dim[1]);
+            if (j)
+                ck_assert_ptr_ne(shp, gp->value_info[j - 1]->type->tensor_type->shape);
+        }
+        oac_arena_free(a);
+    }
+    oac_ctx_free(ctx);
+    stats st = { 0 };
+    variants(&onnx__graph_proto__descriptor, w.b, w.n, "shared messages", 50, &st);
+    free(w.b);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -642,6 +797,8 @@ static Suite *decode_suite(void)
     tcase_add_test(tc, test_repeated_singular_same);
     tcase_add_test(tc, test_repeated_singular_linear);
     tcase_add_test(tc, test_drop_pages);
+    tcase_add_test(tc, test_shared_strings);
+    tcase_add_test(tc, test_shared_messages);
     tcase_add_test(tc, test_examples);
     tcase_add_test(tc, test_testdata_models);
     suite_add_tcase(s, tc);
