@@ -586,7 +586,9 @@ static bool init_words(dec *d, const ProtobufCMessageDescriptor *desc, dtab *t)
     t->ninit = MAX_INIT + 1;
     if (size % sizeof(uint64_t) || !oac_arena_zeroed(d->arena))
         return true;
-    unsigned char *img = oac_alloc(d->ctx, size);
+    /* Zeroed first: message_init assigns the members, not the padding,
+     * which must read as the zeroed arena's. */
+    unsigned char *img = oac_calloc(d->ctx, 1, size);
     if (!img)
         return false;
     desc->message_init((ProtobufCMessage *)(void *)img);
