@@ -189,17 +189,6 @@ static bool scope_within(const oac_scope *s, const oac_scope *b)
     return false;
 }
 
-/* The subgraph of node n held by attribute `name`, or NULL. */
-static oac_scope *node_subgraph(const oac_node *n, const char *name)
-{
-    const oac_node_ext *x = oac_node_x(n);
-    for (size_t k = 0; k < x->n_subgraphs; k++)
-        if (x->subgraphs[k]->attr_name &&
-            strcmp(x->subgraphs[k]->attr_name, name) == 0)
-            return x->subgraphs[k];
-    return NULL;
-}
-
 static oac_value *find_root(build *b, oac_value *v, int depth);
 
 /* Where the alias chain of bo leaves branch scope br: bo itself when it is
@@ -248,8 +237,8 @@ static void resolve_if(build *b, oac_scope *s, long i, int depth)
                                       "aliases");
         goto done;
     }
-    oac_scope *br[2] = { node_subgraph(n, "then_branch"),
-                         node_subgraph(n, "else_branch") };
+    oac_scope *br[2] = { oac_node_subgraph(n, "then_branch"),
+                         oac_node_subgraph(n, "else_branch") };
     if (!br[0] || !br[1])
         goto done;
     for (size_t p = 0; p < np->n_output; p++) {
@@ -364,7 +353,7 @@ static int link_edges(build *b)
                 if (!u || !n->op || in < 0 ||
                     (n->op->alias != OAC_AL_LOOP && n->op->alias != OAC_AL_SCAN))
                     continue;
-                oac_scope *body = node_subgraph(n, "body");
+                oac_scope *body = oac_node_subgraph(n, "body");
                 if (!body)
                     continue;
                 long num_scan = 0;
@@ -695,8 +684,8 @@ static int if_branch_state(build *b, const oac_value *v, const oac_value *a)
     const oac_node *n = oac_scope_node(v->scope, v->producer);
     if (!n || !n->op || n->op->alias != OAC_AL_BRANCH)
         return 0;
-    oac_scope *br[2] = { node_subgraph(n, "then_branch"),
-                         node_subgraph(n, "else_branch") };
+    oac_scope *br[2] = { oac_node_subgraph(n, "then_branch"),
+                         oac_node_subgraph(n, "else_branch") };
     bool any = false, same = a != NULL;
     for (int k = 0; k < 2; k++) {
         bool upd = false;

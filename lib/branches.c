@@ -28,24 +28,13 @@
 
 #define LOC_MAX 512
 
-
-static oac_scope *node_subgraph(const oac_node *n, const char *name)
-{
-    const oac_node_ext *x = oac_node_x(n);
-    for (size_t k = 0; k < x->n_subgraphs; k++)
-        if (x->subgraphs[k]->attr_name &&
-            strcmp(x->subgraphs[k]->attr_name, name) == 0)
-            return x->subgraphs[k];
-    return NULL;
-}
-
 static int check_if(oac_check_state *st, oac_scope *s, long i)
 {
     oac_aliases *al = st->aliases;
     oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
-    oac_scope *br[2] = { node_subgraph(n, "then_branch"),
-                         node_subgraph(n, "else_branch") };
+    oac_scope *br[2] = { oac_node_subgraph(n, "then_branch"),
+                         oac_node_subgraph(n, "else_branch") };
     static const char *const bname[2] = { "then_branch", "else_branch" };
     char loc[LOC_MAX];
     int rc = OAC_OK;
@@ -92,7 +81,7 @@ static int check_carried(oac_check_state *st, oac_scope *s, long i)
     oac_aliases *al = st->aliases;
     oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
-    oac_scope *body = node_subgraph(n, "body");
+    oac_scope *body = oac_node_subgraph(n, "body");
     bool loop = n->op->alias == OAC_AL_LOOP;
     char loc[LOC_MAX];
     int rc = OAC_OK;

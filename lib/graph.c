@@ -200,6 +200,16 @@ oac_value *oac_node_output_slow(const oac_scope *s, long i, size_t port)
     return v;
 }
 
+oac_scope *oac_node_subgraph(const oac_node *n, const char *name)
+{
+    const oac_node_ext *x = oac_node_x(n);
+    for (size_t k = 0; k < x->n_subgraphs; k++)
+        if (x->subgraphs[k]->attr_name &&
+            strcmp(x->subgraphs[k]->attr_name, name) == 0)
+            return x->subgraphs[k];
+    return NULL;
+}
+
 oac_scope *oac_graphs_function(const oac_graphs *g, const char *domain,
                                const char *name)
 {

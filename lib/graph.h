@@ -323,6 +323,10 @@ static inline const Onnx__TensorProto *oac_value_init(const oac_value *v)
 /* Is the node's domain the ONNX domain ("" or "ai.onnx")? */
 bool oac_domain_is_onnx(const char *domain);
 
+/* The subgraph of node n held by its attribute `name` ("then_branch",
+ * "body", ...), or NULL. */
+oac_scope *oac_node_subgraph(const oac_node *n, const char *name);
+
 /* The local function a node calls, by (domain, op_type); NULL if none. */
 oac_scope *oac_graphs_function(const oac_graphs *g, const char *domain,
                                const char *name);
