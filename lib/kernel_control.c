@@ -1041,6 +1041,22 @@ static int read_bool(oac_kernel_call *k, size_t i, bool *out)
     return OAC_OK;
 }
 
+/* An If branch or a function body, run once: frame_init's status in rc,
+ * then the run, the node's outputs from the body's, and the frame freed
+ * whatever happened. */
+static int run_once(oac_kernel_call *k, struct rt_frame *fr, int rc)
+{
+    if (!rc)
+        rc = frame_run(fr);
+    for (size_t j = 0; !rc && j < k->n_out; j++) {
+        oac_value *v = body_result(fr, j, &rc);
+        if (!rc)
+            rc = take_output(k, fr, j, v);
+    }
+    frame_fini(fr);
+    return rc;
+}
+
 int oac_kernel_if(oac_kernel_call *k)
 {
     bool cond;
@@ -1062,15 +1078,7 @@ int oac_kernel_if(oac_kernel_call *k)
     rc = frame_init(&fr, k, &b, NULL, 0, false, NULL, NULL,
                     oac_asprintf(k->ctx, "%s/attribute/%zu/g",
                                  k->location ? k->location : "", ai));
-    if (!rc)
-        rc = frame_run(&fr);
-    for (size_t j = 0; !rc && j < k->n_out; j++) {
-        oac_value *v = body_result(&fr, j, &rc);
-        if (!rc)
-            rc = take_output(k, &fr, j, v);
-    }
-    frame_fini(&fr);
-    return rc;
+    return run_once(k, &fr, rc);
 }
 
 int oac_kernel_call_function(oac_kernel_call *k)
@@ -1091,15 +1099,7 @@ int oac_kernel_call_function(oac_kernel_call *k)
     int rc = frame_init(&fr, k, &b, k->in, k->n_in, true, k->node, f,
                         oac_asprintf(k->ctx, "/functions/%zu",
                                      function_index(k->model->proto, f)));
-    if (!rc)
-        rc = frame_run(&fr);
-    for (size_t j = 0; !rc && j < k->n_out; j++) {
-        oac_value *v = body_result(&fr, j, &rc);
-        if (!rc)
-            rc = take_output(k, &fr, j, v);
-    }
-    frame_fini(&fr);
-    return rc;
+    return run_once(k, &fr, rc);
 }
 
 /* Loop(M?, cond?, v_initial...) -> v_final...; body(iter, cond_in,
