@@ -213,7 +213,7 @@ oac_scope *oac_node_subgraph(const oac_node *n, const char *name)
 oac_scope *oac_graphs_function(const oac_graphs *g, const char *domain,
                                const char *name)
 {
-    if (!g || empty(name) || g->func_by_key.count == 0)
+    if (!g || empty(name) || oac_strmap_count(&g->func_by_key) == 0)
         return NULL;
     char stack[256];
     const char *d = norm_domain(domain);
@@ -994,7 +994,7 @@ int oac_graphs_build(oac_ctx *ctx, oac_graphs **out,
         oac_scope *s = g->scopes[si];
         dedupe_outer(s);
         /* Without local functions no node calls one. */
-        for (size_t i = 0; g->func_by_key.count && i < s->n_nodes; i++) {
+        for (size_t i = 0; oac_strmap_count(&g->func_by_key) && i < s->n_nodes; i++) {
             oac_node *n = &s->nodes[i];
             if (oac_domain_is_onnx(n->proto->domain) && n->op)
                 continue;           /* ONNX operators are not local functions */

@@ -142,28 +142,9 @@ static inline uint32_t oac_str_hash(const char *s)
     return (uint32_t)(h ^ (h >> 32));
 }
 
-typedef struct oac_strmap {
-    oac_ctx *ctx;
-    struct oac_strmap_slot *slots;  /* entries, insertion order */
-    struct oac_strmap_idx *idx;     /* cap probe slots */
-    size_t cap;    /* at most 2^31, or 0 */
-    size_t count;
-    size_t ecap;   /* room in slots */
-} oac_strmap;
-
-void oac_strmap_init(oac_strmap *m, oac_ctx *ctx);
-void oac_strmap_fini(oac_strmap *m);
-/* Insert or replace; key must outlive the map. */
-int oac_strmap_put(oac_strmap *m, const char *key, void *val);
-/* Room for n keys in all without growing (a hint; OAC_ENOMEM on failure). */
-int oac_strmap_reserve(oac_strmap *m, size_t n);
-/* The value, or NULL when absent (so do not store NULL values). */
-void *oac_strmap_get(const oac_strmap *m, const char *key);
-bool oac_strmap_has(const oac_strmap *m, const char *key);
-
-/* An index over entries the caller stores (an array that never moves,
- * each entry's string key at key_off): probe slots only (8 bytes each),
- * no copy of keys or values.  graph.c names a scope's values this way,
+/* An index over entries the caller stores (an array at base, which the
+ * caller updates when the array moves; each entry's string key at
+ * key_off): probe slots only (8 bytes each), no copy of keys or values.  graph.c names a scope's values this way,
  * once per name of the model, so the probes are inline. */
 typedef struct oac_strindex {
     oac_ctx *ctx;
@@ -181,6 +162,29 @@ void oac_strindex_fini(oac_strindex *x);
 int oac_strindex_reserve(oac_strindex *x, size_t n);
 /* Twice the probe slots (strmap.c; the slow path of get_or_add). */
 int oac_strindex_grow(oac_strindex *x);
+
+/* A map from borrowed strings to pointers: its entries (key, value) in
+ * insertion order, found through a strindex over them. */
+typedef struct oac_strmap {
+    oac_strindex x;                 /* probe slots; x.base is slots */
+    struct oac_strmap_slot *slots;  /* entries, insertion order */
+    size_t ecap;                    /* room in slots */
+} oac_strmap;
+
+void oac_strmap_init(oac_strmap *m, oac_ctx *ctx);
+void oac_strmap_fini(oac_strmap *m);
+/* Insert or replace; key must outlive the map. */
+int oac_strmap_put(oac_strmap *m, const char *key, void *val);
+/* Room for n keys in all without growing (a hint; OAC_ENOMEM on failure). */
+int oac_strmap_reserve(oac_strmap *m, size_t n);
+/* The value, or NULL when absent (so do not store NULL values). */
+void *oac_strmap_get(const oac_strmap *m, const char *key);
+bool oac_strmap_has(const oac_strmap *m, const char *key);
+static inline size_t oac_strmap_count(const oac_strmap *m)
+{
+    return m->x.count;
+}
+
 
 /* The probe slot of key (hash h): holding its entry, or the empty slot
  * where it would go.  x->cap > 0, and below a 3/4 load, so one is

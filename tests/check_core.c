@@ -75,12 +75,12 @@ START_TEST(test_strmap)
         snprintf(keys[i], sizeof keys[i], "k%d", i);
         ck_assert_int_eq(oac_strmap_put(&m, keys[i], &keys[i]), 0);
     }
-    ck_assert_uint_eq(m.count, 1000);
+    ck_assert_uint_eq(oac_strmap_count(&m), 1000);
     for (int i = 0; i < 1000; i++)
         ck_assert_ptr_eq(oac_strmap_get(&m, keys[i]), &keys[i]);
     ck_assert_ptr_null(oac_strmap_get(&m, "absent"));
     ck_assert_int_eq(oac_strmap_put(&m, "k7", keys[0]), 0);
-    ck_assert_uint_eq(m.count, 1000);
+    ck_assert_uint_eq(oac_strmap_count(&m), 1000);
     ck_assert_ptr_eq(oac_strmap_get(&m, "k7"), keys[0]);
     oac_strmap_fini(&m);
     oac_ctx_free(ctx);
