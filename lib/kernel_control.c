@@ -582,30 +582,8 @@ static void frame_fini(struct rt_frame *fr)
 static int load_init(struct rt_frame *fr, oac_value *v, const Onnx__TensorProto *tp)
 {
     oac_kernel_call *k = fr->k;
-    if (tp->n_dims > OAC_RT_MAX_RANK)
-        return oac_err(k->ctx, OAC_EUNSUPPORTED, "initializer '%s': rank too large",
-                       tp->name ? tp->name : "");
-    oac_tensor t = { .elem_type = tp->data_type, .rank = (int)tp->n_dims };
-    for (size_t i = 0; i < tp->n_dims; i++)
-        t.dims[i] = tp->dims[i];
-    uint64_t n, b;
-    if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(t.elem_type, n, &b) || b > SIZE_MAX)
-        return oac_err(k->ctx, OAC_EUNSUPPORTED, "initializer '%s': no fixed-size data",
-                       tp->name ? tp->name : "");
-    if (b > OAC_RT_MAX_BYTES)
-        return oac_err(k->ctx, OAC_EUNSUPPORTED,
-                       "initializer '%s' would need %" PRIu64 " bytes, above the "
-                       "reference runtime's limit of %" PRIu64 " per buffer",
-                       tp->name ? tp->name : "", b, OAC_RT_MAX_BYTES);
-    t.bytes = (size_t)b;
-    t.data = t.bytes ? oac_ralloc_bound(k->alloc, t.bytes) : NULL;
-    if (t.bytes && !t.data)
-        return OAC_ENOMEM;
-    v->kind = OAC_VAL_TENSOR;
-    v->storage = OAC_STORE_CONST;
-    v->writable = false;
-    v->t = t;
-    return oac_tensor_read(k->ctx, k->model, tp, t.data, t.bytes);
+    return oac_rt_load_initializer(k->ctx, k->alloc, k->model, tp,
+                                   tp->name ? tp->name : "", v);
 }
 
 /* Nodes of a body and of the subgraphs nested in it (saturating): what

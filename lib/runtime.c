@@ -1370,6 +1370,34 @@ static int session_init(oac_session *s)
     return OAC_OK;
 }
 
+int oac_rt_load_initializer(oac_ctx *ctx, oac_ralloc *a, const oac_model *model,
+                            const Onnx__TensorProto *tp, const char *name,
+                            oac_value *v)
+{
+    if (tp->n_dims > OAC_RT_MAX_RANK)
+        return oac_err(ctx, OAC_EUNSUPPORTED, "initializer '%s': rank too large", name);
+    oac_tensor t = { .elem_type = tp->data_type, .rank = (int)tp->n_dims };
+    for (size_t i = 0; i < tp->n_dims; i++)
+        t.dims[i] = tp->dims[i];
+    uint64_t n, b;
+    if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(t.elem_type, n, &b) || b > SIZE_MAX)
+        return oac_err(ctx, OAC_EUNSUPPORTED, "initializer '%s': no fixed-size data", name);
+    if (b > OAC_RT_MAX_BYTES)
+        return oac_err(ctx, OAC_EUNSUPPORTED,
+                       "initializer '%s' would need %" PRIu64 " bytes, above the "
+                       "reference runtime's limit of %" PRIu64 " per buffer", name, b,
+                       OAC_RT_MAX_BYTES);
+    t.bytes = (size_t)b;
+    t.data = t.bytes ? oac_ralloc_bound(a, t.bytes) : NULL;
+    if (t.bytes && !t.data)
+        return OAC_ENOMEM;
+    v->kind = OAC_VAL_TENSOR;
+    v->storage = OAC_STORE_CONST;
+    v->writable = false;
+    v->t = t;
+    return oac_tensor_read(ctx, model, tp, t.data, t.bytes);
+}
+
 /* Initializers are read on first use (lazily, through oac_tensor_read,
  * into excluded storage) and kept for the session. */
 static int ensure_loaded(oac_session *s, long slot)
@@ -1378,31 +1406,11 @@ static int ensure_loaded(oac_session *s, long slot)
     rt_slot *sl = &r->slots[slot];
     if (s->loaded[slot] || !sl->init || sl->graph_input)
         return OAC_OK;
-    const Onnx__TensorProto *tp = sl->init;
-    oac_value *v = &s->objs[slot];
-    if (tp->n_dims > OAC_RT_MAX_RANK)
-        return oac_err(s->ctx, OAC_EUNSUPPORTED, "initializer '%s': rank too large", sl->name);
-    oac_tensor t = { .elem_type = tp->data_type, .rank = (int)tp->n_dims };
-    for (size_t i = 0; i < tp->n_dims; i++)
-        t.dims[i] = tp->dims[i];
-    uint64_t n, b;
-    if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(t.elem_type, n, &b) || b > SIZE_MAX)
-        return oac_err(s->ctx, OAC_EUNSUPPORTED, "initializer '%s': no fixed-size data", sl->name);
-    if (b > OAC_RT_MAX_BYTES)
-        return oac_err(s->ctx, OAC_EUNSUPPORTED,
-                       "initializer '%s' would need %" PRIu64 " bytes, above the "
-                       "reference runtime's limit of %" PRIu64 " per buffer", sl->name, b,
-                       OAC_RT_MAX_BYTES);
-    t.bytes = (size_t)b;
-    t.data = t.bytes ? oac_ralloc_bound(&s->alloc, t.bytes) : NULL;
-    if (t.bytes && !t.data)
-        return OAC_ENOMEM;
-    v->kind = OAC_VAL_TENSOR;
-    v->storage = OAC_STORE_CONST;
-    v->writable = false;
-    v->t = t;
-    s->loaded[slot] = true;
-    return oac_tensor_read(s->ctx, r->model, tp, t.data, t.bytes);
+    int rc = oac_rt_load_initializer(s->ctx, &s->alloc, r->model, sl->init,
+                                     sl->name, &s->objs[slot]);
+    /* Once it holds storage the slot is loaded, read or not: never twice. */
+    s->loaded[slot] = s->objs[slot].kind == OAC_VAL_TENSOR;
+    return rc;
 }
 
 /* The update length along the capacity axis of node n's values. */

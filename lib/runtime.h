@@ -153,6 +153,14 @@ void oac_ralloc_put(oac_ralloc *a, void *p, size_t n);
  * zeroed, released with oac_ralloc_unbound. */
 void *oac_ralloc_bound(oac_ralloc *a, size_t n);
 void oac_ralloc_unbound(oac_ralloc *a, void *p, size_t n);
+/* Read initializer tp (shown as `name` in messages) into v as a
+ * read-only tensor in storage bound on a (contract 4: initializers are
+ * not counted).  Errors on ctx; v holds the storage once it is allocated,
+ * also when reading fails (runtime.c; the main graph's slots and the
+ * frames of kernel_control.c). */
+int oac_rt_load_initializer(oac_ctx *ctx, oac_ralloc *a, const oac_model *model,
+                            const Onnx__TensorProto *tp, const char *name,
+                            oac_value *v);
 /* Start counting a new step (resets step_calls, step_bytes).  What is
  * live then (pages created by earlier steps: cache state carried over,
  * like bound caches) is the step's baseline, so step_peak_max measures
