@@ -15,9 +15,8 @@
  *  2. While the subgraphs of node i of scope P are indexed, the only
  *     implicit uses appended to values of P are those of node i, so
  *     "the last use is (i, -1)" suffices to keep each implicit use once.
- *  3. Strings the index makes (locations, "#3") live in a block pool
- *     freed with the index: one allocation per 64 KiB, not per node or
- *     value.  Node ports (in_vals, then the outputs) are resolved once,
+ *  3. Strings the index makes (locations, "#3") live in an arena freed
+ *     with the index, not one allocation per node or value.  Node ports (in_vals, then the outputs) are resolved once,
  *     into one block per scope, so oac_node_input and oac_node_output
  *     never hash a name.
  *  4. Use lists are counted first and then laid out in one exact block
@@ -31,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "graph.h"
 #include "ops.h"
 
@@ -38,14 +38,6 @@ _Static_assert(sizeof(oac_use) == 8, "a use is 8 bytes (graph.h)");
 _Static_assert(sizeof(void *) != 8 || (sizeof(oac_value) == 64 &&
                                        sizeof(oac_node) == 48),
                "values and nodes without padding (graph.h)");
-
-/* ---- string pool ---------------------------------------------------- */
-
-struct pool_block {
-    struct pool_block *next;
-    size_t used, cap;
-    char data[];
-};
 
 /* An implicit read waiting for its scope's layout (invariant 4). */
 typedef struct pending_use {
@@ -61,58 +53,33 @@ typedef struct pending_list {
 
 struct oac_graphs_priv {
     oac_graphs pub;
-    struct pool_block *pool;
+    oac_arena *pool;                   /* strings the index makes */
     pending_list pending[OAC_MAX_DEPTH];   /* by depth of the value's scope */
 };
 
-static char *pool_vprintf(oac_graphs *g, const char *fmt, va_list ap)
+/* ---- string pool ---------------------------------------------------- */
+
+/* n bytes of string from the pool (unaligned: only strings live here). */
+static char *pool_alloc(oac_graphs *g, size_t n)
 {
     struct oac_graphs_priv *p = (struct oac_graphs_priv *)g;
+    if (!p->pool && !(p->pool = oac_arena_new(g->ctx)))
+        return NULL;
+    return oac_arena_bytes(p->pool, n);
+}
+
+static char *pool_vprintf(oac_graphs *g, const char *fmt, va_list ap)
+{
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
     if (n < 0)
         return NULL;
-    size_t need = (size_t)n + 1;
-    struct pool_block *b = p->pool;
-    if (!b || b->cap - b->used < need) {
-        size_t cap = need > 65536 ? need : 65536;
-        b = oac_alloc(g->ctx, sizeof *b + cap);
-        if (!b)
-            return NULL;
-        b->used = 0;
-        b->cap = cap;
-        b->next = p->pool;
-        p->pool = b;
-    }
-    char *s = b->data + b->used;
-    vsnprintf(s, need, fmt, ap);
-    b->used += need;
+    char *s = pool_alloc(g, (size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;
-}
-
-/* n bytes of string from the pool (unaligned: only strings live here). */
-static char *pool_alloc(oac_graphs *g, size_t n)
-{
-    struct oac_graphs_priv *p = (struct oac_graphs_priv *)g;
-    if (n > SIZE_MAX / 2)
-        return NULL;
-    struct pool_block *blk = p->pool;
-    size_t at = blk ? blk->used : 0;
-    if (!blk || blk->cap - at < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        blk = oac_alloc(g->ctx, sizeof *blk + cap);
-        if (!blk)
-            return NULL;
-        blk->used = 0;
-        blk->cap = cap;
-        blk->next = p->pool;
-        p->pool = blk;
-        at = 0;
-    }
-    blk->used = at + n;
-    return blk->data + at;
 }
 
 static char *pool_printf(oac_graphs *g, const char *fmt, ...) OAC_PRINTF(2, 3);
@@ -1081,11 +1048,7 @@ void oac_graphs_free(oac_graphs *g)
     oac_strmap_fini(&g->func_by_key);
     for (size_t d = 0; d < OAC_MAX_DEPTH; d++)
         oac_dealloc(ctx, p->pending[d].e);
-    while (p->pool) {
-        struct pool_block *b = p->pool;
-        p->pool = b->next;
-        oac_dealloc(ctx, b);
-    }
+    oac_arena_free(p->pool);
     oac_dealloc(ctx, p);
 }
 
