@@ -18,7 +18,7 @@
  *     usage errors: OAC_EINVAL with the message on ctx, nothing reported.
  *  4. Everything is linear in the model: one strmap lookup per dim_param,
  *     near-constant union-find steps (path halving, union by binding),
- *     one bounded probe of the rule memo per node and one of the dims
+ *     one lookup of the rule memo per node and one probe of the dims
  *     table per new shape.
  */
 #include <inttypes.h>
@@ -353,9 +353,9 @@ typedef struct place {
 /* The rules of one operator: two table searches per distinct (domain,
  * op_type) of the model instead of per node. */
 typedef struct rule_memo {
-    const char *op_type;    /* borrowed from the first node seen; NULL: free */
+    const char *op_type;    /* borrowed from the first node seen */
     const char *domain;     /* NULL for the ONNX domain */
-    uint32_t hash;          /* op_hash(op_type) */
+    struct rule_memo *next; /* another domain's operator of that name */
     oac_rule_fn infer, fold;
     /* Output dims the operator made lately (interned): the nodes of one
      * type in a layer make a few shapes, and every layer the same. */
@@ -368,9 +368,8 @@ typedef struct pass {
     oac_check_state *st;
     oac_shapes *sh;
     oac_graphs *g;
-    rule_memo *memo;        /* open addressing, at most half full */
-    size_t n_memo, cap_memo;
-    rule_memo spill;        /* an operator memo_slot found no room for */
+    /* Operators without a row: op_type -> rule_memo list (sh->arena). */
+    oac_strmap memo;
     /* The operators of ops.def by their row: graph.c found the row of
      * each node already, so these need neither hash nor compare. */
     rule_memo by_op[OAC_OP_COUNT];
@@ -840,38 +839,6 @@ static int seed_input_file(pass *p, const oac_value *v)
     return OAC_OK;
 }
 
-static uint32_t op_hash(const char *op_type)
-{
-    /* The first four bytes tell most operator types apart; the probe
-     * compares whole names (and is bounded: see memo_slot). */
-    const unsigned char *c = (const unsigned char *)op_type;
-    uint32_t h = c[0];
-    if (c[0] && c[1]) {
-        h |= (uint32_t)c[1] << 8;
-        if (c[2])
-            h |= (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
-    }
-    return (h * 0x9E3779B1u) >> 8;
-}
-
-/* The slot of (op_type, domain): its entry or a free slot, or SIZE_MAX
- * past MEMO_PROBES steps.  Many operator types sharing a prefix then go
- * unmemoized (two table searches, as without a memo) instead of making
- * every probe longer. */
-#define MEMO_PROBES 4
-static size_t memo_slot(const rule_memo *m, size_t cap, uint32_t h,
-                        const char *op_type, const char *domain)
-{
-    size_t i = h & (cap - 1);
-    for (int n = 0; n < MEMO_PROBES; n++, i = (i + 1) & (cap - 1))
-        if (!m[i].op_type ||
-            (m[i].hash == h && !strcmp(m[i].op_type, op_type) &&
-             (m[i].domain == domain ||
-              (m[i].domain && domain && !strcmp(m[i].domain, domain)))))
-            return i;
-    return SIZE_MAX;
-}
-
 /* The interned dims of output 0, built in c->scratch.  Most outputs
  * have a shape the operator made lately (a layer repeats the previous
  * one) or the shape of an input (element-wise ops, projections): trying
@@ -922,33 +889,19 @@ static int node_rules(pass *p, const oac_node *nd, rule_memo **out)
         return OAC_OK;
     }
     const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
-    if (2 * (p->n_memo + 1) > p->cap_memo) {
-        size_t cap = p->cap_memo ? 2 * p->cap_memo : 64;
-        rule_memo *m = oac_calloc(p->sh->ctx, cap, sizeof *m);
-        if (!m)
+    rule_memo *first = oac_strmap_get(&p->memo, np->op_type), *m;
+    for (m = first; m; m = m->next)
+        if (m->domain == dom || (m->domain && dom && !strcmp(m->domain, dom)))
+            break;
+    if (!m) {
+        if (!(m = oac_arena_alloc(p->sh->arena, sizeof *m)))
             return OAC_ENOMEM;
-        for (size_t k = 0; k < p->cap_memo; k++) {
-            const rule_memo *o = &p->memo[k];
-            size_t at = o->op_type ? memo_slot(m, cap, o->hash, o->op_type,
-                                               o->domain) : SIZE_MAX;
-            if (at != SIZE_MAX)
-                m[at] = *o;
-            else if (o->op_type)
-                p->n_memo--;    /* no room near its slot: dropped */
-        }
-        oac_dealloc(p->sh->ctx, p->memo);
-        p->memo = m;
-        p->cap_memo = cap;
-    }
-    uint32_t h = op_hash(np->op_type);
-    size_t at = memo_slot(p->memo, p->cap_memo, h, np->op_type, dom);
-    rule_memo *m = at != SIZE_MAX ? &p->memo[at] : &p->spill;
-    if (m == &p->spill || !m->op_type) {
-        *m = (rule_memo){ .op_type = np->op_type, .domain = dom, .hash = h,
+        *m = (rule_memo){ .op_type = np->op_type, .domain = dom, .next = first,
                           .infer = oac_infer_rule(dom, np->op_type),
                           .fold = oac_fold_rule(dom, np->op_type) };
-        if (m != &p->spill)
-            p->n_memo++;
+        int rc = oac_strmap_put(&p->memo, np->op_type, m);
+        if (rc)
+            return rc;
     }
     *out = m;
     return OAC_OK;
@@ -1085,9 +1038,7 @@ static int infer_scopes(pass *p)
         }
     }
 done:
-    oac_dealloc(p->sh->ctx, p->memo);
-    p->memo = NULL;
-    p->n_memo = p->cap_memo = 0;
+    oac_strmap_fini(&p->memo);
     oac_dealloc(p->sh->ctx, in);
     oac_dealloc(p->sh->ctx, in_known);
     oac_dealloc(p->sh->ctx, out);
@@ -1565,6 +1516,7 @@ int oac_pass_shapes(oac_check_state *st)
         sh->vals[i].rank = -1;
 
     pass p = { .st = st, .sh = sh, .g = st->graphs };
+    oac_strmap_init(&p.memo, ctx);
     int rc = infer_scopes(&p);
     if (rc)
         return rc;
