@@ -11,21 +11,17 @@
 /* u1 = CU(cache), u2 = CU(u1); the output states alias_of = root. */
 static void chain_ok(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "u1", "u2", true);
     /* Inside the graph, naming an intermediate member is fine. */
     oac_vi_alias_of(g, oac_gb_value_info(g, "u1", OAC_T_FLOAT, CU_CACHE), "cache");
-    oac_vi_alias_of(g, oac_gb_output(g, "u2", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "u2", "cache");
 }
 
 static void chain_value_info_names_member(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "u1", "u2", true);
     cu_update(g, "n2", "u2", "u3", true);
@@ -37,12 +33,10 @@ static void chain_value_info_names_member(oac_mb *mb)
 /* The boundary output names the intermediate u1: alias-mismatch. */
 static void chain_boundary_names_member(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "u1", "u2", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "u2", OAC_T_FLOAT, CU_CACHE), "u1");
+    cu_output_alias(g, "u2", "u1");
 }
 
 /* Two caches; the update of k1 claims alias_of k2. */
@@ -70,37 +64,31 @@ static void mismatch_boundary_other(oac_mb *mb)
     cu_update_inputs(g);
     cu_update(g, "n0", "k1", "o1", true);
     cu_update(g, "n1", "k2", "o2", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "o1", OAC_T_FLOAT, CU_CACHE), "k2");
-    oac_vi_alias_of(g, oac_gb_output(g, "o2", OAC_T_FLOAT, CU_CACHE), "k2");
+    cu_output_alias(g, "o1", "k2");
+    cu_output_alias(g, "o2", "k2");
 }
 
 static void unknown_on_output(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "nope");
+    cu_output_alias(g, "upd", "nope");
 }
 
 static void unknown_on_value_info(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "u1", "upd", true);
     oac_vi_alias_of(g, oac_gb_value_info(g, "u1", OAC_T_FLOAT, CU_CACHE), "ghost");
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void unbacked_no_output_alias(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", false);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void unbacked_on_input(oac_mb *mb)
@@ -110,7 +98,7 @@ static void unbacked_on_input(oac_mb *mb)
     oac_vi_alias_of(g, oac_gb_input(g, "other", OAC_T_FLOAT, CU_CACHE), "cache");
     cu_update_inputs(g);
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_node(g, "Identity", NULL, "id", "other", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE);
 }
@@ -120,23 +108,19 @@ static void unbacked_identity(oac_mb *mb)
     oac_gb *g = oac_mb_graph(mb);
     cu_cache_input(g, "cache", 0);
     oac_gb_node(g, "Identity", NULL, "id", "cache", "y");
-    oac_vi_alias_of(g, oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "y", "cache");
 }
 
 static void missing_boundary_graph(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
     oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
 }
 
 static void missing_boundary_chain(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "u1", "u2", true);
     oac_gb_output(g, "u2", OAC_T_FLOAT, CU_CACHE);
@@ -155,14 +139,12 @@ static void function_model(oac_mb *mb, bool state_alias, int call_alias_in)
     Onnx__ValueInfoProto *u = oac_gb_value_info(f, "u", OAC_T_FLOAT, CU_CACHE);
     if (state_alias)
         oac_vi_alias_of(f, u, "c");
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *c = oac_gb_node(g, "Upd", "local", "call",
                                      "cache,values,pos", "upd");
     if (call_alias_in >= 0)
         oac_node_alias(g, c, 0, call_alias_in, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void function_ok(oac_mb *mb) { function_model(mb, true, -1); }
@@ -172,9 +154,7 @@ static void function_call_conflict(oac_mb *mb) { function_model(mb, true, 1); }
 
 static void cycle_alias_of(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "a", true);
     cu_update(g, "n1", "a", "b", true);
     oac_vi_alias_of(g, oac_gb_value_info(g, "a", OAC_T_FLOAT, CU_CACHE), "b");
@@ -185,11 +165,9 @@ static void cycle_alias_of(oac_mb *mb)
 
 static void cycle_self_alias_of(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "upd");
+    cu_output_alias(g, "upd", "upd");
 }
 
 static void immutable_readonly_input(oac_mb *mb)
@@ -198,7 +176,7 @@ static void immutable_readonly_input(oac_mb *mb)
     cu_cache_input(g, "cache", -1);
     cu_update_inputs(g);
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void immutable_initializer(oac_mb *mb)

@@ -12,9 +12,7 @@
 
 static void access_on_output(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
     Onnx__ValueInfoProto *o = oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
     oac_vi_alias_of(g, o, "cache");
@@ -27,18 +25,16 @@ static void access_bad_value(oac_mb *mb)
     cu_cache_input(g, "cache", 7);
     cu_update_inputs(g);
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void access_on_value_info(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "u1", "upd", true);
     oac_vi_access(g, oac_gb_value_info(g, "u1", OAC_T_FLOAT, CU_CACHE), 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void access_on_initializer_input(oac_mb *mb)
@@ -49,15 +45,13 @@ static void access_on_initializer_input(oac_mb *mb)
     oac_gb_init_f32(g, "cache", CU_CACHE, z, 128);
     cu_update_inputs(g);
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* Near-miss: READ_ONLY stated explicitly on an output is allowed. */
 static void access_readonly_output(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
     Onnx__ValueInfoProto *o = oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
     oac_vi_alias_of(g, o, "cache");
@@ -77,9 +71,7 @@ static void access_rw_unwritten(oac_mb *mb)
 
 static void index_input_past_end(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", false);
     oac_node_alias(g, n, 0, 5, 1);
     oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
@@ -87,12 +79,10 @@ static void index_input_past_end(oac_mb *mb)
 
 static void index_negative_output(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", true);
     oac_node_alias(g, n, -1, 0, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* TensorScatter(cache, update, <omitted write_indices>) aliasing input 2. */
@@ -105,7 +95,7 @@ static void index_omitted_port(oac_mb *mb)
                                      "cache,values,", "upd");
     oac_node_alias(g, n, 0, 0, 1);
     oac_node_alias(g, n, 0, 2, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void tensor_scatter_ok(oac_mb *mb)
@@ -116,16 +106,14 @@ static void tensor_scatter_ok(oac_mb *mb)
     Onnx__NodeProto *n = oac_gb_node(g, "TensorScatter", NULL, "ts",
                                      "cache,values", "upd");
     oac_node_alias(g, n, 0, 0, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* ---- alias-kind-undefined -------------------------------------------- */
 
 static void kind_absent(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", false);
     oac_node_alias(g, n, 0, 0, -1);
     oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
@@ -133,9 +121,7 @@ static void kind_absent(oac_mb *mb)
 
 static void kind_zero(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", false);
     oac_node_alias(g, n, 0, 0, 0);
     oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
@@ -143,9 +129,7 @@ static void kind_zero(oac_mb *mb)
 
 static void kind_unknown(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", false);
     oac_node_alias(g, n, 0, 0, 5);
     oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
@@ -155,12 +139,10 @@ static void kind_unknown(oac_mb *mb)
 
 static void dup_same_output(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", true);
     oac_node_alias(g, n, 0, 0, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* A two-output custom op whose outputs both must-alias input 0. */
@@ -172,7 +154,7 @@ static void dup_same_input(oac_mb *mb)
     Onnx__NodeProto *n = oac_gb_node(g, "Twin", "custom", "tw", "cache", "a,b");
     oac_node_alias(g, n, 0, 0, 1);
     oac_node_alias(g, n, 1, 0, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "a", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "a", "cache");
     oac_gb_output(g, "b", OAC_T_FLOAT, CU_CACHE);
 }
 
@@ -186,17 +168,15 @@ static void two_outputs_two_inputs(oac_mb *mb)
     Onnx__NodeProto *n = oac_gb_node(g, "Twin", "custom", "tw", "k,v", "k2,v2");
     oac_node_alias(g, n, 0, 0, 1);
     oac_node_alias(g, n, 1, 1, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "k2", OAC_T_FLOAT, CU_CACHE), "k");
-    oac_vi_alias_of(g, oac_gb_output(g, "v2", OAC_T_FLOAT, CU_CACHE), "v");
+    cu_output_alias(g, "k2", "k");
+    cu_output_alias(g, "v2", "v");
 }
 
 /* ---- a node aliasing a value to itself (alias-cycle) ------------------ */
 
 static void self_alias(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "cache", true);
     oac_gb_output(g, "cache", OAC_T_FLOAT, CU_CACHE);
 }
@@ -215,9 +195,7 @@ static void self_alias_custom(oac_mb *mb)
 
 static void implied_cache_update(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", false);
     oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
 }
@@ -234,9 +212,7 @@ static void implied_tensor_scatter(oac_mb *mb)
 /* Output 0 aliases input 1 (values), not the cache: still implied. */
 static void implied_wrong_port(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", false);
     oac_node_alias(g, n, 0, 1, 1);
     oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
@@ -252,34 +228,28 @@ static void operand_not_imported(oac_mb *mb)
 
 static void operand_two_inputs(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = oac_gb_node(g, "CacheUpdate", "onnx_alias", "n0",
                                      "cache,values", "upd");
     oac_node_alias(g, n, 0, 0, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void operand_float_axis(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", true);
     oac_node_attr_float(g, n, "axis", -2.0f);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void operand_omitted_position(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = oac_gb_node(g, "CacheUpdate", "onnx_alias", "n0",
                                      "cache,values,", "upd");
     oac_node_alias(g, n, 0, 0, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 static void operand_bad_mode(oac_mb *mb)
@@ -291,7 +261,7 @@ static void operand_bad_mode(oac_mb *mb)
                                      "cache,values", "upd");
     oac_node_attr_string(g, n, "mode", "ring");
     oac_node_alias(g, n, 0, 0, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* Near-miss: circular is a mode. */
@@ -304,18 +274,16 @@ static void operand_circular_mode(oac_mb *mb)
                                      "cache,values", "upd");
     oac_node_attr_string(g, n, "mode", "circular");
     oac_node_alias(g, n, 0, 0, 1);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* Near-miss: an int axis is fine. */
 static void operand_int_axis(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", true);
     oac_node_attr_int(g, n, "axis", 2);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* Near-miss: a function importing onnx_alias itself, model not. */
@@ -343,20 +311,16 @@ static void operand_function_imports(oac_mb *mb)
     oac_node_alias(f, n, 0, 0, 1);
     oac_vi_alias_of(f, oac_gb_value_info(f, "u", OAC_T_FLOAT, CU_CACHE), "c");
     oac_mb_opset(mb, "onnx_alias", -1);
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_node(g, "Upd", "local", "call", "cache,values,pos", "upd");
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* ---- metadata-alias -------------------------------------------------- */
 
 static void meta_value(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
     Onnx__ValueInfoProto *o = oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
     oac_vi_meta(g, o, "alias_of", "cache");
@@ -364,9 +328,7 @@ static void meta_value(oac_mb *mb)
 
 static void meta_node(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", false);
     oac_node_meta(g, n, "output_alias", "0:0");
     oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);
@@ -375,9 +337,7 @@ static void meta_node(oac_mb *mb)
 /* Near-miss: the metadata repeats fields that are set. */
 static void meta_with_fields(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     Onnx__NodeProto *n = cu_update(g, "n0", "cache", "upd", true);
     oac_node_meta(g, n, "output_alias", "0:0");
     Onnx__ValueInfoProto *o = oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE);

@@ -67,7 +67,7 @@ static void if_passthrough(oac_mb *mb, bool same)
     oac_gb_output(t, "cache", OAC_T_FLOAT, CU_CACHE);
     oac_gb *e = oac_node_attr_graph(g, n, "else_branch", "else");
     oac_gb_output(e, same ? "cache" : "k2", OAC_T_FLOAT, CU_CACHE);
-    oac_vi_alias_of(g, oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "y", "cache");
 }
 
 static void if_passthrough_same(oac_mb *mb) { if_passthrough(mb, true); }
@@ -78,9 +78,7 @@ static void if_passthrough_other(oac_mb *mb) { if_passthrough(mb, false); }
  * declares output 0 <- input 2. */
 static void loop_model(oac_mb *mb, int mode, bool node_alias)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_input(g, "M", OAC_T_INT64, "");
     oac_gb_input(g, "cond", OAC_T_BOOL, "");
     Onnx__NodeProto *n = oac_gb_node(g, "Loop", NULL, "loop", "M,cond,cache", "out");

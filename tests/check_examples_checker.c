@@ -316,9 +316,7 @@ END_TEST
 
 static void if_in_loop(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_input(g, "M", OAC_T_INT64, "");
     oac_gb_input(g, "cond", OAC_T_BOOL, "");
     Onnx__NodeProto *n = oac_gb_node(g, "Loop", NULL, "loop", "M,cond,cache", "out");
@@ -336,7 +334,7 @@ static void if_in_loop(oac_mb *mb)
     oac_gb_output(e, "k_in", OAC_T_FLOAT, CU_CACHE);
     oac_gb_output(b, "c_out", OAC_T_BOOL, "");
     oac_gb_output(b, "k_out", OAC_T_FLOAT, CU_CACHE);
-    oac_vi_alias_of(g, oac_gb_output(g, "out", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "out", "cache");
 }
 
 START_TEST(test_nested_control_flow_clean)
@@ -414,8 +412,8 @@ static void many_findings(oac_mb *mb)
     cu_update(g, "twice", "upd2", "u4", true);
     cu_update(g, "ro_upd", "ro", "u5", true);
     oac_gb_output(g, "u5", OAC_T_FLOAT, CU_CACHE);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "ghost");
-    oac_vi_alias_of(g, oac_gb_output(g, "u3", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "ghost");
+    cu_output_alias(g, "u3", "cache");
     oac_gb_output(g, "u4", OAC_T_FLOAT, CU_CACHE);
     oac_gb_output(g, "cache", OAC_T_FLOAT, CU_CACHE);
     oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE);

@@ -12,23 +12,19 @@
  * hazard, since nothing orders it before the update. */
 static void stale_read_before_in_file(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_node(g, "Identity", NULL, "reader", "cache", "y");
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE);
 }
 
 static void stale_read_after(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
     oac_gb_node(g, "Mul", NULL, "late", "upd,cache", "y");
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE);
 }
 
@@ -46,76 +42,64 @@ static void read_ordered_before(oac_mb *mb)
     oac_gb_node(g, "Mul", NULL, "zero", "mi,p0", "pz");
     oac_gb_node(g, "Sub", NULL, "pos_of", "p0,pz", "pos");
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 /* Shape and Size read no storage. */
 static void shape_after_update(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
     oac_gb_node(g, "Shape", NULL, "shape", "cache", "s");
     oac_gb_node(g, "Size", NULL, "size", "cache", "n");
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_output(g, "s", OAC_T_INT64, "4");
     oac_gb_output(g, "n", OAC_T_INT64, "");
 }
 
 static void written_twice(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "cache", "u2", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "u1", OAC_T_FLOAT, CU_CACHE), "cache");
-    oac_vi_alias_of(g, oac_gb_output(g, "u2", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "u1", "cache");
+    cu_output_alias(g, "u2", "cache");
 }
 
 /* Written twice even when ordered: u1 feeds nothing of n1, but n1 reads
  * the stale chain member u1 after n2 updated it. */
 static void written_twice_chain(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "u1", "u2", true);
     cu_update(g, "n2", "u1", "u3", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "u2", OAC_T_FLOAT, CU_CACHE), "cache");
-    oac_vi_alias_of(g, oac_gb_output(g, "u3", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "u2", "cache");
+    cu_output_alias(g, "u3", "cache");
 }
 
 static void returned_beside_update(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_output(g, "cache", OAC_T_FLOAT, CU_CACHE);
 }
 
 static void returned_member_beside_update(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "u1", true);
     cu_update(g, "n1", "u1", "u2", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "u2", OAC_T_FLOAT, CU_CACHE), "cache");
-    oac_vi_alias_of(g, oac_gb_output(g, "u1", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "u2", "cache");
+    cu_output_alias(g, "u1", "cache");
 }
 
 /* An If whose branch reads the cache, not ordered before the update:
  * the read belongs to the If node. */
 static void stale_read_in_subgraph(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_input(g, "cond", OAC_T_BOOL, "");
     cu_update(g, "n0", "cache", "upd", true);
     Onnx__NodeProto *n = oac_gb_node(g, "If", NULL, "branchy", "cond", "y");
@@ -125,16 +109,14 @@ static void stale_read_in_subgraph(oac_mb *mb)
     oac_gb *e = oac_node_attr_graph(g, n, "else_branch", "else");
     oac_gb_node(e, "Neg", NULL, "e0", "cache", "ey");
     oac_gb_output(e, "ey", OAC_T_FLOAT, CU_CACHE);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE);
 }
 
 /* Near-miss: the branches only take Shape/Size of the stale cache. */
 static void shape_in_subgraph(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_input(g, "cond", OAC_T_BOOL, "");
     cu_update(g, "n0", "cache", "upd", true);
     Onnx__NodeProto *n = oac_gb_node(g, "If", NULL, "branchy", "cond", "y");
@@ -144,16 +126,14 @@ static void shape_in_subgraph(oac_mb *mb)
     oac_gb *e = oac_node_attr_graph(g, n, "else_branch", "else");
     oac_gb_node(e, "Shape", NULL, "e0", "cache", "ey");
     oac_gb_output(e, "ey", OAC_T_INT64, "4");
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_output(g, "y", OAC_T_INT64, "4");
 }
 
 /* ... but one storage read among them is a hazard. */
 static void shape_and_read_in_subgraph(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_input(g, "cond", OAC_T_BOOL, "");
     cu_update(g, "n0", "cache", "upd", true);
     Onnx__NodeProto *n = oac_gb_node(g, "If", NULL, "branchy", "cond", "y");
@@ -164,7 +144,7 @@ static void shape_and_read_in_subgraph(oac_mb *mb)
     oac_gb_node(e, "ReduceMax", NULL, "e0", "cache", "em");
     oac_gb_node(e, "Shape", NULL, "e1", "em", "ey");
     oac_gb_output(e, "ey", OAC_T_INT64, "4");
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_output(g, "y", OAC_T_INT64, "4");
 }
 
@@ -200,7 +180,7 @@ static void inner_model(oac_mb *mb, int mode)
     oac_gb_output(t, "t", OAC_T_FLOAT, CU_CACHE);
     oac_gb *e = oac_node_attr_graph(g, n, "else_branch", "else");
     oac_gb_output(e, "cache", OAC_T_FLOAT, CU_CACHE);
-    oac_vi_alias_of(g, oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "y", "cache");
 }
 
 static void inner_stale_read(oac_mb *mb) { inner_model(mb, 0); }
@@ -209,9 +189,7 @@ static void inner_ordered_read(oac_mb *mb) { inner_model(mb, 1); }
 /* The same inside a Loop body writing the outer cache directly. */
 static void inner_stale_read_loop(oac_mb *mb)
 {
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_input(g, "M", OAC_T_INT64, "");
     oac_gb_input(g, "cond", OAC_T_BOOL, "");
     /* A Loop with no carried values and no outputs. */
@@ -241,11 +219,9 @@ static void stale_read_in_function(oac_mb *mb)
     oac_node_alias(f, n, 0, 0, 1);
     oac_gb_node(f, "Neg", NULL, "fneg", "c", "y");
     oac_vi_alias_of(f, oac_gb_value_info(f, "u", OAC_T_FLOAT, CU_CACHE), "c");
-    oac_gb *g = oac_mb_graph(mb);
-    cu_cache_input(g, "cache", 1);
-    cu_update_inputs(g);
+    oac_gb *g = cu_cache_graph(mb);
     oac_gb_node(g, "Upd", "local", "call", "cache,values,pos", "upd,y");
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
     oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE);
 }
 
@@ -332,7 +308,7 @@ static void deep_chain(oac_mb *mb)
                                          list, out);
         oac_node_alias(g, u, 0, 0, 1);
     }
-    oac_vi_alias_of(g, oac_gb_output(g, "c2048", OAC_T_FLOAT, CU_CACHE), "c0");
+    cu_output_alias(g, "c2048", "c0");
 }
 
 START_TEST(test_deep_chain_fast)

@@ -220,13 +220,30 @@ static inline Onnx__NodeProto *cu_update(oac_gb *g, const char *name,
 }
 
 /* The dense model: upd = CacheUpdate(cache) with output alias_of cache. */
-static inline void cu_dense(oac_mb *mb)
+/* The main graph of most checker models: a READ_WRITE cache input
+ * "cache" and the inputs of its updates (cu_update_inputs). */
+static inline oac_gb *cu_cache_graph(oac_mb *mb)
 {
     oac_gb *g = oac_mb_graph(mb);
     cu_cache_input(g, "cache", 1);
     cu_update_inputs(g);
+    return g;
+}
+
+/* Graph output `name`, a cache-shaped FLOAT declared alias_of `of`. */
+static inline Onnx__ValueInfoProto *cu_output_alias(oac_gb *g, const char *name,
+                                                    const char *of)
+{
+    Onnx__ValueInfoProto *vi = oac_gb_output(g, name, OAC_T_FLOAT, CU_CACHE);
+    oac_vi_alias_of(g, vi, of);
+    return vi;
+}
+
+static inline void cu_dense(oac_mb *mb)
+{
+    oac_gb *g = cu_cache_graph(mb);
     cu_update(g, "n0", "cache", "upd", true);
-    oac_vi_alias_of(g, oac_gb_output(g, "upd", OAC_T_FLOAT, CU_CACHE), "cache");
+    cu_output_alias(g, "upd", "cache");
 }
 
 #endif /* OAC_TESTS_CHECKER_UTIL_H */
