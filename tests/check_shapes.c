@@ -689,49 +689,52 @@ START_TEST(test_operand_tensor_scatter)
 }
 END_TEST
 
-START_TEST(test_operand_paged)
+/* A PagedCacheUpdate "pu" of pages -> out (output_alias 0 <- 0, out
+ * alias_of pages) whose pages are a paged cache of INT8_PAGE pages
+ * (paged) or a dense FLOAT16 tensor, of the given shape; page_id of
+ * page_id_type, values of values_shape. */
+static void paged_update(run *r, bool paged, const char *shape,
+                         int32_t page_id_type, const char *values_shape)
 {
     int32_t allowed[] = { 0 };
+    if (paged) {
+        oac_mb_quant_linear(r->mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+        oac_vi_access(r->g, oac_gb_input_paged(r->g, "pages", OAC_T_FLOAT16, shape,
+                                               allowed, 1), 1);
+    } else {
+        oac_vi_access(r->g, oac_gb_input(r->g, "pages", OAC_T_FLOAT16, shape), 1);
+    }
+    oac_gb_input(r->g, "page_id", page_id_type, "");
+    oac_gb_input(r->g, "values", OAC_T_FLOAT16, values_shape);
+    oac_gb_input(r->g, "position", OAC_T_INT64, "");
+    Onnx__NodeProto *n = oac_gb_node(r->g, "PagedCacheUpdate", "onnx_alias", "pu",
+                                     "pages,page_id,values,position", "out");
+    oac_node_alias(r->g, n, 0, 0, 1);
+    oac_vi_alias_of(r->g, paged
+        ? oac_gb_output_paged(r->g, "out", OAC_T_FLOAT16, shape, allowed, 1)
+        : oac_gb_output(r->g, "out", OAC_T_FLOAT16, shape), "pages");
+}
+
+START_TEST(test_operand_paged)
+{
     /* pages of rank 3 */
     run r;
     run_begin(&r);
-    oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
-    oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,16,8", allowed, 1), 1);
-    oac_gb_input(r.g, "page_id", OAC_T_INT64, "");
-    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,1,8");
-    oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    Onnx__NodeProto *n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
-                                     "pages,page_id,values,position", "out");
-    oac_node_alias(r.g, n, 0, 0, 1);
-    oac_vi_alias_of(r.g, oac_gb_output_paged(r.g, "out", OAC_T_FLOAT16, "2,16,8", allowed, 1), "pages");
+    paged_update(&r, true, "2,16,8", OAC_T_INT64, "2,1,8");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     expect(&r, OAC_OPERAND_INVALID, "pu", "pages");
     run_end(&r);
 
-    /* a dense cache given to PagedCacheUpdate; page_id INT32 */
+    /* a dense cache given to PagedCacheUpdate */
     run_begin(&r);
-    oac_vi_access(r.g, oac_gb_input(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8"), 1);
-    oac_gb_input(r.g, "page_id", OAC_T_INT64, "");
-    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,2,1,8");
-    oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
-                    "pages,page_id,values,position", "out");
-    oac_node_alias(r.g, n, 0, 0, 1);
-    oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "2,2,16,8"), "pages");
+    paged_update(&r, false, "2,2,16,8", OAC_T_INT64, "2,2,1,8");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     expect(&r, OAC_OPERAND_INVALID, "pu", "pages");
     run_end(&r);
 
+    /* page_id INT32 */
     run_begin(&r);
-    oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
-    oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8", allowed, 1), 1);
-    oac_gb_input(r.g, "page_id", OAC_T_INT32, "");
-    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,2,1,8");
-    oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
-                    "pages,page_id,values,position", "out");
-    oac_node_alias(r.g, n, 0, 0, 1);
-    oac_vi_alias_of(r.g, oac_gb_output_paged(r.g, "out", OAC_T_FLOAT16, "2,2,16,8", allowed, 1), "pages");
+    paged_update(&r, true, "2,2,16,8", OAC_T_INT32, "2,2,1,8");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     expect(&r, OAC_OPERAND_INVALID, "pu", "page_id");
     ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 1);
@@ -739,15 +742,7 @@ START_TEST(test_operand_paged)
 
     /* valid paged update: no operand finding, class elem/rank filled */
     run_begin(&r);
-    oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
-    oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8", allowed, 1), 1);
-    oac_gb_input(r.g, "page_id", OAC_T_INT64, "");
-    oac_gb_input(r.g, "values", OAC_T_FLOAT16, "2,2,1,8");
-    oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    n = oac_gb_node(r.g, "PagedCacheUpdate", "onnx_alias", "pu",
-                    "pages,page_id,values,position", "out");
-    oac_node_alias(r.g, n, 0, 0, 1);
-    oac_vi_alias_of(r.g, oac_gb_output_paged(r.g, "out", OAC_T_FLOAT16, "2,2,16,8", allowed, 1), "pages");
+    paged_update(&r, true, "2,2,16,8", OAC_T_INT64, "2,2,1,8");
     ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
     ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 0);
     ck_assert_int_eq(oac_analysis_class(r.a, 0)->elem_type, OAC_T_FLOAT16);
