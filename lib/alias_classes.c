@@ -68,7 +68,7 @@ oac_value *oac_value_aliased_input(const oac_value *v)
 
 oac_root_kind oac_value_root_kind(const oac_value *r)
 {
-    if (r->is_initializer || r->kind == OAC_VAL_INITIALIZER)
+    if (oac_value_is_initializer(r) || r->kind == OAC_VAL_INITIALIZER)
         return OAC_ROOT_INITIALIZER;
     const Onnx__ValueInfoProto *vi = oac_value_vi(r);
     if (r->kind == OAC_VAL_INPUT)
@@ -839,7 +839,7 @@ static int check_roots(build *b)
         }
         if (rk == OAC_ROOT_CONSTANT) {
             w.location = oac_node_loc(loc, sizeof loc, s, r->producer, NULL);
-        } else if (r->is_initializer && r->kind == OAC_VAL_INITIALIZER) {
+        } else if (oac_value_is_initializer(r) && r->kind == OAC_VAL_INITIALIZER) {
             snprintf(loc, sizeof loc, "%s/initializer/%ld", s->loc,
                      (long)r->init_index);
             w.location = loc;

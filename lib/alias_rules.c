@@ -76,7 +76,7 @@ int oac_pass_access(oac_check_state *st)
                     "'%s' is declared READ_WRITE as a graph %s of graph '%s'; "
                     "only graph inputs may be READ_WRITE",
                     vi->name ? vi->name : "", what[e->field], s->name);
-            } else if (e->value && e->value->is_initializer) {
+            } else if (e->value && oac_value_is_initializer(e->value)) {
                 rc = oac_scope_diag(st, s, OAC_ACCESS_INVALID, &w,
                     "graph input '%s' of graph '%s' is READ_WRITE but is also "
                     "an initializer (a constant default cannot be updated)",

@@ -707,11 +707,9 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         oac_value *v = new_value(g, s, &b, t->name, OAC_VAL_INITIALIZER, &rc);
         if (rc)
             return rc;
-        if (v && !v->is_initializer &&
-            (v->kind == OAC_VAL_INPUT || v->kind == OAC_VAL_INITIALIZER)) {
-            v->is_initializer = true;
+        if (v && !oac_value_is_initializer(v) &&
+            (v->kind == OAC_VAL_INPUT || v->kind == OAC_VAL_INITIALIZER))
             v->init_index = (int32_t)i;
-        }
     }
     for (size_t i = 0; i < s->n_nodes; i++) {
         oac_node *n = &s->nodes[i];

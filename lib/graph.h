@@ -89,8 +89,6 @@ typedef struct oac_value {
     int32_t producer;              /* node index in scope, or -1 */
     int32_t port;                  /* producer's output port, or -1 */
     oac_value_kind kind : 8;       /* a byte, so the struct is 64 bytes */
-    bool is_initializer;           /* in GraphProto.initializer (also when an
-                                      input): init_index >= 0 */
 } oac_value;
 
 /* What few nodes have (NULL ext for the others): a called local
@@ -311,6 +309,12 @@ static inline const Onnx__TypeProto *oac_value_type(const oac_value *v)
 {
     const Onnx__ValueInfoProto *vi = oac_value_vi(v);
     return vi ? vi->type : NULL;
+}
+
+/* Is v in GraphProto.initializer (also when it is a graph input)? */
+static inline bool oac_value_is_initializer(const oac_value *v)
+{
+    return v->init_index >= 0;
 }
 
 /* The initializer of v (GraphProto.initializer[init_index]), or NULL. */

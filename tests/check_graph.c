@@ -114,15 +114,15 @@ START_TEST(test_values)
               *b = oac_scope_local(m, "b"), *t = oac_scope_local(m, "t");
     ck_assert_int_eq(x->kind, OAC_VAL_INPUT);
     ck_assert_int_eq(x->input_index, 0);
-    ck_assert(!x->is_initializer);
+    ck_assert(!oac_value_is_initializer(x));
     ck_assert_str_eq(oac_value_vi_loc(x), "/graph/input/0");
     ck_assert_int_eq(w->kind, OAC_VAL_INITIALIZER);
-    ck_assert(w->is_initializer);
+    ck_assert(oac_value_is_initializer(w));
     ck_assert_int_eq(w->init_index, 0);
     ck_assert_ptr_null(oac_value_vi(w));
     /* An input with an initializer default stays an input. */
     ck_assert_int_eq(b->kind, OAC_VAL_INPUT);
-    ck_assert(b->is_initializer);
+    ck_assert(oac_value_is_initializer(b));
     ck_assert_int_eq(b->init_index, 1);
     ck_assert_int_eq(t->kind, OAC_VAL_NODE_OUTPUT);
     ck_assert_int_eq(t->producer, 0);
