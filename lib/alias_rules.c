@@ -1,6 +1,6 @@
 /* alias_rules.c: the node- and declaration-level alias rules.
  *
- * Owns three passes (check.h order 2, 3, 7):
+ * Owns three passes (checker.h order 2, 3, 7):
  *  - access:   access-invalid (READ_WRITE off a graph input, on an input
  *              that is also an initializer, an access value not 0/1);
  *  - ports:    output_alias entries (alias-index-out-of-range,

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "checker.h"
 #include "graph.h"
 #include "ops.h"
 #include "shapes.h"

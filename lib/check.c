@@ -1,6 +1,6 @@
 /* check.c: oac_check, the pass table, and the analysis object.
  *
- * Owns: the order of the checker's passes (check.h), the lifetime of the
+ * Owns: the order of the checker's passes (checker.h), the lifetime of the
  * shared oac_check_state, and the public oac_analysis accessors.
  * Contract: section 3 (every static rule runs on every check) and
  * section 4 (alias_classes, memory_plan, unchecked rules as data).
@@ -20,7 +20,7 @@
 
 #include "alias.h"
 #include "arena.h"
-#include "check.h"
+#include "checker.h"
 #include "graph.h"
 
 static const struct {

@@ -38,7 +38,7 @@
 #ifndef OAC_GRAPH_H
 #define OAC_GRAPH_H
 
-#include "check.h"
+#include "checker.h"
 
 struct oac_op;        /* ops.h */
 struct oac_scope;

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "checker.h"
 #include "graph.h"
 #include "shapes.h"
 

@@ -1,4 +1,4 @@
-/* pages.c: the page rules of the checker, pass 10 (lib/check.h), code
+/* pages.c: the page rules of the checker, pass 10 (lib/checker.h), code
  * page-type-invalid (contract sections 1 and 3; section 2 for the
  * PagedCacheUpdate attribute).
  *
@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "checker.h"
 #include "graph.h"
 #include "ops.h"
 #include "quant.h"

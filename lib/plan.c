@@ -97,7 +97,7 @@
 #include <string.h>
 
 #include "alias.h"
-#include "check.h"
+#include "checker.h"
 #include "graph.h"
 #include "ops.h"
 #include "plan.h"

@@ -27,7 +27,7 @@
 
 #include "alias.h"
 #include "arena.h"
-#include "check.h"
+#include "checker.h"
 #include "graph.h"
 #include "ops.h"
 #include "plan.h"
@@ -1408,7 +1408,7 @@ static int fill_class(pass *p, oac_alias_class *out, const oac_vshape *m)
     out->bytes.value = 0;
     if (m->rank < 0)
         return OAC_OK;
-    /* In the analysis's arena (check.h), released with it. */
+    /* In the analysis's arena (checker.h), released with it. */
     out->dims = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
                                     sizeof *out->dims);
     out->dim_params = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,

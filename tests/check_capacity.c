@@ -11,7 +11,7 @@
 #include "oac_int.h"
 #include "oac_build.h"
 #include "alias.h"
-#include "check.h"
+#include "checker.h"
 #include "graph.h"
 #include "shapes.h"
 

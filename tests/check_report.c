@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "checker.h"
 
 /* ---- fixtures ---------------------------------------------------------- */
 

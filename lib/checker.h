@@ -1,4 +1,4 @@
-/* check.h: the state the checker's passes share, and the passes.
+/* checker.h: the state the checker's passes share, and the passes.
  *
  * oac_check (check.c) builds an oac_check_state, runs the passes of the
  * table in check.c in order, and hands the filled oac_analysis to the
@@ -24,8 +24,8 @@
  *  11. plan        plan.c           analysis->plan
  * (analysis->classes are created by pass 4 and completed by pass 8.)
  */
-#ifndef OAC_CHECK_H
-#define OAC_CHECK_H
+#ifndef OAC_CHECKER_H
+#define OAC_CHECKER_H
 
 #include "oac_int.h"
 
@@ -103,4 +103,4 @@ int oac_unchecked_add(oac_analysis *a, const char *rule, const char *graph,
                       const char *node, const char *value,
                       const char *fmt, ...) OAC_PRINTF(6, 7);
 
-#endif /* OAC_CHECK_H */
+#endif /* OAC_CHECKER_H */
