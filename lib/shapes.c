@@ -18,8 +18,8 @@
  *     usage errors: OAC_EINVAL with the message on ctx, nothing reported.
  *  4. Everything is linear in the model: one strmap lookup per dim_param,
  *     near-constant union-find steps (path halving, union by binding),
- *     one lookup of the rule memo per node and one probe of the dims
- *     table per new shape.
+ *     the rules read from the node's row (no lookup per node) and one
+ *     probe of the dims table per new shape.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -350,29 +350,21 @@ typedef struct place {
     int32_t dim;
 } place;
 
-/* The rules of one operator: two table searches per distinct (domain,
- * op_type) of the model instead of per node. */
-typedef struct rule_memo {
-    const char *op_type;    /* borrowed from the first node seen */
-    const char *domain;     /* NULL for the ONNX domain */
-    struct rule_memo *next; /* another domain's operator of that name */
-    oac_rule_fn infer, fold;
-    /* Output dims the operator made lately (interned): the nodes of one
-     * type in a layer make a few shapes, and every layer the same. */
+/* Output dims one operator made lately (interned): the nodes of one
+ * type in a layer make a few shapes, and every layer the same. */
+typedef struct op_recent {
     const oac_dimref *recent[4];
     int16_t recent_rank[4];
     unsigned next_recent;
-} rule_memo;
+} op_recent;
 
 typedef struct pass {
     oac_check_state *st;
     oac_shapes *sh;
     oac_graphs *g;
-    /* Operators without a row: op_type -> rule_memo list (sh->arena). */
-    oac_strmap memo;
-    /* The operators of ops.def by their row: graph.c found the row of
-     * each node already, so these need neither hash nor compare. */
-    rule_memo by_op[OAC_OP_COUNT];
+    /* By row of ops.def: graph.c found the row of each node already
+     * (oac_node.op), and the row carries the rules. */
+    op_recent by_op[OAC_OP_COUNT];
 } pass;
 
 static const char *vname(const pass *p, size_t id)
@@ -845,7 +837,7 @@ static int seed_input_file(pass *p, const oac_value *v)
  * those arrays, in that order, is cheaper than hashing.  What is found
  * becomes recent. */
 static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
-                                    rule_memo *m)
+                                    op_recent *m)
 {
     int16_t rank = c->out[0].rank;
     size_t n = (size_t)rank;
@@ -867,46 +859,6 @@ static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
     return d;
 }
 
-/* The rules of node nd (*out NULL when it has no op_type). */
-static int node_rules(pass *p, const oac_node *nd, rule_memo **out)
-{
-    const Onnx__NodeProto *np = nd->proto;
-    *out = NULL;
-    if (!np->op_type)
-        return OAC_OK;
-    const char *d = np->domain;
-    if (nd->op) {
-        /* The row stands for (domain, op_type), any ONNX spelling alike
-         * (ops.h), as the memo's key does. */
-        rule_memo *m = &p->by_op[nd->op->id];
-        if (!m->op_type) {
-            const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
-            *m = (rule_memo){ .op_type = np->op_type, .domain = dom,
-                              .infer = oac_infer_rule(dom, np->op_type),
-                              .fold = oac_fold_rule(dom, np->op_type) };
-        }
-        *out = m;
-        return OAC_OK;
-    }
-    const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
-    rule_memo *first = oac_strmap_get(&p->memo, np->op_type), *m;
-    for (m = first; m; m = m->next)
-        if (m->domain == dom || (m->domain && dom && !strcmp(m->domain, dom)))
-            break;
-    if (!m) {
-        if (!(m = oac_arena_alloc(p->sh->arena, sizeof *m)))
-            return OAC_ENOMEM;
-        *m = (rule_memo){ .op_type = np->op_type, .domain = dom, .next = first,
-                          .infer = oac_infer_rule(dom, np->op_type),
-                          .fold = oac_fold_rule(dom, np->op_type) };
-        int rc = oac_strmap_put(&p->memo, np->op_type, m);
-        if (rc)
-            return rc;
-    }
-    *out = m;
-    return OAC_OK;
-}
-
 static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
                       const oac_vshape **in, const oac_known **in_known,
                       oac_vshape *out, oac_known **out_known)
@@ -926,10 +878,9 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     c.n_out = np->n_output;
     c.out = out;
     c.out_known = out_known;
-    rule_memo *rules;
-    int rc = node_rules(p, nd, &rules);
-    if (rc)
-        return rc;
+    /* The node's row (NULL: no rules, the outputs stay unknown). */
+    const oac_op *op = nd->op;
+    int rc = OAC_OK;
     /* The ports graph.c resolved (oac_node_input's answers, without its
      * range checks per port). */
     oac_value *const *ports = nd->in_vals;
@@ -942,14 +893,15 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
         out[k] = (oac_vshape){ .kind = OAC_VK_UNKNOWN, .rank = -1 };
         out_known[k] = NULL;
     }
-    if (rules && rules->infer)
-        rc = rules->infer(&c);
-    if (!rc && rules && rules->fold)
-        rc = rules->fold(&c);
+    if (op && op->infer)
+        rc = op->infer(&c);
+    if (!rc && op && op->fold)
+        rc = op->fold(&c);
     if (rc)
         return rc;
+    /* Only a rule writes the scratch, so op is a row here. */
     if (np->n_output && out[0].rank >= 0 && out[0].dims == c.scratch &&
-        !(out[0].dims = intern_out(p->sh, &c, rules)))
+        !(out[0].dims = intern_out(p->sh, &c, &p->by_op[op->id])))
         return OAC_ENOMEM;
     for (size_t k = 0; k < np->n_output; k++) {
         oac_value *v = ports ? ports[np->n_input + k] : oac_node_output(s, i, k);
@@ -1038,7 +990,6 @@ static int infer_scopes(pass *p)
         }
     }
 done:
-    oac_strmap_fini(&p->memo);
     oac_dealloc(p->sh->ctx, in);
     oac_dealloc(p->sh->ctx, in_known);
     oac_dealloc(p->sh->ctx, out);
@@ -1516,7 +1467,6 @@ int oac_pass_shapes(oac_check_state *st)
         sh->vals[i].rank = -1;
 
     pass p = { .st = st, .sh = sh, .g = st->graphs };
-    oac_strmap_init(&p.memo, ctx);
     int rc = infer_scopes(&p);
     if (rc)
         return rc;

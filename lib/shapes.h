@@ -3,7 +3,8 @@
  *
  * Owns: struct oac_shapes, built by oac_pass_shapes (shapes.c) over every
  * scope of graph.h, with per-op rules in infer.c, known-value folding in
- * consts.c and --input files in inputs.c.  Contract: section 2 (operand
+ * consts.c (both named by the rows of ops.def) and --input files in
+ * inputs.c.  Contract: section 2 (operand
  * types), section 3 (type-/rank-/shape-mismatch, "A value is known when",
  * --dim), section 4 (alias_classes elem_type/shape/dim_param/bytes).
  *
@@ -206,22 +207,9 @@ typedef struct oac_infer {
     oac_dimref scratch[OAC_SHAPE_MAX_RANK];
 } oac_infer;
 
-/* A rule of infer.c or consts.c. */
-typedef int (*oac_rule_fn)(oac_infer *c);
-
-/* Per-op shape inference (infer.c): the rule that fills c->out for an
- * operator of its table, or NULL (outputs stay unknown).  domain is NULL
- * for the ONNX domain ("", "ai.onnx"), else the node's domain; op_type is
- * not NULL.  A rule fails only with OAC_ENOMEM.  shapes.c resolves the
- * rules once per distinct operator of the model, not per node. */
-oac_rule_fn oac_infer_rule(const char *domain, const char *op_type);
-/* The table is sorted (bsearch relies on it); for tests. */
-bool oac_infer_table_sorted(void);
-/* Known-value folding (consts.c): the rule that fills c->out_known for
- * Constant and the folding ops of the contract (run after the inference
- * rule), or NULL; domain and op_type as for oac_infer_rule. */
-oac_rule_fn oac_fold_rule(const char *domain, const char *op_type);
-bool oac_fold_table_sorted(void);
+/* The rules themselves are columns of the operator's row (ops.def:
+ * .infer, then .fold), declared in op_fns.h; a rule fails only with
+ * OAC_ENOMEM. */
 /* A known value from a TensorProto (initializer, Constant value, --input
  * file): NULL (not an error) when not a small integer tensor.  A
  * malformed payload is not an error either: the value stays unknown. */
