@@ -1,8 +1,8 @@
 /* op_fns.h: every function the operator table (ops.def) names.
  *
  * Owns nothing but declarations: the shape inference rules (infer.c),
- * the known-value folding rules (consts.c) and the runtime's kernels
- * (kernel_*.c), so ops.c can build the table and each defining file sees
+ * the known-value folding rules (consts.c), the capacity rules
+ * (capacity.c) and the runtime's kernels (kernel_*.c), so ops.c can build the table and each defining file sees
  * its own prototypes.  Contract: as ops.def.
  * Invariants: a function named by a row is declared here (the build
  * fails otherwise); the structs are forward declarations only, so this
@@ -12,6 +12,7 @@
 #define OAC_OP_FNS_H
 
 struct oac_infer;
+struct oac_cap;
 struct oac_kernel_call;
 
 /* ---- shape inference (infer.c) ---- */
@@ -44,6 +45,11 @@ int oac_fold_min(struct oac_infer *c);
 int oac_fold_max(struct oac_infer *c);
 int oac_fold_shape(struct oac_infer *c);
 int oac_fold_size(struct oac_infer *c);
+
+/* ---- capacity rules (capacity.c) ---- */
+int oac_capacity_cache_update(struct oac_cap *c);
+int oac_capacity_tensor_scatter(struct oac_cap *c);   /* linear / circular */
+int oac_capacity_paged(struct oac_cap *c);            /* page_size, page_id */
 
 /* ---- kernels ---- */
 /* kernel_cache.c (contract 2) */

@@ -1,7 +1,8 @@
 /* ops.h: the operator table (ops.def) as data.
  *
  * Owns: struct oac_op (one row per operator: alias facts, cache-update
- * ports, shape inference, constant folding, kernel), the lookup of a row
+ * ports, shape inference, constant folding, capacity rule, kernel), the
+ * lookup of a row
  * by (domain, op_type), the one answer to "is this the ONNX domain", and
  * the questions the passes ask of a row.  Contract: section 2, section 3
  * "Details"; section 6 adds rows (the pair, condition and length columns
@@ -21,11 +22,14 @@
 #include <stdint.h>
 
 struct oac_infer;         /* shapes.h */
+struct oac_cap;           /* capacity.c */
 struct oac_kernel_call;   /* runtime.h */
 
 /* A shape inference or constant-folding rule (infer.c, consts.c): fills
  * the node's output facts; fails only with OAC_ENOMEM. */
 typedef int (*oac_rule_fn)(struct oac_infer *c);
+/* A capacity rule (capacity.c): capacity-overflow findings of one node. */
+typedef int (*oac_capacity_fn)(struct oac_cap *c);
 /* A kernel of the reference runtime (kernel_*.c); see runtime.h. */
 typedef int (*oac_kernel_fn)(struct oac_kernel_call *k);
 
@@ -53,8 +57,9 @@ typedef enum oac_op_cond {
 } oac_op_cond;
 
 /* What length an update leaves, checked against the capacity (the past
- * input's dim on the capacity axis).  The section-2 operators' rules are
- * capacity.c's (position + values length); section 6 rows say it here. */
+ * input's dim on the capacity axis): data for a .capacity rule that
+ * reads it (section 6).  The section-2 operators' rules are functions
+ * of their own (position + values length, capacity.c). */
 typedef enum oac_op_len {
     OAC_LEN_NONE = 0,       /* nothing checked by this column */
     OAC_LEN_VALUE,          /* known value of input `port` + `plus` +
@@ -119,6 +124,7 @@ typedef struct oac_op {
      * folding, unsupported-operator at run time). */
     oac_rule_fn infer;        /* shape inference (infer.c) */
     oac_rule_fn fold;         /* known-value folding (consts.c), after infer */
+    oac_capacity_fn capacity; /* capacity-overflow (capacity.c) */
     oac_kernel_fn kernel;     /* the runtime's kernel (kernel_*.c) */
 } oac_op;
 

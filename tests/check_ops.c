@@ -175,6 +175,8 @@ START_TEST(test_fields_in_range)
             ck_assert_int_ge(op->values_port, 1);
             ck_assert_int_ne(op->position_port, op->values_port);
             ck_assert_int_ge(op->max_inputs, 1);
+            /* "position + new_length > capacity is an error". */
+            ck_assert_msg(op->capacity != NULL, "%s: no capacity rule", t);
         }
         ck_assert_msg(!oac_op_has(op, OAC_OPF_PAGED) ||
                       (oac_op_has(op, OAC_OPF_CACHE_UPDATE) && op->page_id_port >= 0),
