@@ -53,7 +53,9 @@ typedef enum oac_op_cond {
     OAC_COND_ALWAYS = 0,    /* whenever output_alias states them */
     OAC_COND_INPUT,         /* input cond_port is present */
     OAC_COND_ATTR,          /* int attribute cond_attr is 1 */
-    OAC_COND_NEVER          /* never: the output grows (refused pairs) */
+    OAC_COND_NEVER          /* never: the output grows; the listed pairs
+                               (ONNX Attention) or, on a row without
+                               pairs (Concat, Pad), any pair is refused */
 } oac_op_cond;
 
 /* What length an update leaves, checked against the capacity (the past

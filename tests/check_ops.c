@@ -144,14 +144,17 @@ START_TEST(test_fields_in_range)
                                      strcspn(op->enum_values, "|")));
 
         /* Aliasing: pairs only on PAIRS rows, 1..MAX of them, one pair
-         * per output; conditions and length rules only with pairs. */
+         * per output; length rules and conditions other than NEVER (an
+         * output that grows refuses any pair) only with pairs. */
         ck_assert_int_le(op->alias, OAC_AL_BRANCH);
+        ck_assert_int_le(op->cond, OAC_COND_NEVER);
         if (op->alias == OAC_AL_PAIRS) {
             ck_assert_uint_ge(op->n_pairs, 1);
             ck_assert_uint_le(op->n_pairs, OAC_OP_MAX_PAIRS);
         } else {
             ck_assert_msg(op->n_pairs == 0, "%s", t);
-            ck_assert_msg(op->cond == OAC_COND_ALWAYS, "%s", t);
+            ck_assert_msg(op->cond == OAC_COND_ALWAYS || op->cond == OAC_COND_NEVER,
+                          "%s", t);
             ck_assert_msg(op->length.kind == OAC_LEN_NONE, "%s", t);
         }
         for (size_t k = 0; k < op->n_pairs; k++) {
