@@ -15,7 +15,7 @@
  */
 #include <ctype.h>
 
-#include "checker_util.h"
+#include "harness.h"
 #include "ops.h"
 
 static bool same_domain(const char *a, const char *b)
@@ -325,7 +325,7 @@ START_TEST(test_alias_mapping)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("ops");
     TCase *tc = tcase_create("table");
@@ -339,9 +339,5 @@ int main(void)
     tcase_add_test(tc, test_section2_ports);
     tcase_add_test(tc, test_alias_mapping);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
