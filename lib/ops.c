@@ -6,9 +6,9 @@
  * and the one predicate for the ONNX domain.  Contract: section 2,
  * section 3 "Details the rules rely on", section 5 (kernels).
  * Invariants: the table is const and rows are in ops.def order, so
- * oac_op_get(id) is an index; lookups are a short linear scan over the
- * rows with a first-character filter, O(1) in the size of the model
- * (graph.c keeps a per-scope cache in front of it).
+ * oac_op_get(id) is an index; a lookup scans the rows' name lengths 8 at
+ * a time and compares the names of equal length only: O(1) in the size
+ * of the model (graph.c keeps a per-scope cache in front of it).
  */
 #include <string.h>
 
@@ -52,23 +52,60 @@ static const oac_op table[OAC_OP_COUNT] = {
 #pragma GCC diagnostic pop
 #endif
 
+/* The length of each row's op_type, apart from the rows and padded to
+ * whole words of 8 (the padding 0 matches no name): the scan compares 8
+ * lengths per step before it reads any row's name. */
+#define NAME_WORDS ((OAC_OP_COUNT + 7) / 8)
+static const uint8_t name_len[NAME_WORDS * 8] = {
+#define OAC_OP(id_, dom, op, ...) [OAC_OP_##id_] = sizeof(op) - 1,
+#include "ops.def"
+#undef OAC_OP
+};
+
 bool oac_domain_is_onnx(const char *domain)
 {
     return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
+}
+
+/* Is row i op_type in the domain asked for (onnx: the ONNX domain)? */
+static bool row_matches(size_t i, const char *domain, bool onnx,
+                        const char *op_type, size_t n)
+{
+    if (i >= OAC_OP_COUNT)
+        return false;           /* padding */
+    const oac_op *r = &table[i];
+    if (r->op_type[0] != op_type[0] || memcmp(r->op_type, op_type, n) != 0)
+        return false;
+    return oac_domain_is_onnx(r->domain) ? onnx
+                                         : !onnx && strcmp(r->domain, domain) == 0;
 }
 
 const oac_op *oac_op_find(const char *domain, const char *op_type)
 {
     if (!op_type || !*op_type)
         return NULL;
+    size_t n = strlen(op_type);
+    if (n > UINT8_MAX)
+        return NULL;
     bool onnx = oac_domain_is_onnx(domain);
-    for (size_t i = 0; i < OAC_OP_COUNT; i++) {
-        const oac_op *r = &table[i];
-        if (r->op_type[0] != op_type[0] || strcmp(r->op_type, op_type) != 0)
-            continue;
-        if (oac_domain_is_onnx(r->domain) ? onnx
-                                          : (!onnx && strcmp(r->domain, domain) == 0))
-            return r;
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    for (size_t w = 0; w < NAME_WORDS; w++) {
+        /* Byte k (from the low end) of x is row 8w+k's length. */
+        uint64_t x;
+        memcpy(&x, name_len + 8 * w, sizeof x);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+#endif
+        x ^= ones * n;                      /* a zero byte: that length */
+        /* The high bit of each zero byte, and maybe of some above one (a
+         * borrow): every candidate is compared in full, so a false one
+         * costs only time. */
+        uint64_t m = (x - ones) & ~x & highs;
+        for (; m; m &= m - 1) {
+            size_t i = 8 * w + (size_t)__builtin_ctzll(m) / 8;
+            if (row_matches(i, domain, onnx, op_type, n))
+                return &table[i];
+        }
     }
     return NULL;
 }
