@@ -18,7 +18,9 @@
  *  4. A rule writes output 0's dims into c->scratch (set_out) or shares
  *     an input's array; input arrays are interned and read-only
  *     (shapes.h invariant 7), and the pass interns the scratch after the
- *     folding rule has read it.
+ *     folding rule has read it.  Outputs past 0 (Split, attention's
+ *     present caches) are typed through set_out_k, which interns their
+ *     dims at once, or share an input's array.
  */
 #include <stdlib.h>
 #include <stdio.h>
@@ -42,9 +44,9 @@ static const oac_known *kin(const oac_infer *c, size_t i)
     return i < c->n_in ? c->in_known[i] : NULL;
 }
 
-/* Type output 0 (the only output a rule types): a tensor of elem with
- * rank dims, which the rule writes through *dims (c->scratch; NULL when
- * the rank is unknown or there is no output 0). */
+/* Type output 0: a tensor of elem with rank dims, which the rule writes
+ * through *dims (c->scratch; NULL when the rank is unknown or there is no
+ * output 0).  Other outputs: set_out_k. */
 static int set_out(oac_infer *c, int32_t elem, int32_t rank, oac_dimref **dims)
 {
     if (dims)
@@ -59,6 +61,34 @@ static int set_out(oac_infer *c, int32_t elem, int32_t rank, oac_dimref **dims)
     c->out[0].dims = c->scratch;
     if (dims)
         *dims = c->scratch;
+    return OAC_OK;
+}
+
+/* Type output k (any k; outputs past the node's are ignored) as a tensor
+ * of elem with rank dims d (rank < 0: unknown).  Output 0 goes through
+ * the scratch as set_out; the others are interned here (their arrays
+ * cannot share the scratch). */
+static int set_out_k(oac_infer *c, size_t k, int32_t elem, int32_t rank,
+                     const oac_dimref *d)
+{
+    if (k >= c->n_out)
+        return OAC_OK;
+    if (k == 0) {
+        oac_dimref *o;
+        int rc = set_out(c, elem, rank, &o);
+        if (!rc && o && o != d)
+            oac_shapes_copy(o, d, (size_t)rank * sizeof *o);
+        return rc;
+    }
+    c->out[k] = (oac_vshape){ .kind = OAC_VK_TENSOR, .elem_type = elem,
+                              .rank = -1 };
+    if (rank < 0 || rank > OAC_SHAPE_MAX_RANK)
+        return OAC_OK;
+    const oac_dimref *in = oac_shapes_intern(c->sh, d, (size_t)rank);
+    if (!in)
+        return OAC_ENOMEM;
+    c->out[k].rank = (int16_t)rank;
+    c->out[k].dims = in;
     return OAC_OK;
 }
 
@@ -606,5 +636,53 @@ int oac_infer_squeeze(oac_infer *c)
     for (int32_t k = 0; k < x->rank; k++)
         if (!drop[k])
             d[j++] = x->dims[k];
+    return OAC_OK;
+}
+
+/* Split: outputs along `axis`, sized by the split input (opset >= 13) or
+ * attribute (earlier), else num_outputs (opset 18) or the output count,
+ * in chunks of ceil(dim / n), the last one smaller. */
+int oac_infer_split(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x || !c->n_out)
+        return OAC_OK;
+    int32_t axis;
+    size_t n = c->n_out;
+    if (x->rank < 0 ||
+        !norm_axis(oac_shapes_attr_int(c->proto, "axis", 0), x->rank, &axis) ||
+        x->rank > OAC_SHAPE_MAX_RANK) {
+        for (size_t k = 0; k < n; k++)
+            set_out_k(c, k, x->elem_type, -1, NULL);
+        return OAC_OK;
+    }
+    const int64_t *sp = NULL;
+    size_t nsp = 0;
+    bool given = c->opset < 13 ? oac_shapes_attr(c->proto, "split") != NULL :
+                                 (c->n_in > 1 && c->proto->input[1][0]);
+    bool sizes = given && ints_of(c, c->opset < 13 ? "split" : NULL, 1, &sp, &nsp) &&
+                 nsp == n;
+    int64_t dim = dimv(c, x->dims[axis]);
+    int64_t chunk = -1, last = -1;
+    if (!given && dim >= 0) {
+        int64_t parts = oac_shapes_attr_int(c->proto, "num_outputs", (int64_t)n);
+        if (parts == (int64_t)n) {
+            chunk = dim / parts + (dim % parts != 0);
+            last = dim - chunk * (parts - 1);
+        }
+    }
+    oac_dimref d[OAC_SHAPE_MAX_RANK];
+    oac_shapes_copy(d, x->dims, (size_t)x->rank * sizeof *d);
+    for (size_t k = 0; k < n; k++) {
+        int rc;
+        if (sizes && sp[k] >= 0)
+            d[axis] = sp[k];
+        else if (chunk >= 0 && last >= 0)
+            d[axis] = k + 1 < n ? chunk : last;
+        else if ((rc = fresh(c, &d[axis])))
+            return rc;
+        if ((rc = set_out_k(c, k, x->elem_type, x->rank, d)))
+            return rc;
+    }
     return OAC_OK;
 }

@@ -22,7 +22,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "kernel_elem.h"
 
 static uint64_t numel(const oac_tensor *t)
 {
@@ -58,10 +58,9 @@ static int bcast(oac_kernel_call *k, const oac_tensor *a, const oac_tensor *b,
         int ia = i - (r - a->rank), ib = i - (r - b->rank);
         int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
         if (da != db && da != 1 && db != 1)
-            return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                                   "node %s (%s): shapes do not broadcast "
-                                   "(dim %d: %" PRId64 " vs %" PRId64 ")",
-                                   k->node_name, k->node->op_type, i, da, db);
+            return oac_kernel_error(k, oac_kin_name(k, 1),
+                                    "shapes do not broadcast (dim %d: %" PRId64 " vs %"
+                                    PRId64 ")", i, da, db);
         dims[i] = da == 1 ? db : da;
     }
     *rank = r;

@@ -17,7 +17,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "kernel_elem.h"
 
 #define MAXR OAC_RT_MAX_RANK
 
@@ -338,9 +338,9 @@ int oac_kernel_gather(oac_kernel_call *k)
         int64_t v = ix->elem_type == OAC_T_INT64 ? ((const int64_t *)ix->data)[i]
                                                  : ((const int32_t *)ix->data)[i];
         if (v < -dim || v >= dim)
-            return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                                   "node %s (Gather): index %" PRId64 " out of [%" PRId64
-                                   ", %" PRId64 ")", k->node_name, v, -dim, dim);
+            return oac_kernel_error(k, oac_kin_name(k, 1),
+                                    "index %" PRId64 " is out of [%" PRId64 ", %" PRId64 ")",
+                                    v, -dim, dim);
     }
     oac_tensor *y;
     if ((rc = oac_kernel_output(k, 0, x->elem_type, r, od, &y)))

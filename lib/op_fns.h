@@ -32,6 +32,7 @@ int oac_infer_size(struct oac_infer *c);
 int oac_infer_constant(struct oac_infer *c);
 int oac_infer_unsqueeze(struct oac_infer *c);
 int oac_infer_squeeze(struct oac_infer *c);
+int oac_infer_split(struct oac_infer *c);      /* types every output */
 
 /* ---- known-value folding (consts.c) ---- */
 int oac_fold_constant(struct oac_infer *c);

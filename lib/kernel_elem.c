@@ -1,0 +1,124 @@
+/* kernel_elem.c: the refusals and the broadcasting every kernel shares
+ * (kernel_elem.h).
+ *
+ * Owns: the wording of kernel-error and of an unimplemented element type
+ * (unsupported-operator), the typed input checks, and numpy broadcasting.
+ * Contract: section 8 (kernel-error, element types), section 5.
+ * Invariants:
+ *  1. Every message names the node, its op_type and the value (input or
+ *     attribute) it is about.
+ *  2. Broadcast shapes are validated dim by dim before any kernel
+ *     allocates its output; a tensor's dims were validated by the runtime
+ *     when it was made, so products of them do not overflow.
+ *  3. Nothing here allocates but the diagnostic.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "kernel_elem.h"
+
+const char *oac_kin_name(const oac_kernel_call *k, size_t i)
+{
+    if (i >= k->node->n_input || !k->node->input[i])
+        return "?";
+    return k->node->input[i];
+}
+
+int oac_kernel_error(oac_kernel_call *k, const char *value, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node %s (%s): '%s': %s",
+                           k->node_name, k->node->op_type, value ? value : "?", msg);
+}
+
+int oac_kernel_bad_type(oac_kernel_call *k, size_t i, int32_t t)
+{
+    const char *name = oac_elem_name(t);
+    char num[16];
+    if (!name) {
+        snprintf(num, sizeof num, "%" PRId32, t);
+        name = num;
+    }
+    return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                           "node %s (%s): element type %s of input %zu '%s' is not "
+                           "implemented by the reference runtime's kernel",
+                           k->node_name, k->node->op_type, name, i, oac_kin_name(k, i));
+}
+
+const oac_tensor *oac_kin_typed(oac_kernel_call *k, size_t i, uint32_t mask)
+{
+    const oac_tensor *t = oac_kernel_tensor_in(k, i);
+    if (t && !oac_ek_in(t->elem_type, mask)) {
+        oac_kernel_bad_type(k, i, t->elem_type);
+        return NULL;
+    }
+    return t;
+}
+
+const oac_tensor *oac_kin_opt(oac_kernel_call *k, size_t i, uint32_t mask, int *rc)
+{
+    *rc = OAC_OK;
+    if (i >= k->n_in || !k->in[i])
+        return NULL;
+    const oac_tensor *t = oac_kin_typed(k, i, mask);
+    if (!t)
+        *rc = OAC_ERUNTIME;
+    return t;
+}
+
+int oac_kernel_axis(oac_kernel_call *k, const char *what, int64_t axis, int rank,
+                    int *out)
+{
+    if (axis < -(int64_t)rank || axis >= rank)
+        return oac_kernel_error(k, what, "axis %" PRId64 " is outside [%d, %d)", axis,
+                                -rank, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return OAC_OK;
+}
+
+int oac_bcast_init(oac_kernel_call *k, oac_bcast *b, int n, const oac_tensor *const *t)
+{
+    int r = 0;
+    b->n = n;
+    for (int j = 0; j < n; j++)
+        if (t[j]->rank > r)
+            r = t[j]->rank;
+    b->rank = r;
+    for (int d = 0; d < r; d++) {
+        int64_t dim = 1;
+        for (int j = 0; j < n; j++) {
+            int it = d - (r - t[j]->rank);
+            int64_t dj = it >= 0 ? t[j]->dims[it] : 1;
+            if (dj == 1 || dj == dim)
+                continue;
+            if (dim != 1)
+                return oac_kernel_error(k, oac_kin_name(k, (size_t)j),
+                                        "shape does not broadcast: dim %d is %" PRId64
+                                        " against %" PRId64, d, dj, dim);
+            dim = dj;
+        }
+        b->dims[d] = dim;
+    }
+    b->count = 1;
+    for (int d = 0; d < r; d++)
+        if (oac_mul_overflow_u64(b->count, (uint64_t)b->dims[d], &b->count))
+            return oac_kernel_error(k, oac_kin_name(k, 0),
+                                    "the broadcast shape's element count overflows");
+    for (int j = 0; j < n; j++) {
+        int64_t s = 1;
+        for (int d = r - 1; d >= 0; d--) {
+            int it = d - (r - t[j]->rank);
+            int64_t dj = it >= 0 ? t[j]->dims[it] : 1;
+            b->st[j][d] = dj == 1 ? 0 : s;
+            s *= dj;
+        }
+        b->off[j] = 0;
+    }
+    for (int d = 0; d < r; d++)
+        b->idx[d] = 0;
+    return OAC_OK;
+}
