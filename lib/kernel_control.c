@@ -475,8 +475,8 @@ struct rt_frame {
     oac_strmap map;                    /* name -> index + 1 */
     size_t n;
     const char **names;
-    oac_value **vals;                  /* current value of each name */
-    oac_value *objs;                   /* storage objects the frame owns */
+    oac_rtval **vals;                  /* current value of each name */
+    oac_rtval *objs;                   /* storage objects the frame owns */
     bool *produced;                    /* objs[i] is a node output of the body */
     long *root;                        /* local index whose storage it is, -1 outer */
     long *last;                        /* last reading node of a root */
@@ -485,7 +485,7 @@ struct rt_frame {
     const char **src_name;
     long *free_head, *free_next;       /* roots freed after each node */
     size_t max_ports;
-    oac_value **in_buf, **out_buf;
+    oac_rtval **in_buf, **out_buf;
     int *alias;
     const void **before;
 };
@@ -498,7 +498,7 @@ static long local_of(const struct rt_frame *fr, const char *name)
 
 /* The value `name` names where fr runs: its own, an enclosing frame's (a
  * function body stops there), else the main graph's. */
-static oac_value *lookup(struct rt_frame *fr, const char *name, int *rc)
+static oac_rtval *lookup(struct rt_frame *fr, const char *name, int *rc)
 {
     *rc = OAC_OK;
     if (!nonempty(name))
@@ -513,9 +513,9 @@ static oac_value *lookup(struct rt_frame *fr, const char *name, int *rc)
     return oac_rt_main_value(fr->s, name, rc);
 }
 
-static void saved_ptr(const oac_value *v, const void **p)
+static void saved_ptr(const oac_rtval *v, const void **p)
 {
-    *p = v->kind == OAC_VAL_TENSOR ? v->t.data : (const void *)v;
+    *p = v->kind == OAC_RTV_TENSOR ? v->t.data : (const void *)v;
 }
 
 static long frame_add(struct rt_frame *fr, const char *name, int *rc)
@@ -579,7 +579,7 @@ static void frame_fini(struct rt_frame *fr)
 
 /* An initializer of a subgraph, read into excluded storage (contract 4:
  * initializers are not counted). */
-static int load_init(struct rt_frame *fr, oac_value *v, const Onnx__TensorProto *tp)
+static int load_init(struct rt_frame *fr, oac_rtval *v, const Onnx__TensorProto *tp)
 {
     oac_kernel_call *k = fr->k;
     return oac_rt_load_initializer(k->ctx, k->alloc, k->model, tp,
@@ -608,7 +608,7 @@ static uint64_t nested_nodes(Onnx__NodeProto *const *nodes, size_t n, int depth)
 /* Set up fr to run body b with the given input values (borrowed; NULL for
  * an omitted one). */
 static int frame_init(struct rt_frame *fr, oac_kernel_call *k, const rt_body *b,
-                      oac_value *const *inputs, size_t n_inputs, bool isolated,
+                      oac_rtval *const *inputs, size_t n_inputs, bool isolated,
                       const Onnx__NodeProto *call, const Onnx__FunctionProto *fn,
                       char *loc)
 {
@@ -850,10 +850,10 @@ static int exec_node(struct rt_frame *fr, size_t i)
         fr->in_buf[j] = NULL;
         if (!nonempty(np->input[j]))
             continue;
-        oac_value *v = lookup(fr, np->input[j], &rc);
+        oac_rtval *v = lookup(fr, np->input[j], &rc);
         if (rc)
             goto done;
-        if (!v || v->kind == OAC_VAL_NONE) {
+        if (!v || v->kind == OAC_RTV_NONE) {
             rc = oac_diag_add(pk->diags, OAC_OPERAND_INVALID, &w,
                               "node %s reads '%s', which has no value (not produced "
                               "before it in file order)", name, np->input[j]);
@@ -868,7 +868,7 @@ static int exec_node(struct rt_frame *fr, size_t i)
         long l = local_of(fr, np->output[j]);
         if (l < 0)
             continue;
-        oac_value *src = NULL;
+        oac_rtval *src = NULL;
         if (fr->src_port[l] >= 0) {
             src = fr->in_buf[fr->src_port[l]];
             fr->alias[j] = fr->src_port[l];
@@ -881,7 +881,7 @@ static int exec_node(struct rt_frame *fr, size_t i)
             fr->alias[j] = OAC_ALIAS_OUTER;
         }
         if (src) {
-            if (src->kind == OAC_VAL_NONE) {
+            if (src->kind == OAC_RTV_NONE) {
                 rc = oac_err(ctx, OAC_EINTERNAL, "node %s: aliased value has no storage", name);
                 goto done;
             }
@@ -929,7 +929,7 @@ static int exec_node(struct rt_frame *fr, size_t i)
         oac_rt_identity(s, held);
         if (held)
             continue;
-        if (fr->out_buf[j]->kind == OAC_VAL_TENSOR)
+        if (fr->out_buf[j]->kind == OAC_RTV_TENSOR)
             fr->out_buf[j]->t.data = (void *)fr->before[j];
         rc = oac_diag_add(pk->diags, OAC_ALIAS_BROKEN, &w,
                           "node %s: output '%s' must alias its input but came back "
@@ -939,7 +939,7 @@ static int exec_node(struct rt_frame *fr, size_t i)
     for (size_t j = 0; !rc && j < np->n_output; j++) {
         if (!fr->out_buf[j])
             continue;
-        if (fr->out_buf[j]->kind == OAC_VAL_NONE) {
+        if (fr->out_buf[j]->kind == OAC_RTV_NONE) {
             rc = oac_err(ctx, OAC_EINTERNAL, "node %s: kernel produced no output %zu",
                          name, j);
             break;
@@ -962,7 +962,7 @@ done:
 }
 
 /* The value body output i came back as (NULL when omitted). */
-static oac_value *body_result(struct rt_frame *fr, size_t i, int *rc)
+static oac_rtval *body_result(struct rt_frame *fr, size_t i, int *rc)
 {
     *rc = OAC_OK;
     return lookup(fr, body_output(fr->body, i), rc);
@@ -970,11 +970,11 @@ static oac_value *body_result(struct rt_frame *fr, size_t i, int *rc)
 
 /* Output j of the control node from the body's value v (see the file
  * comment: identity for aliased outputs, else move or copy). */
-static int take_output(oac_kernel_call *k, struct rt_frame *fr, size_t j, oac_value *v)
+static int take_output(oac_kernel_call *k, struct rt_frame *fr, size_t j, oac_rtval *v)
 {
     if (j >= k->n_out || !k->out[j])
         return OAC_OK;
-    if (!v || v->kind == OAC_VAL_NONE)
+    if (!v || v->kind == OAC_RTV_NONE)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
                                "node %s: its body returned no value for output %zu",
                                k->node_name, j);
@@ -987,12 +987,12 @@ static int take_output(oac_kernel_call *k, struct rt_frame *fr, size_t j, oac_va
     }
     bool owned = v >= fr->objs && v < fr->objs + fr->n && fr->produced[v - fr->objs];
     if (owned && (v->storage == OAC_STORE_OWNED || v->storage == OAC_STORE_NONE) &&
-        v->kind == OAC_VAL_TENSOR) {
+        v->kind == OAC_RTV_TENSOR) {
         *k->out[j] = *v;
         memset(v, 0, sizeof *v);
         return OAC_OK;
     }
-    if (v->kind != OAC_VAL_TENSOR)
+    if (v->kind != OAC_RTV_TENSOR)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
                                "node %s: the reference runtime returns only dense "
                                "tensors by value from a body (output %zu)",
@@ -1027,7 +1027,7 @@ static int run_once(oac_kernel_call *k, struct rt_frame *fr, int rc)
     if (!rc)
         rc = frame_run(fr);
     for (size_t j = 0; !rc && j < k->n_out; j++) {
-        oac_value *v = body_result(fr, j, &rc);
+        oac_rtval *v = body_result(fr, j, &rc);
         if (!rc)
             rc = take_output(k, fr, j, v);
     }
@@ -1117,14 +1117,14 @@ int oac_kernel_loop(oac_kernel_call *k)
                                "ends", k->node_name);
     int64_t iter = 0;
     uint8_t cond_byte = cond;
-    oac_value iv = { .kind = OAC_VAL_TENSOR, .storage = OAC_STORE_CONST,
+    oac_rtval iv = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
                      .t = { .elem_type = OAC_T_INT64, .rank = 0, .data = &iter,
                             .bytes = sizeof iter } };
-    oac_value cv = { .kind = OAC_VAL_TENSOR, .storage = OAC_STORE_CONST,
+    oac_rtval cv = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
                      .t = { .elem_type = OAC_T_BOOL, .rank = 0, .data = &cond_byte,
                             .bytes = 1 } };
-    oac_value **ins = oac_calloc(ctx, nc + 2, sizeof *ins);
-    oac_value *views = oac_calloc(ctx, nc ? nc : 1, sizeof *views);
+    oac_rtval **ins = oac_calloc(ctx, nc + 2, sizeof *ins);
+    oac_rtval *views = oac_calloc(ctx, nc ? nc : 1, sizeof *views);
     const void **start = oac_calloc(ctx, nc ? nc : 1, sizeof *start);
     int rc = OAC_OK;
     if (!ins || !views || !start) {
@@ -1136,8 +1136,8 @@ int oac_kernel_loop(oac_kernel_call *k)
     /* Carried values: aliased ones are the caller's object; the others
      * live in the output buffer, which starts as the initial value. */
     for (size_t i = 0; i < nc; i++) {
-        oac_value *init = k->in[i + 2];
-        if (!init || init->kind == OAC_VAL_NONE) {
+        oac_rtval *init = k->in[i + 2];
+        if (!init || init->kind == OAC_RTV_NONE) {
             rc = oac_kernel_fail(k, OAC_OPERAND_INVALID,
                                  "node %s: carried value %zu is missing", k->node_name, i);
             goto done;
@@ -1148,7 +1148,7 @@ int oac_kernel_loop(oac_kernel_call *k)
             saved_ptr(k->out[i], &start[i]);
             continue;
         }
-        if (init->kind != OAC_VAL_TENSOR) {
+        if (init->kind != OAC_RTV_TENSOR) {
             rc = oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
                                  "node %s: the reference runtime carries only dense "
                                  "tensors by value (carried value %zu)", k->node_name, i);
@@ -1179,9 +1179,9 @@ int oac_kernel_loop(oac_kernel_call *k)
                                      k->location ? k->location : "", ai));
         if (!rc)
             rc = frame_run(&fr);
-        oac_value *co = rc ? NULL : body_result(&fr, 0, &rc);
+        oac_rtval *co = rc ? NULL : body_result(&fr, 0, &rc);
         if (!rc) {
-            if (!co || co->kind != OAC_VAL_TENSOR || co->t.elem_type != OAC_T_BOOL ||
+            if (!co || co->kind != OAC_RTV_TENSOR || co->t.elem_type != OAC_T_BOOL ||
                 co->t.bytes != 1)
                 rc = oac_kernel_fail(k, OAC_OPERAND_INVALID,
                                      "node %s: the body's condition is not one BOOL",
@@ -1190,10 +1190,10 @@ int oac_kernel_loop(oac_kernel_call *k)
                 cond = ((const uint8_t *)co->t.data)[0] != 0;
         }
         for (size_t i = 0; !rc && i < nc; i++) {
-            oac_value *v = body_result(&fr, i + 1, &rc);
+            oac_rtval *v = body_result(&fr, i + 1, &rc);
             if (rc)
                 break;
-            if (!v || v->kind == OAC_VAL_NONE) {
+            if (!v || v->kind == OAC_RTV_NONE) {
                 rc = oac_kernel_fail(k, OAC_OPERAND_INVALID,
                                      "node %s: the body returned no carried value %zu",
                                      k->node_name, i);
@@ -1212,7 +1212,7 @@ int oac_kernel_loop(oac_kernel_call *k)
             }
             if (v == &views[i])
                 continue;          /* returned unchanged */
-            bool same = v->kind == OAC_VAL_TENSOR && v->t.elem_type == views[i].t.elem_type &&
+            bool same = v->kind == OAC_RTV_TENSOR && v->t.elem_type == views[i].t.elem_type &&
                         v->t.rank == views[i].t.rank && v->t.bytes == views[i].t.bytes;
             for (int d = 0; same && d < v->t.rank; d++)
                 same = v->t.dims[d] == views[i].t.dims[d];

@@ -22,7 +22,7 @@
  * the instrumented allocator (alloc.c), never from the plan.
  *
  * Invariants:
- *  1. A MUST_ALIAS output is the same oac_value object as its input: no
+ *  1. A MUST_ALIAS output is the same oac_rtval object as its input: no
  *     allocation, and after the node its storage pointer is compared with
  *     the one before (pointer identity; alias-broken when it moved).
  *  2. Every READ_WRITE input is bound once per run (bind.c) and fed back
@@ -137,12 +137,12 @@ typedef struct rt_run {
     size_t n_nodes;
     size_t max_ports;
     oac_binding **bind;            /* acquisition order */
-    oac_value **bind_val;          /* the shared value of each binding */
+    oac_rtval **bind_val;          /* the shared value of each binding */
     long *bind_slot;
     const char **bind_why;         /* refusal reason decided by the run, or NULL */
     size_t n_bind;
     oac_binding *own_bind;         /* bindings this run made */
-    oac_value *own_val;
+    oac_rtval *own_val;
     oac_ralloc balloc;             /* storage the run binds (excluded) */
     uint64_t steps;
 } rt_run;
@@ -157,15 +157,15 @@ struct oac_session {
     oac_diags *diags;
     bool own_ctx;
     oac_ralloc alloc;
-    oac_value *objs;               /* per slot: storage owner objects */
-    oac_value **vals;              /* per slot: current value */
+    oac_rtval *objs;               /* per slot: storage owner objects */
+    oac_rtval **vals;              /* per slot: current value */
     bool *loaded;                  /* initializer read */
     void **ws;                     /* workspaces of the running node */
     size_t *ws_bytes;
     size_t n_ws, cap_ws;
     int64_t *pos_len;              /* per slot: length this step, -1 none */
     int64_t *page_size;            /* per slot: page size of its update */
-    oac_value **in_buf, **out_buf;
+    oac_rtval **in_buf, **out_buf;
     const void **before;           /* per output: storage before the kernel */
     oac_step_stats *steps;
     size_t n_steps, cap_steps;
@@ -237,11 +237,11 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
         return oac_err(k->ctx, OAC_EUNSUPPORTED,
                        "node %s: output rank %d exceeds %d", k->node_name,
                        rank, OAC_RT_MAX_RANK);
-    oac_value *v = k->out[i];
+    oac_rtval *v = k->out[i];
     if (k->out_alias[i] >= 0) {
         /* The view is the input itself; an output that would not fit it
          * cannot alias it. */
-        bool same = v->kind == OAC_VAL_TENSOR && v->t.elem_type == elem_type &&
+        bool same = v->kind == OAC_RTV_TENSOR && v->t.elem_type == elem_type &&
                     v->t.rank == rank;
         for (int d = 0; same && d < rank; d++)
             same = v->t.dims[d] == dims[d];
@@ -253,7 +253,7 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
         *out = &v->t;
         return OAC_OK;
     }
-    if (v->kind != OAC_VAL_NONE)
+    if (v->kind != OAC_RTV_NONE)
         return oac_err(k->ctx, OAC_EINTERNAL, "node %s: output %zu produced twice",
                        k->node_name, i);
     oac_tensor t = { .elem_type = elem_type, .rank = rank };
@@ -275,7 +275,7 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
     t.data = bytes ? oac_ralloc_get(k->alloc, t.bytes, false) : NULL;
     if (bytes && !t.data)
         return OAC_ENOMEM;
-    v->kind = OAC_VAL_TENSOR;
+    v->kind = OAC_RTV_TENSOR;
     v->storage = bytes ? OAC_STORE_OWNED : OAC_STORE_NONE;
     v->writable = true;
     v->t = t;
@@ -313,7 +313,7 @@ int oac_kernel_workspace(oac_kernel_call *k, size_t bytes, void **out)
 
 const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i)
 {
-    if (i < k->n_in && k->in[i] && k->in[i]->kind == OAC_VAL_TENSOR)
+    if (i < k->n_in && k->in[i] && k->in[i]->kind == OAC_RTV_TENSOR)
         return &k->in[i]->t;
     oac_kernel_fail(k, OAC_OPERAND_INVALID,
                     "node %s (%s): input %zu is missing or not a tensor",
@@ -604,9 +604,9 @@ static int setup_inputs(rt_run *r, oac_diags *diags)
         for (size_t h = 0; r->hooks && h < r->hooks->n_bindings; h++)
             if (!strcmp(r->hooks->bindings[h]->name, vi->name))
                 bd = r->hooks->bindings[h];
-        oac_value *val = &r->own_val[b];
+        oac_rtval *val = &r->own_val[b];
         if (sl->paged) {
-            val->kind = OAC_VAL_PAGED;
+            val->kind = OAC_RTV_PAGED;
             val->storage = OAC_STORE_BOUND;
             val->p = sl->ptmpl;
             sl->ptmpl.pages = NULL;       /* moved into the shared value */
@@ -642,7 +642,7 @@ static int setup_inputs(rt_run *r, oac_diags *diags)
                 }
                 oac_binding_init(bd, vi->name, data, sl->tmpl.bytes, true);
             }
-            val->kind = OAC_VAL_TENSOR;
+            val->kind = OAC_RTV_TENSOR;
             val->storage = OAC_STORE_BOUND;
             val->t = decl;
             val->t.data = bd->data;
@@ -665,8 +665,8 @@ static int setup_inputs(rt_run *r, oac_diags *diags)
 /* The storage need of binding b (its declared capacity). */
 static uint64_t binding_need(const rt_run *r, size_t b)
 {
-    const oac_value *v = r->bind_val[b];
-    return v->kind == OAC_VAL_TENSOR ? v->t.bytes : 0;
+    const oac_rtval *v = r->bind_val[b];
+    return v->kind == OAC_RTV_TENSOR ? v->t.bytes : 0;
 }
 
 /* Which port of a cache-update node is its position, values and page. */
@@ -841,7 +841,7 @@ static int mark_nested_positions(rt_run *r, const Onnx__NodeProto *np, pos_summa
 }
 
 int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
-                         oac_value *const *in, const oac_where *w)
+                         oac_rtval *const *in, const oac_where *w)
 {
     int pos, values, page;
     bool paged;
@@ -856,8 +856,8 @@ int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
     if (sl < 0)
         return OAC_OK;
     int64_t len = -1;
-    const oac_value *v = values >= 0 && (size_t)values < np->n_input ? in[values] : NULL;
-    if (v && v->kind == OAC_VAL_TENSOR && v->t.rank >= 1) {
+    const oac_rtval *v = values >= 0 && (size_t)values < np->n_input ? in[values] : NULL;
+    if (v && v->kind == OAC_RTV_TENSOR && v->t.rank >= 1) {
         int64_t axis = paged ? -2 : oac_attr_int(np, "axis", -2);
         if (axis < 0)
             axis += v->t.rank;
@@ -873,7 +873,7 @@ int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
     }
     if (len >= 0)
         *rec = len;
-    if (paged && in[0] && in[0]->kind == OAC_VAL_PAGED)
+    if (paged && in[0] && in[0]->kind == OAC_RTV_PAGED)
         s->page_size[sl] = in[0]->p.page_dims[2];
     return OAC_OK;
 }
@@ -1220,8 +1220,8 @@ static void run_fini(rt_run *r)
         oac_pbfile_free(sl->file);
     }
     for (size_t b = 0; b < r->n_bind; b++) {
-        oac_value *v = r->bind_val[b];
-        if (v && v->kind == OAC_VAL_PAGED) {
+        oac_rtval *v = r->bind_val[b];
+        if (v && v->kind == OAC_RTV_PAGED) {
             for (size_t p = 0; p < v->p.n_pages; p++)
                 oac_page_release(&r->balloc, &v->p.pages[p]);
             oac_dealloc(r->ctx, v->p.pages);
@@ -1252,14 +1252,14 @@ static void run_fini(rt_run *r)
 /* One session                                                          */
 /* ------------------------------------------------------------------ */
 
-static void release_value(oac_session *s, oac_value *v)
+static void release_value(oac_session *s, oac_rtval *v)
 {
-    if (v->kind == OAC_VAL_TENSOR && v->storage == OAC_STORE_OWNED)
+    if (v->kind == OAC_RTV_TENSOR && v->storage == OAC_STORE_OWNED)
         oac_ralloc_put(&s->alloc, v->t.data, v->t.bytes);
-    else if (v->kind == OAC_VAL_TENSOR &&
+    else if (v->kind == OAC_RTV_TENSOR &&
              (v->storage == OAC_STORE_CONST || v->storage == OAC_STORE_BOUND))
         oac_ralloc_unbound(&s->alloc, v->t.data, v->t.bytes);
-    else if (v->kind == OAC_VAL_PAGED) {
+    else if (v->kind == OAC_RTV_PAGED) {
         for (size_t p = 0; p < v->p.n_pages; p++)
             oac_page_release(&s->alloc, &v->p.pages[p]);
         oac_dealloc(s->ctx, v->p.pages);
@@ -1336,9 +1336,9 @@ static int session_init(oac_session *s)
         }
         if (!sl->graph_input)
             continue;
-        oac_value *v = &s->objs[i];
+        oac_rtval *v = &s->objs[i];
         if (sl->paged) {
-            v->kind = OAC_VAL_PAGED;
+            v->kind = OAC_RTV_PAGED;
             v->storage = OAC_STORE_BOUND;
             v->p = sl->ptmpl;
             v->p.pages = NULL;
@@ -1356,7 +1356,7 @@ static int session_init(oac_session *s)
             }
             continue;
         }
-        v->kind = OAC_VAL_TENSOR;
+        v->kind = OAC_RTV_TENSOR;
         v->storage = OAC_STORE_CONST;
         v->writable = false;
         v->t = sl->tmpl;
@@ -1372,7 +1372,7 @@ static int session_init(oac_session *s)
 
 int oac_rt_load_initializer(oac_ctx *ctx, oac_ralloc *a, const oac_model *model,
                             const Onnx__TensorProto *tp, const char *name,
-                            oac_value *v)
+                            oac_rtval *v)
 {
     if (tp->n_dims > OAC_RT_MAX_RANK)
         return oac_err(ctx, OAC_EUNSUPPORTED, "initializer '%s': rank too large", name);
@@ -1391,7 +1391,7 @@ int oac_rt_load_initializer(oac_ctx *ctx, oac_ralloc *a, const oac_model *model,
     t.data = t.bytes ? oac_ralloc_bound(a, t.bytes) : NULL;
     if (t.bytes && !t.data)
         return OAC_ENOMEM;
-    v->kind = OAC_VAL_TENSOR;
+    v->kind = OAC_RTV_TENSOR;
     v->storage = OAC_STORE_CONST;
     v->writable = false;
     v->t = t;
@@ -1409,7 +1409,7 @@ static int ensure_loaded(oac_session *s, long slot)
     int rc = oac_rt_load_initializer(s->ctx, &s->alloc, r->model, sl->init,
                                      sl->name, &s->objs[slot]);
     /* Once it holds storage the slot is loaded, read or not: never twice. */
-    s->loaded[slot] = s->objs[slot].kind == OAC_VAL_TENSOR;
+    s->loaded[slot] = s->objs[slot].kind == OAC_RTV_TENSOR;
     return rc;
 }
 
@@ -1420,8 +1420,8 @@ static int update_length(oac_session *s, const rt_node *n, int64_t *len)
     if (n->values_port < 0 || (size_t)n->values_port >= n->proto->n_input ||
         n->in[n->values_port] < 0)
         return OAC_OK;
-    const oac_value *v = s->vals[n->in[n->values_port]];
-    if (v->kind != OAC_VAL_TENSOR || v->t.rank < 1)
+    const oac_rtval *v = s->vals[n->in[n->values_port]];
+    if (v->kind != OAC_RTV_TENSOR || v->t.rank < 1)
         return OAC_OK;
     int64_t axis = n->paged ? -2 : oac_attr_int(n->proto, "axis", -2);
     if (axis < 0)
@@ -1432,14 +1432,14 @@ static int update_length(oac_session *s, const rt_node *n, int64_t *len)
     return OAC_OK;
 }
 
-static void saved_ptr(const oac_value *v, const void **p)
+static void saved_ptr(const oac_rtval *v, const void **p)
 {
-    *p = v->kind == OAC_VAL_TENSOR ? v->t.data : (const void *)v;
+    *p = v->kind == OAC_RTV_TENSOR ? v->t.data : (const void *)v;
 }
 
 /* ---- what frames use (runtime.h, kernel_control.c) ----------------- */
 
-oac_value *oac_rt_main_value(oac_session *s, const char *name, int *rc)
+oac_rtval *oac_rt_main_value(oac_session *s, const char *name, int *rc)
 {
     *rc = OAC_OK;
     long sl = slot_of(s->run, name);
@@ -1476,7 +1476,7 @@ void oac_rt_identity(oac_session *s, bool held)
     }
 }
 
-void oac_rt_release(oac_session *s, oac_value *v)
+void oac_rt_release(oac_session *s, oac_rtval *v)
 {
     release_value(s, v);
 }
@@ -1511,8 +1511,8 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
             continue;
         if ((rc = ensure_loaded(s, n->in[j])))
             return rc;
-        oac_value *v = s->vals[n->in[j]];
-        if (v->kind == OAC_VAL_NONE)
+        oac_rtval *v = s->vals[n->in[j]];
+        if (v->kind == OAC_RTV_NONE)
             return node_fail(s, n, OAC_OPERAND_INVALID,
                              "node %s reads '%s', which has no value (not produced "
                              "before it in file order)", n->name, r->slots[n->in[j]].name);
@@ -1528,10 +1528,10 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
             /* The storage it reuses: an input port, or (If) an outer
              * value; either way that value's object. */
             long src_slot = n->alias_slot[j];
-            oac_value *src = n->alias[j] >= 0 ? s->in_buf[n->alias[j]] : s->vals[src_slot];
+            oac_rtval *src = n->alias[j] >= 0 ? s->in_buf[n->alias[j]] : s->vals[src_slot];
             if (n->alias[j] == OAC_ALIAS_OUTER && (rc = ensure_loaded(s, src_slot)))
                 return rc;
-            if (src->kind == OAC_VAL_NONE)
+            if (src->kind == OAC_RTV_NONE)
                 return node_fail(s, n, OAC_OPERAND_INVALID,
                                  "node %s: output '%s' aliases '%s', which has no value",
                                  n->name, r->slots[os].name, r->slots[src_slot].name);
@@ -1557,7 +1557,7 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
                              *rec, len);
         if (len >= 0)
             *rec = len;
-        if (n->paged && s->in_buf[0] && s->in_buf[0]->kind == OAC_VAL_PAGED)
+        if (n->paged && s->in_buf[0] && s->in_buf[0]->kind == OAC_RTV_PAGED)
             s->page_size[n->pos_slot] = s->in_buf[0]->p.page_dims[2];
     }
     oac_kernel_call k = {
@@ -1576,7 +1576,7 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
             continue;
         /* Pointer identity: the output is the input's object, and its
          * storage did not move. */
-        oac_value *v = s->vals[n->out[j]];
+        oac_rtval *v = s->vals[n->out[j]];
         const void *after;
         saved_ptr(v, &after);
         bool held = after == before[j];
@@ -1589,7 +1589,7 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
         }
         /* Put the binding's storage back so nothing frees or dumps the
          * misbehaving kernel's buffer as the cache. */
-        if (v->kind == OAC_VAL_TENSOR)
+        if (v->kind == OAC_RTV_TENSOR)
             v->t.data = (void *)before[j];
         rc = node_fail(s, n, OAC_ALIAS_BROKEN,
                        "node %s: output '%s' must alias input '%s' but came "
@@ -1602,15 +1602,15 @@ static int run_node(oac_session *s, size_t i, oac_step_stats *st)
         long os = n->out[j];
         if (os < 0)
             continue;
-        if (s->vals[os]->kind == OAC_VAL_NONE)
+        if (s->vals[os]->kind == OAC_RTV_NONE)
             return oac_err(s->ctx, OAC_EINTERNAL, "node %s: kernel produced no output %zu",
                            n->name, j);
         if (r->slots[os].constant_out)
             s->vals[os]->writable = false;
     }
     if (n->cache_update && np->n_output && n->out[0] >= 0 && n->alias[0] < 0) {
-        const oac_value *v = s->vals[n->out[0]];
-        if (v->kind == OAC_VAL_TENSOR)
+        const oac_rtval *v = s->vals[n->out[0]];
+        if (v->kind == OAC_RTV_TENSOR)
             s->step_second += v->t.bytes;
     }
     for (size_t f = 0; f < n->n_frees; f++) {
@@ -1629,8 +1629,8 @@ static int advance_positions(oac_session *s)
         rt_slot *sl = &r->slots[i];
         if (sl->pos != POS_POSITION || s->pos_len[i] < 0)
             continue;
-        oac_value *v = s->vals[i];
-        if (v->kind != OAC_VAL_TENSOR || v->t.elem_type != OAC_T_INT64)
+        oac_rtval *v = s->vals[i];
+        if (v->kind != OAC_RTV_TENSOR || v->t.elem_type != OAC_T_INT64)
             continue;
         size_t cnt = v->t.bytes / 8;
         bool page_full = false;
@@ -1646,8 +1646,8 @@ static int advance_positions(oac_session *s)
             memcpy((uint8_t *)v->t.data + e * 8, &p, 8);
         }
         if (page_full) {
-            oac_value *pv = s->vals[sl->page_slot];
-            if (pv->kind == OAC_VAL_TENSOR && pv->t.elem_type == OAC_T_INT64)
+            oac_rtval *pv = s->vals[sl->page_slot];
+            if (pv->kind == OAC_RTV_TENSOR && pv->t.elem_type == OAC_T_INT64)
                 for (size_t e = 0; e < pv->t.bytes / 8; e++) {
                     int64_t p;
                     memcpy(&p, (uint8_t *)pv->t.data + e * 8, 8);
@@ -1874,7 +1874,7 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         }
         if (brc)
             refuse = brc;
-        e->cache_bytes_bound += r.bind_val[b]->kind == OAC_VAL_TENSOR ? r.bind[b]->bytes : 0;
+        e->cache_bytes_bound += r.bind_val[b]->kind == OAC_RTV_TENSOR ? r.bind[b]->bytes : 0;
     }
     int orc = oac_bindings_check_overlap(r.bind, r.n_bind, diags);
     if (orc == OAC_ENOMEM) {

@@ -2,7 +2,7 @@
  * kernel interface (contract sections 2, 3 runtime codes, 4 `execution`,
  * 5 `run`).
  *
- * Owns: oac_tensor / oac_paged / oac_value (what flows along graph edges
+ * Owns: oac_tensor / oac_paged / oac_rtval (what flows along graph edges
  * at run time), the instrumented allocator oac_ralloc (alloc.c), bindings
  * of caller-owned storage (bind.c), the kernel call record and the kernel
  * table (kernels.def, kernels.c), and the session that executes one graph
@@ -91,11 +91,11 @@ typedef struct oac_paged {
     size_t cap_pages;
 } oac_paged;
 
-typedef enum oac_value_kind {
-    OAC_VAL_NONE = 0,               /* not produced (yet), or omitted port */
-    OAC_VAL_TENSOR,
-    OAC_VAL_PAGED
-} oac_value_kind;
+typedef enum oac_rtval_kind {
+    OAC_RTV_NONE = 0,               /* not produced (yet), or omitted port */
+    OAC_RTV_TENSOR,
+    OAC_RTV_PAGED
+} oac_rtval_kind;
 
 /* Where a value's storage comes from; decides who frees it and whether
  * it counts toward the measured peak. */
@@ -107,15 +107,15 @@ typedef enum oac_storage {
     OAC_STORE_CONST                 /* initializer or input data, read-only */
 } oac_storage;
 
-typedef struct oac_value {
-    oac_value_kind kind;
+typedef struct oac_rtval {
+    oac_rtval_kind kind;
     oac_storage storage;
     bool writable;                  /* kernels may write only these */
     union {
-        oac_tensor t;               /* kind == OAC_VAL_TENSOR */
-        oac_paged p;                /* kind == OAC_VAL_PAGED */
+        oac_tensor t;               /* kind == OAC_RTV_TENSOR */
+        oac_paged p;                /* kind == OAC_RTV_PAGED */
     };
-} oac_value;
+} oac_rtval;
 
 /* Number of elements of t (product of dims; 1 for rank 0).  False on a
  * negative dimension or overflow. */
@@ -160,7 +160,7 @@ void oac_ralloc_unbound(oac_ralloc *a, void *p, size_t n);
  * frames of kernel_control.c). */
 int oac_rt_load_initializer(oac_ctx *ctx, oac_ralloc *a, const oac_model *model,
                             const Onnx__TensorProto *tp, const char *name,
-                            oac_value *v);
+                            oac_rtval *v);
 /* Start counting a new step (resets step_calls, step_bytes).  What is
  * live then (pages created by earlier steps: cache state carried over,
  * like bound caches) is the step's baseline, so step_peak_max measures
@@ -225,7 +225,7 @@ void oac_bindings_release_all(oac_binding *const *b, size_t n,
 typedef struct oac_session oac_session;   /* runtime.c */
 
 /* One node's execution.  in[i] is NULL for an omitted optional port.
- * out[i] is OAC_VAL_NONE on entry, except for a MUST_ALIAS output, which
+ * out[i] is OAC_RTV_NONE on entry, except for a MUST_ALIAS output, which
  * is already a writable view (OAC_STORE_VIEW) of in[out_alias[i]]; the
  * kernel writes through it in place and must not replace its storage. */
 typedef struct oac_kernel_call {
@@ -234,9 +234,9 @@ typedef struct oac_kernel_call {
     const Onnx__NodeProto *node;
     const char *node_name;          /* node name, or "#<index>" */
     size_t node_index;              /* in the main graph */
-    oac_value *const *in;
+    oac_rtval *const *in;
     size_t n_in;
-    oac_value *const *out;
+    oac_rtval *const *out;
     size_t n_out;
     const int *out_alias;           /* per output: aliased input, -1, or
                                        OAC_ALIAS_OUTER (If through branches) */
@@ -357,7 +357,7 @@ int oac_rt_precheck(oac_ctx *ctx, const oac_model *model,
 /* Runtime internals the frames use (runtime.c). */
 /* A value of the main graph by name (initializers read on first use);
  * NULL when the main graph has no such name. */
-oac_value *oac_rt_main_value(oac_session *s, const char *name, int *rc);
+oac_rtval *oac_rt_main_value(oac_session *s, const char *name, int *rc);
 /* The kernel a node runs with in this session (test overrides first). */
 oac_kernel_fn oac_rt_kernel(oac_session *s, const Onnx__NodeProto *np);
 /* The analysis's schedule (plan.h), or NULL when the run has none. */
@@ -365,12 +365,12 @@ const struct oac_plan_sched *oac_rt_schedule(oac_session *s);
 /* Count one pointer-identity check (session and current step). */
 void oac_rt_identity(oac_session *s, bool held);
 /* Release a value the runtime produced (counted or bound storage). */
-void oac_rt_release(oac_session *s, oac_value *v);
+void oac_rt_release(oac_session *s, oac_rtval *v);
 /* A cache update inside a body that reads a position input of the main
  * graph: record its update length for the advance after the step
  * (operand-invalid at w when lengths differ).  No-op for other nodes. */
 int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
-                         oac_value *const *in, const oac_where *w);
+                         oac_rtval *const *in, const oac_where *w);
 /* Free the running node's workspaces (they live exactly one node). */
 void oac_rt_end_node(oac_session *s);
 /* Charge `units` of body work to the running step: false (nothing
@@ -413,7 +413,7 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
  * --dump (dump.c). */
 typedef struct oac_dump_value {
     const char *name;
-    const oac_value *value;
+    const oac_rtval *value;
     const oac_model *model;
 } oac_dump_value;
 int oac_dump_values(oac_ctx *ctx, const char *dir, const oac_dump_value *v,

@@ -37,7 +37,7 @@
  *     times, so the dims cost little more than the distinct shapes.
  *
  * This header names no graph.h type except struct oac_scope (opaque here),
- * so the runtime (whose runtime.h has its own oac_value) can include it.
+ * so the runtime (whose runtime.h has oac_rtval, its own value) can include it.
  */
 #ifndef OAC_SHAPES_H
 #define OAC_SHAPES_H
