@@ -14,7 +14,7 @@
  *     main graph, is a usage error: OAC_EINVAL with the message on ctx.
  *     Nothing is added to the model's diagnostics for it.
  *  2. Files stay mapped (payloads are not copied) and are owned by the
- *     shapes object, which the analysis keeps for the runtime.
+ *     analysis (analysis.h), where the runtime reads them.
  *  3. The same name given twice is a usage error (which file wins would
  *     be a guess).
  */
@@ -26,16 +26,6 @@
 #include "graph.h"
 #include "shapes.h"
 
-const oac_pbfile *oac_shapes_input(const oac_shapes *sh, const char *name)
-{
-    if (!sh || !name)
-        return NULL;
-    for (size_t i = 0; i < sh->n_inputs; i++)
-        if (!strcmp(sh->inputs[i].name, name))
-            return sh->inputs[i].file;
-    return NULL;
-}
-
 int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
 {
     const oac_check_opts *o = st->opts;
@@ -44,8 +34,9 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
     oac_ctx *ctx = st->ctx;
     const oac_graphs *g = st->graphs;
     const oac_scope *main_s = g->n_scopes ? g->scopes[0] : NULL;
-    sh->inputs = oac_calloc(ctx, o->n_inputs, sizeof *sh->inputs);
-    if (!sh->inputs)
+    oac_analysis *a = st->out;
+    a->inputs = oac_calloc(ctx, o->n_inputs, sizeof *a->inputs);
+    if (!a->inputs)
         return OAC_ENOMEM;
     for (size_t i = 0; i < o->n_inputs; i++) {
         const oac_input_file *in = &o->inputs[i];
@@ -77,7 +68,7 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
             return oac_err(ctx, OAC_EINVAL, "--input %s=%s: %s", in->name,
                            in->path, why);
         }
-        sh->inputs[sh->n_inputs++] = (struct oac_input_val){
+        a->inputs[a->n_inputs++] = (oac_input_val){
             .name = in->name, .value_id = v->id, .file = f };
     }
     return OAC_OK;

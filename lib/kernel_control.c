@@ -735,9 +735,9 @@ static int frame_init(struct rt_frame *fr, oac_kernel_call *k, const rt_body *b,
      * shadowed names apart).  Never earlier than a reader the frame sees:
      * a disagreement then shows as a measured peak above the plan, not
      * as a read of a released value. */
-    const oac_plan_sched *ps = oac_plan_body_schedule(oac_rt_schedule(fr->s),
-                                                      b->g ? (const void *)b->g
-                                                           : (const void *)b->f);
+    const oac_plan_sched *ps = oac_rt_body_schedule(fr->s,
+                                                    b->g ? (const void *)b->g
+                                                         : (const void *)b->f);
     for (size_t k = 0; ps && k < ps->n_bufs; k++) {
         long l = local_of(fr, ps->bufs[k].name);
         if (l < 0 || !fr->produced[l] || fr->root[l] != l)

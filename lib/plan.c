@@ -108,9 +108,6 @@ void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n_bodies; i++)
-        oac_plan_sched_free(ctx, s->bodies[i].sched);
-    oac_dealloc(ctx, s->bodies);
     oac_dealloc(ctx, s->bufs);
     oac_dealloc(ctx, s->frees);
     oac_dealloc(ctx, s->steps);
@@ -133,20 +130,6 @@ const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i)
     }
     return lo < (s ? s->n_extras : 0) && s->extras[lo].step == i
         ? &s->extras[lo] : &no_extra;
-}
-
-const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a)
-{
-    return a && a->shapes ? a->shapes->sched : NULL;
-}
-
-const oac_plan_sched *oac_plan_body_schedule(const oac_plan_sched *main,
-                                             const void *proto)
-{
-    for (size_t i = 0; main && proto && i < main->n_bodies; i++)
-        if (main->bodies[i].proto == proto)
-            return main->bodies[i].sched;
-    return NULL;
 }
 
 static bool opt_zero(oac_opt_u64 v)
@@ -367,8 +350,7 @@ typedef struct walker {
     uint8_t *memo;             /* scope index -> 0 new, 1 walking, 2 done */
     oac_opt_u64 *memo_peak;    /* scope index -> peak of its walk */
     oac_opt_u64 *memo_end;     /* scope index -> live bytes when it returns */
-    oac_plan_body *bodies;     /* schedules of the bodies walked, for the runtime */
-    size_t n_bodies, cap_bodies;
+    oac_plan_sched **plans;    /* scope index -> its schedule (the analysis's) */
     bytes_slot bytes[BYTES_CACHE];
 } walker;
 
@@ -378,9 +360,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out);
  * If branch, Loop carried), or NULL: v is a buffer if a node makes it. */
 static oac_value *storage_parent(const oac_check_state *st, const oac_value *v)
 {
-    if (st->aliases && st->aliases->parent && v->id < st->aliases->n_values)
-        return oac_alias_parent(st->aliases, v);
-    return oac_value_aliased_input(v);
+    return oac_storage_parent(st->aliases, v);
 }
 
 /* Is v a buffer allocated inside scope s (not an input, an outer value or
@@ -414,13 +394,7 @@ static int body_peak(walker *w, oac_scope *b, int depth, oac_opt_u64 *peak,
     w->memo_peak[b->index] = *peak = p->totals.peak_bytes;
     w->memo_end[b->index] = *end = p->end_live;
     /* Kept for the runtime's frames (one schedule for both). */
-    if (oac_grow(w->st->ctx, (void **)&w->bodies, &w->cap_bodies, w->n_bodies + 1,
-                 sizeof *w->bodies)) {
-        oac_plan_sched_free(w->st->ctx, p);
-        return oac_err(w->st->ctx, OAC_ENOMEM, "out of memory");
-    }
-    w->bodies[w->n_bodies++] = (oac_plan_body){
-        b->graph ? (const void *)b->graph : (const void *)b->func, p };
+    w->plans[b->index] = p;
     return OAC_OK;
 }
 
@@ -748,32 +722,36 @@ int oac_pass_plan(oac_check_state *st)
     if (!st->graphs || !st->shapes || !st->graphs->n_scopes ||
         st->graphs->scopes[0]->kind != OAC_SCOPE_MAIN)
         return OAC_OK;
-    oac_plan_sched *p = NULL;
+    oac_analysis *a = st->out;
     size_t nv = st->graphs->n_values, ns = st->graphs->n_scopes;
     walker w = { .st = st };
+    /* The schedules belong to the analysis from the start (rule 8: one
+     * per scope, for the runtime), so a failure frees them with it. */
+    a->plans = w.plans = oac_calloc(st->ctx, ns, sizeof *w.plans);
+    if (w.plans)
+        a->n_plans = ns;
     w.buf_of = oac_calloc(st->ctx, nv ? nv : 1, sizeof *w.buf_of);
     w.memo = oac_calloc(st->ctx, ns, sizeof *w.memo);
     w.memo_peak = oac_calloc(st->ctx, ns, sizeof *w.memo_peak);
     w.memo_end = oac_calloc(st->ctx, ns, sizeof *w.memo_end);
-    int rc = w.buf_of && w.memo && w.memo_peak && w.memo_end
-             ? build(&w, st->graphs->scopes[0], 0, &p)
+    int rc = w.plans && w.buf_of && w.memo && w.memo_peak && w.memo_end
+             ? build(&w, st->graphs->scopes[0], 0, &w.plans[0])
              : oac_err(st->ctx, OAC_ENOMEM, "out of memory");
+    /* Scopes the main graph's walk did not reach (a Loop known not to
+     * iterate, an uncalled function) get their schedule too: the runtime
+     * frees by the plan in every scope it runs. */
+    for (size_t si = 1; !rc && si < ns; si++) {
+        oac_opt_u64 pk, end;
+        if (!w.memo[si])
+            rc = body_peak(&w, st->graphs->scopes[si], st->graphs->scopes[si]->depth,
+                           &pk, &end);
+    }
     oac_dealloc(st->ctx, w.buf_of);
     oac_dealloc(st->ctx, w.memo);
     oac_dealloc(st->ctx, w.memo_peak);
     oac_dealloc(st->ctx, w.memo_end);
-    if (!rc) {
-        p->bodies = w.bodies;
-        p->n_bodies = w.n_bodies;
-    } else {
-        for (size_t i = 0; i < w.n_bodies; i++)
-            oac_plan_sched_free(st->ctx, w.bodies[i].sched);
-        oac_dealloc(st->ctx, w.bodies);
+    if (rc)
         return rc;
-    }
-    oac_plan_sched_free(st->ctx, st->shapes->sched);
-    st->shapes->sched = p;
-    if (st->out)
-        st->out->plan = p->totals;
+    a->plan = w.plans[0]->totals;
     return OAC_OK;
 }

@@ -26,6 +26,7 @@
 #ifndef OAC_PLAN_H
 #define OAC_PLAN_H
 
+#include "analysis.h"
 #include "oac_int.h"
 
 /* Node and buffer indices are 32-bit (plan.c refuses a larger graph):
@@ -64,15 +65,6 @@ typedef struct oac_plan_extra {
 
 struct oac_plan_sched;
 
-/* The schedule of one body (If branch, Loop body, local function) the
- * plan walked, by the proto the runtime runs (a GraphProto or a
- * FunctionProto of the checked model), so frames free where the plan
- * frees. */
-typedef struct oac_plan_body {
-    const void *proto;
-    struct oac_plan_sched *sched;
-} oac_plan_body;
-
 typedef struct oac_plan_sched {
     oac_plan_buf *bufs;     /* in allocation order */
     size_t n_bufs;
@@ -90,14 +82,11 @@ typedef struct oac_plan_sched {
     oac_opt_u64 page_bytes;
     oac_memory_plan totals;
     oac_opt_u64 end_live;   /* live after the last node (kept buffers) */
-    /* Main graph only: the bodies walked (plan.c rule 8), each once. */
-    oac_plan_body *bodies;
-    size_t n_bodies;
 } oac_plan_sched;
 
-/* The schedule the check computed (NULL when the model had no main
- * graph or the plan pass did not run).  Borrowed from the analysis. */
-const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a);
+/* The schedule of every scope the check planned is the analysis's
+ * (analysis.h: oac_analysis_scope_plan; oac_analysis_schedule for the
+ * main graph, NULL when the model had no main graph). */
 
 void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s);
 
@@ -112,8 +101,5 @@ static inline oac_opt_u64 oac_plan_step_live(const oac_plan_sched *s, size_t i)
  * entry of extras, or one with 0, 0 and no inputs.  Never NULL. */
 const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i);
 
-/* The schedule of the body whose proto is `proto`, or NULL (not walked). */
-const oac_plan_sched *oac_plan_body_schedule(const oac_plan_sched *main,
-                                             const void *proto);
 
 #endif /* OAC_PLAN_H */

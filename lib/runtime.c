@@ -77,6 +77,7 @@
 
 #include "plan.h"
 #include "runtime.h"
+#include "graph.h"
 
 /* ------------------------------------------------------------------ */
 /* The run's tables (built once, read-only while sessions run)          */
@@ -1461,9 +1462,15 @@ oac_kernel_fn oac_rt_kernel(oac_session *s, const Onnx__NodeProto *np)
     return fn;
 }
 
-const oac_plan_sched *oac_rt_schedule(oac_session *s)
+const oac_plan_sched *oac_rt_body_schedule(oac_session *s, const void *proto)
 {
-    return s->run->analysis ? oac_analysis_schedule(s->run->analysis) : NULL;
+    const oac_analysis *a = s->run->analysis;
+    const oac_graphs *g = a ? a->graphs : NULL;
+    for (size_t i = 0; g && proto && i < g->n_scopes; i++)
+        if ((const void *)g->scopes[i]->graph == proto ||
+            (const void *)g->scopes[i]->func == proto)
+            return oac_analysis_scope_plan(a, i);
+    return NULL;
 }
 
 void oac_rt_identity(oac_session *s, bool held)

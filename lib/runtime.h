@@ -360,8 +360,9 @@ int oac_rt_precheck(oac_ctx *ctx, const oac_model *model,
 oac_rtval *oac_rt_main_value(oac_session *s, const char *name, int *rc);
 /* The kernel a node runs with in this session (test overrides first). */
 oac_kernel_fn oac_rt_kernel(oac_session *s, const Onnx__NodeProto *np);
-/* The analysis's schedule (plan.h), or NULL when the run has none. */
-const struct oac_plan_sched *oac_rt_schedule(oac_session *s);
+/* The analysis's schedule (plan.h) of the body whose GraphProto or
+ * FunctionProto is proto, or NULL when the run has none. */
+const struct oac_plan_sched *oac_rt_body_schedule(oac_session *s, const void *proto);
 /* Count one pointer-identity check (session and current step). */
 void oac_rt_identity(oac_session *s, bool held);
 /* Release a value the runtime produced (counted or bound storage). */

@@ -326,10 +326,6 @@ void oac_shapes_free(oac_shapes *sh)
     if (!sh)
         return;
     oac_ctx *ctx = sh->ctx;
-    for (size_t i = 0; i < sh->n_inputs; i++)
-        oac_pbfile_free(sh->inputs[i].file);
-    oac_dealloc(ctx, sh->inputs);
-    oac_plan_sched_free(ctx, sh->sched);
     oac_strmap_fini(&sh->sym_by_name);
     oac_dealloc(ctx, sh->syms);
     oac_dealloc(ctx, sh->vals);
@@ -772,11 +768,12 @@ static int seed_value(pass *p, const oac_value *v)
 static int seed_input_file(pass *p, const oac_value *v)
 {
     oac_shapes *sh = p->sh;
-    for (size_t i = 0; i < sh->n_inputs; i++) {
-        if (sh->inputs[i].value_id != v->id ||
-            sh->inputs[i].file->msg->descriptor != &onnx__tensor_proto__descriptor)
+    const oac_analysis *a = p->st->out;
+    for (size_t i = 0; a && i < a->n_inputs; i++) {
+        if (a->inputs[i].value_id != v->id ||
+            a->inputs[i].file->msg->descriptor != &onnx__tensor_proto__descriptor)
             continue;
-        const Onnx__TensorProto *t = (const Onnx__TensorProto *)sh->inputs[i].file->msg;
+        const Onnx__TensorProto *t = (const Onnx__TensorProto *)a->inputs[i].file->msg;
         oac_vshape *vs = &sh->vals[v->id];
         int rc;
         if (vs->kind == OAC_VK_UNKNOWN)
@@ -1497,13 +1494,9 @@ int oac_pass_shapes(oac_check_state *st)
     sh->ctx = ctx;
     sh->graphs = st->graphs;
     oac_strmap_init(&sh->sym_by_name, ctx);
-    /* Owned by the analysis from here on (check.c frees it through
-     * shapes_free, also when a later step fails). */
+    /* The analysis owns it from here on (check.c hands it over, also
+     * when a later step fails). */
     st->shapes = sh;
-    if (st->out) {
-        st->out->shapes = sh;
-        st->out->shapes_free = oac_shapes_free;
-    }
     sh->arena = oac_arena_new(ctx);
     size_t n = st->graphs->n_values;
     sh->n_values = n;

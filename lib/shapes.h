@@ -25,11 +25,10 @@
  *     count is checked: large weights are never read.  Overflow while
  *     folding makes the value unknown, never wraps.
  *  5. Nothing here prints; failures are negative oac_status with oac_err.
- *  6. Ownership: oac_pass_shapes hands the object to the analysis
- *     (analysis->shapes, freed through analysis->shapes_free =
- *     oac_shapes_free); it keeps the --input files and the memory plan's
- *     schedule (plan.h) for the runtime.  graphs is borrowed and only
- *     valid during oac_check; value ids are meaningless after it.
+ *  6. Ownership: the analysis keeps the object (analysis->shapes, freed
+ *     with oac_shapes_free) beside the graph index it is indexed by
+ *     (graphs, borrowed from the analysis too), so value ids stay
+ *     meaningful as long as the analysis.
  *  7. Dims arrays are interned: equal arrays are one arena block, shared
  *     by every value with that shape, and never written once made (a
  *     rule builds its output's dims in oac_infer.scratch; the pass
@@ -118,7 +117,7 @@ typedef struct oac_shapes {
     const oac_dimref *dims_recent[4];
     int16_t dims_recent_rank[4];
     unsigned dims_next;
-    const struct oac_graphs *graphs;/* borrowed, valid during check only */
+    const struct oac_graphs *graphs;/* borrowed from the analysis */
     oac_sym *syms;
     size_t n_syms, cap_syms;
     oac_strmap sym_by_name;         /* dim_param -> (void *)(id + 1) */
@@ -129,15 +128,6 @@ typedef struct oac_shapes {
     uint64_t *known_bits;
     struct oac_known_slot *known_tab;   /* open addressing, at most half full */
     size_t n_known, cap_known;
-    /* --input files, in option order (inputs.c). */
-    struct oac_input_val {
-        const char *name;           /* graph input (borrowed from opts) */
-        size_t value_id;            /* SIZE_MAX when not in the main graph */
-        oac_pbfile *file;           /* TensorProto/SequenceProto/MapProto */
-    } *inputs;
-    size_t n_inputs;
-    /* The static memory plan's schedule (plan.c), for the runtime. */
-    struct oac_plan_sched *sched;
 } oac_shapes;
 
 void oac_shapes_free(oac_shapes *sh);
@@ -165,8 +155,6 @@ const oac_known *oac_shapes_known(const oac_shapes *sh, size_t id);
  * false when unknown or on overflow (never wraps). */
 bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
                       uint64_t *out);
-/* The --input file given for a graph input, or NULL. */
-const oac_pbfile *oac_shapes_input(const oac_shapes *sh, const char *name);
 
 /* ---- internal to the shapes pass (shapes.c, infer.c, consts.c) ---- */
 
@@ -235,8 +223,9 @@ const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
                                             const char *name);
 
 /* --input files (inputs.c): load each opts->inputs entry as the message
- * its graph input's declared type calls for.  A missing/unreadable file
- * or a name that is no graph input of the main graph is OAC_EINVAL. */
+ * its graph input's declared type calls for, into st->out->inputs
+ * (analysis.h).  A missing/unreadable file or a name that is no graph
+ * input of the main graph is OAC_EINVAL. */
 int oac_shapes_load_inputs(struct oac_check_state *st, oac_shapes *sh);
 
 #endif /* OAC_SHAPES_H */

@@ -74,8 +74,7 @@ static int infer_run(run *r, const oac_check_opts *o)
     run_load(r);
     r->st = (oac_check_state){ .ctx = r->ctx, .model = r->m, .opts = o ? o : &none,
                                .diags = r->d };
-    r->st.out = oac_calloc(r->ctx, 1, sizeof *r->st.out);
-    r->st.out->ctx = r->ctx;
+    r->st.out = oac_analysis_new(r->ctx, r->m);
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if ((r->rc = fns[i](&r->st)) < 0)
             return r->rc;
@@ -85,12 +84,10 @@ static int infer_run(run *r, const oac_check_opts *o)
 static void run_end(run *r)
 {
     if (r->st.out) {
-        if (r->st.shapes && !r->st.out->shapes) {
-            r->st.out->shapes = r->st.shapes;
-            r->st.out->shapes_free = oac_shapes_free;
-        }
-        oac_aliases_free(r->st.aliases);
-        oac_graphs_free(r->st.graphs);
+        /* As oac_check does: the analysis owns what the passes made. */
+        r->st.out->graphs = r->st.graphs;
+        r->st.out->aliases = r->st.aliases;
+        r->st.out->shapes = r->st.shapes;
         oac_analysis_free(r->st.out);
     }
     oac_analysis_free(r->a);
