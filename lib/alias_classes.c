@@ -35,6 +35,7 @@
 #include "alias.h"
 #include "graph.h"
 #include "ops.h"
+#include "schedule.h"
 
 #define IF_DEPTH (4 * OAC_MAX_DEPTH)
 #define LOC_MAX 512
@@ -288,8 +289,8 @@ static int link_edges(build *b)
     return OAC_OK;
 }
 
-/* Children of one value in execution order: by the node of the
- * parent's scope that writes them (a write inside a subgraph belongs to
+/* Children of one value in execution order: by the schedule's place of
+ * the node of the parent's scope that writes them (a write inside a subgraph belongs to
  * its enclosing node), values inside a subgraph before the enclosing
  * node's own outputs (a branch's update happens before the If returns),
  * then by id.  This makes the preorder of make_classes a topological
@@ -332,7 +333,10 @@ static int order_children(build *b)
                 wn = ws->owner_node;
                 ws = ws->parent;
             }
-            keys[c - lo] = (child_key){ ws ? wn : LONG_MAX,
+            /* The writer's place in the schedule (schedule.h). */
+            long at = ws ? (long)oac_sched_pos(oac_sched_scope(b->st->schedule, ps->index),
+                                               (size_t)wn) : LONG_MAX;
+            keys[c - lo] = (child_key){ at,
                                         v->scope == ps && oac_alias_edge(al, v) !=
                                             OAC_EDGE_CARRIED,
                                         v->id, v };

@@ -19,6 +19,7 @@
 #include "analysis.h"
 #include "graph.h"
 #include "plan.h"
+#include "schedule.h"
 #include "shapes.h"
 
 oac_analysis *oac_analysis_new(oac_ctx *ctx, const oac_model *model)
@@ -49,6 +50,7 @@ void oac_analysis_free(oac_analysis *a)
     for (size_t i = 0; i < a->n_plans; i++)
         oac_plan_sched_free(ctx, a->plans[i]);
     oac_dealloc(ctx, a->plans);
+    oac_schedule_free(a->schedule);
     oac_shapes_free(a->shapes);
     oac_aliases_free(a->aliases);
     oac_graphs_free(a->graphs);

@@ -22,6 +22,7 @@ static const struct {
     oac_pass_fn fn;
 } passes[] = {
     { "graph", oac_pass_graph },
+    { "schedule", oac_pass_schedule },
     { "access", oac_pass_access },
     { "ports", oac_pass_ports },
     { "classes", oac_pass_classes },
@@ -56,6 +57,7 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
             break;
     /* Invariant 3: the analysis owns what the passes made. */
     st.out->graphs = st.graphs;
+    st.out->schedule = st.schedule;
     st.out->aliases = st.aliases;
     st.out->shapes = st.shapes;
     if (rc < 0) {

@@ -8,21 +8,25 @@
  *
  * Pass order (check.c):
  *   1. graph       graph.c          index scopes, producers, consumers
- *   2. access      alias_rules.c    access-invalid
- *   3. ports       alias_rules.c    output_alias ports, kinds, duplicates,
+ *   2. schedule    schedule.c       topological order of every scope,
+ *                                   model-invalid for a cycle
+ *   3. access      alias_rules.c    access-invalid
+ *   4. ports       alias_rules.c    output_alias ports, kinds, duplicates,
  *                                   operand-invalid, alias-implied
- *   4. classes     alias_classes.c  union-find over output_alias/alias_of,
+ *   5. classes     alias_classes.c  union-find over output_alias/alias_of,
  *                                   alias-mismatch/unknown/unbacked/cycle/
  *                                   missing-boundary, root immutability
- *   5. branches    branches.c       If/Loop/Scan/function boundaries
- *   6. hazards     hazards.c        stale reads, double writes
- *   7. metadata    alias_rules.c    metadata-alias
- *   8. shapes      shapes.c         ShapesContext over every scope, class
+ *   6. branches    branches.c       If/Loop/Scan/function boundaries
+ *   7. hazards     hazards.c        stale reads, double writes
+ *   8. metadata    alias_rules.c    metadata-alias
+ *   9. shapes      shapes.c         ShapesContext over every scope, class
  *                                   type/rank/shape unification
- *   9. capacity    capacity.c       position + length <= capacity
- *  10. pages       pages.c          page-type-invalid
- *  11. plan        plan.c           analysis->plan
- * (analysis->classes are created by pass 4 and completed by pass 8.)
+ *  10. capacity    capacity.c       position + length <= capacity
+ *  11. pages       pages.c          page-type-invalid
+ *  12. plan        plan.c           analysis->plan, a plan per scope
+ * (analysis->classes are created by pass 5 and completed by pass 9.)
+ * Passes that walk nodes in order (shapes, plan, and the members of a
+ * class) walk the schedule of pass 2, not the file.
  */
 #ifndef OAC_CHECKER_H
 #define OAC_CHECKER_H
@@ -33,6 +37,7 @@
 struct oac_graphs;    /* graph.h */
 struct oac_aliases;   /* alias.h */
 struct oac_shapes;    /* shapes.h */
+struct oac_schedule;  /* schedule.h */
 
 typedef struct oac_check_state {
     oac_ctx *ctx;
@@ -40,6 +45,7 @@ typedef struct oac_check_state {
     const oac_check_opts *opts;
     oac_diags *diags;
     struct oac_graphs *graphs;    /* pass 1 */
+    struct oac_schedule *schedule;/* pass 2 */
     struct oac_aliases *aliases;  /* passes 4-5 */
     struct oac_shapes *shapes;    /* pass 8 */
     oac_analysis *out;
@@ -47,10 +53,11 @@ typedef struct oac_check_state {
 
 typedef int (*oac_pass_fn)(oac_check_state *st);
 
-/* The passes, in check.c's table order.  Owners: graph.c, alias_rules.c,
- * alias_classes.c, branches.c, hazards.c (1-7), shapes.c (8),
- * capacity.c (9), pages.c (10), plan.c (11). */
+/* The passes, in check.c's table order.  Owners: graph.c (1),
+ * schedule.c (2), alias_rules.c, alias_classes.c, branches.c, hazards.c
+ * (3-8), shapes.c (9), capacity.c (10), pages.c (11), plan.c (12). */
 int oac_pass_graph(oac_check_state *st);
+int oac_pass_schedule(oac_check_state *st);
 int oac_pass_access(oac_check_state *st);
 int oac_pass_ports(oac_check_state *st);
 int oac_pass_classes(oac_check_state *st);

@@ -5,8 +5,10 @@
  *
  * The rule, exactly (the runtime measures the same and must find
  * equality at the same dims):
- *  1. Walk the nodes of the main graph in file order (rule 8: bodies).  Dims are those
- *     known after checking (declared, --dim, --input, unified).
+ *  1. Walk the nodes of the main graph in the schedule's order (schedule.h:
+ *     a topological order of the data dependencies, the file order when
+ *     the file is sorted; rule 8: bodies).  Dims are those known after
+ *     checking (declared, --dim, --input, unified).
  *  2. A buffer is a node output that does not must-alias an input (no
  *     resolved output_alias to it: oac_value_aliased_input is NULL).  A
  *     must-aliasing output belongs to the buffer of the input it aliases,
@@ -27,7 +29,7 @@
  *     head_size] (E the page's decoded type).  Statically, with paged
  *     caches starting empty (as `run` starts them), a page's format is
  *     the one the first PagedCacheUpdate of its alias class (main-graph
- *     file order) gives it: that node's quantized_type attribute, else
+ *     schedule order) gives it: that node's quantized_type attribute, else
  *     the cache type's first allowed type, else 0.  A later update of the
  *     same class whose quantized_type attribute differs changes the
  *     format (workspace), and the page keeps the new format afterwards.
@@ -90,8 +92,8 @@
  *
  * Invariants: linear in the size of the model (one pass over the nodes
  * and uses of each scope, function bodies once); nothing allocated outside
- * the schedule; the schedule is owned by the shapes object the analysis
- * keeps; recursion bounded by OAC_MAX_DEPTH.
+ * the schedules; every scope's schedule is owned by the analysis
+ * (analysis->plans, by scope index); recursion bounded by OAC_MAX_DEPTH.
  */
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +104,7 @@
 #include "ops.h"
 #include "plan.h"
 #include "quant.h"
+#include "schedule.h"
 #include "shapes.h"
 
 void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
@@ -529,6 +532,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     size_t n_pa = 0, cap_pa = 0, cap_x = 0;
     size_t ncls = st->aliases ? st->aliases->n_classes : 0;
     size_t nn = s->n_nodes;
+    const oac_scope_order *so = oac_sched_scope(st->schedule, s->index);
     size_t nout = 0;
     for (size_t i = 0; i < nn; i++)
         nout += s->nodes[i].proto->n_output;
@@ -557,13 +561,15 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
 
     /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
      * node adds beyond its buffers (extras, pa).  Pages the first updates
-     * create are live from the start. */
+     * create are live from the start.  Step k runs node oac_sched_node(so,
+     * k) (rule 1: the schedule's order). */
     oac_opt_u64 live = { true, 0 };
-    for (size_t i = 0; i < nn; i++) {
+    for (size_t k = 0; k < nn; k++) {
+        size_t i = oac_sched_node(so, k);
         const Onnx__NodeProto *np = s->nodes[i].proto;
         size_t first_alloc = p->n_bufs;
-        for (size_t k = 0; k < np->n_output; k++) {
-            oac_value *v = oac_node_output(s, (long)i, k);
+        for (size_t port = 0; port < np->n_output; port++) {
+            oac_value *v = oac_node_output(s, (long)i, port);
             if (!v)
                 continue;
             oac_value *in = storage_parent(st, v);
@@ -581,7 +587,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
                                          .free_after = (int32_t)i };
             buf_of[v->id] = (uint32_t)b + 1;
         }
-        p->steps[i].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
+        p->steps[k].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
         /* Only paged updates and nodes that run a body add anything. */
         const oac_node *nd = &s->nodes[i];
         bool paged = main_graph && nd->op &&
@@ -595,13 +601,13 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             fx = paged_effects(st, s, (long)i, fmt);
         opt_add(&live, fx.created);
         oac_plan_extra x = no_extra;
-        x.step = i;
+        x.step = k;
         x.workspace = fx.workspace;
         if (!fx.during.known || fx.during.value || !fx.freed.known ||
             fx.freed.value) {
             if (oac_grow(ctx, (void **)&pa, &cap_pa, n_pa + 1, sizeof *pa))
                 goto done;
-            pa[n_pa++] = (struct page_after){ i, fx.during, fx.freed };
+            pa[n_pa++] = (struct page_after){ k, fx.during, fx.freed };
         }
         /* The node's own outputs have their buf_of already; a body's walk
          * touches only the body's values. */
@@ -624,16 +630,18 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             continue;
         size_t b = buf_of[v->id] - 1;
         for (size_t u = 0; u < v->n_uses; u++)
-            if (v->uses[u].node > p->bufs[b].free_after)
+            if (oac_sched_pos(so, (size_t)v->uses[u].node) >
+                oac_sched_pos(so, (size_t)p->bufs[b].free_after))
                 p->bufs[b].free_after = (int32_t)v->uses[u].node;
     }
     for (size_t k = 0; k < s->n_outputs; k++)
         if (scope_buffer(w, s, s->outputs[k]))
             p->bufs[buf_of[s->outputs[k]->id] - 1].free_after = -1;
-    /* Free lists per node (counting sort by node, n_free the cursor). */
+    /* Free lists per step (counting sort by the step of the freeing
+     * node, n_free the cursor). */
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
-            p->steps[p->bufs[b].free_after].n_free++;
+            p->steps[oac_sched_pos(so, (size_t)p->bufs[b].free_after)].n_free++;
     /* (Each step's cursor in frees is kept in its live until the walk
      * sets that.) */
     uint32_t at = 0;
@@ -643,7 +651,8 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     }
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
-            p->frees[p->steps[p->bufs[b].free_after].live++] = (uint32_t)b;
+            p->frees[p->steps[oac_sched_pos(so, (size_t)p->bufs[b].free_after)].live++] =
+                (uint32_t)b;
     p->n_frees = at;
 
     /* Rule 4-6: walk. */
@@ -688,9 +697,10 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             live.known = false;
         else if (fa && live.known)
             live.value -= fa->freed.value;
-        const oac_node *nd = &s->nodes[i];
+        size_t ni = oac_sched_node(so, i);
+        const oac_node *nd = &s->nodes[ni];
         if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->proto->n_output) {
-            oac_value *o = oac_node_output(s, (long)i, 0);
+            oac_value *o = oac_node_output(s, (long)ni, 0);
             if (o && !oac_value_aliased_input(o))
                 opt_add(&t->second_cache_bytes, value_bytes(sh, w->bytes, o));
         }

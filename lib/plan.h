@@ -4,7 +4,8 @@
  *
  * Owns: struct oac_plan_sched.  The rule it encodes (plan.c's header
  * comment has the full text):
- *  - main-graph nodes in file order, at the dims known after checking;
+ *  - main-graph nodes in the schedule's order (schedule.h), at the dims
+ *    known after checking;
  *  - a buffer is a node output that does not must-alias an input (an
  *    alias class rooted at a node output is one buffer, its root's);
  *    it is allocated when its producer runs and freed right after the
@@ -39,9 +40,11 @@ typedef struct oac_plan_buf {
     int32_t free_after;     /* node after which it is freed; -1: never */
 } oac_plan_buf;
 
-/* The lists are consecutive: step i allocates the n_alloc buffers after
- * those of steps 0..i-1 (bufs is in allocation order) and frees the
- * n_free buffers listed in frees after those of steps 0..i-1. */
+/* Step k runs node oac_sched_node(order, k) of the scope (schedule.h;
+ * node k when the file is sorted).  The lists are consecutive: step k
+ * allocates the n_alloc buffers after those of steps 0..k-1 (bufs is in
+ * allocation order) and frees the n_free buffers listed in frees after
+ * those of steps 0..k-1. */
 typedef struct oac_plan_step {
     uint32_t n_alloc;
     uint32_t n_free;        /* buf indices in frees, freed after this node */
@@ -70,7 +73,8 @@ typedef struct oac_plan_sched {
     size_t n_bufs;
     uint32_t *frees;
     size_t n_frees;
-    oac_plan_step *steps;   /* one per node of the graph walked */
+    oac_plan_step *steps;   /* one per node of the graph walked, in the
+                               schedule's order */
     size_t n_steps;
     /* Steps 0..n_live_known-1 have a known live, the later ones not: a
      * size not known keeps every later live unknown (plan.c rule 7). */

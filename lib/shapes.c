@@ -8,8 +8,9 @@
  * elem_type, shape, dim_param, bytes).
  *
  * Invariants (see also shapes.h):
- *  1. Scopes are visited in graph.h's order (parents first), nodes in file
- *     order; a value's facts are final once its producer was visited,
+ *  1. Scopes are visited in graph.h's order (parents first), nodes in the
+ *     schedule's order (schedule.h: topological, file order when the file
+ *     is sorted); a value's facts are final once its producer was visited,
  *     except that symbol bindings learnt later still reach it (the
  *     union-find is consulted lazily).
  *  2. A symbol is bound once; a different second number is reported as
@@ -30,7 +31,7 @@
 #include "checker.h"
 #include "graph.h"
 #include "ops.h"
-#include "plan.h"
+#include "schedule.h"
 #include "shapes.h"
 
 /* ------------------------------------------------------------------ */
@@ -1011,7 +1012,11 @@ static int infer_scopes(pass *p)
             if (s->values_block[k].kind != OAC_VAL_NODE_OUTPUT &&
                 (rc = seed_value(p, &s->values_block[k])))
                 goto done;
-        for (size_t i = 0; i < s->n_nodes; i++) {
+        /* In the schedule's order (schedule.h): a value is typed before
+         * its readers, whatever the file order. */
+        const oac_scope_order *so = oac_sched_scope(p->st->schedule, s->index);
+        for (size_t k = 0; k < s->n_nodes; k++) {
+            size_t i = oac_sched_node(so, k);
             const Onnx__NodeProto *np = s->nodes[i].proto;
             size_t need = np->n_input > np->n_output ? np->n_input : np->n_output;
             if (need > cap) {

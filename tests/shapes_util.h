@@ -68,7 +68,7 @@ static int infer_run(run *r, const oac_check_opts *o)
 {
     static const oac_check_opts none = { 0 };
     static const oac_pass_fn fns[] = {
-        oac_pass_graph, oac_pass_access, oac_pass_ports, oac_pass_classes,
+        oac_pass_graph, oac_pass_schedule, oac_pass_access, oac_pass_ports, oac_pass_classes,
         oac_pass_branches, oac_pass_hazards, oac_pass_metadata, oac_pass_shapes,
     };
     run_load(r);
@@ -86,6 +86,7 @@ static void run_end(run *r)
     if (r->st.out) {
         /* As oac_check does: the analysis owns what the passes made. */
         r->st.out->graphs = r->st.graphs;
+        r->st.out->schedule = r->st.schedule;
         r->st.out->aliases = r->st.aliases;
         r->st.out->shapes = r->st.shapes;
         oac_analysis_free(r->st.out);
