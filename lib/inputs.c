@@ -1,5 +1,5 @@
 /* inputs.c: --input NAME=FILE.pb for check (and, through the analysis,
- * for run).
+ * for run), the one reader of --input files.
  *
  * Owns: loading each --input file as the message its graph input's
  * declared type calls for (TensorProto for tensors, SequenceProto for
@@ -26,6 +26,29 @@
 #include "graph.h"
 #include "shapes.h"
 
+int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
+                   oac_pbfile **out)
+{
+    const ProtobufCMessageDescriptor *desc = &onnx__tensor_proto__descriptor;
+    if (kind == OAC_VK_SEQUENCE)
+        desc = &onnx__sequence_proto__descriptor;
+    else if (kind == OAC_VK_MAP)
+        desc = &onnx__map_proto__descriptor;
+    *out = NULL;
+    int rc = oac_pbfile_load(ctx, out, in->path, desc, NULL);
+    if (rc == OAC_ENOMEM)
+        return rc;
+    if (rc) {
+        /* The loader's message lives in ctx->errmsg, which oac_err
+         * overwrites: copy it first. */
+        char why[sizeof ctx->errmsg];
+        snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
+        return oac_err(ctx, OAC_EINVAL, "--input %s=%s: %s", in->name,
+                       in->path, why);
+    }
+    return OAC_OK;
+}
+
 int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
 {
     const oac_check_opts *o = st->opts;
@@ -50,24 +73,10 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
             return oac_err(ctx, OAC_EINVAL,
                            "--input %s: the main graph has no input named '%s'",
                            in->name, in->name);
-        const ProtobufCMessageDescriptor *desc = &onnx__tensor_proto__descriptor;
-        const oac_vshape *vs = &sh->vals[v->id];
-        if (vs->kind == OAC_VK_SEQUENCE)
-            desc = &onnx__sequence_proto__descriptor;
-        else if (vs->kind == OAC_VK_MAP)
-            desc = &onnx__map_proto__descriptor;
         oac_pbfile *f = NULL;
-        int rc = oac_pbfile_load(ctx, &f, in->path, desc, NULL);
-        if (rc == OAC_ENOMEM)
+        int rc = oac_input_read(ctx, in, sh->vals[v->id].kind, &f);
+        if (rc)
             return rc;
-        if (rc) {
-            /* The loader's message lives in ctx->errmsg, which oac_err
-             * overwrites: copy it first. */
-            char why[sizeof ctx->errmsg];
-            snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
-            return oac_err(ctx, OAC_EINVAL, "--input %s=%s: %s", in->name,
-                           in->path, why);
-        }
         a->inputs[a->n_inputs++] = (oac_input_val){
             .name = in->name, .value_id = v->id, .file = f };
     }

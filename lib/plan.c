@@ -583,7 +583,8 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             bytes[b] = by.value;
             if (!by.known && first_unknown == SIZE_MAX)
                 first_unknown = b;
-            p->bufs[b] = (oac_plan_buf){ .name = v->name, .node = (uint32_t)i,
+            p->bufs[b] = (oac_plan_buf){ .name = v->name, .value = v->id,
+                                         .node = (uint32_t)i,
                                          .free_after = (int32_t)i };
             buf_of[v->id] = (uint32_t)b + 1;
         }

@@ -32,10 +32,11 @@
 
 /* Node and buffer indices are 32-bit (plan.c refuses a larger graph):
  * a schedule has an entry per node and per buffer of the graph walked,
- * kept as long as the analysis, so 16 bytes each.  What only the walk
- * needs (buffer sizes, list offsets) is not kept. */
+ * kept as long as the analysis.  What only the walk needs (buffer sizes,
+ * list offsets) is not kept. */
 typedef struct oac_plan_buf {
     const char *name;       /* the value allocated (borrowed from the model) */
+    uint32_t value;         /* its graph.h value id: the runtime frees it */
     uint32_t node;          /* node that allocates it */
     int32_t free_after;     /* node after which it is freed; -1: never */
 } oac_plan_buf;

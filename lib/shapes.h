@@ -227,5 +227,12 @@ const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
  * (analysis.h).  A missing/unreadable file or a name that is no graph
  * input of the main graph is OAC_EINVAL. */
 int oac_shapes_load_inputs(struct oac_check_state *st, oac_shapes *sh);
+/* Read one --input file as the message a value of kind (oac_vkind:
+ * OAC_VK_SEQUENCE, OAC_VK_MAP, else a tensor) calls for: the one reader,
+ * which the runtime also uses for a file the check was not given.  An
+ * unreadable file is OAC_EINVAL (message on ctx); *out is the caller's
+ * (oac_pbfile_free). */
+int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
+                   oac_pbfile **out);
 
 #endif /* OAC_SHAPES_H */
