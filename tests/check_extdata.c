@@ -7,15 +7,12 @@
  * the load itself succeeds (a finding, not a parse error).  A valid
  * reference is also read back through oac_tensor_read.
  */
-#include <check.h>
+#include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "oac_build.h"
-#include "oac_int.h"
 
 static char root[] = "/tmp/oac_ext_XXXXXX";
 static char dir[300];
@@ -346,7 +343,32 @@ START_TEST(test_buffer_base_dir_and_chaos)
 }
 END_TEST
 
-int main(void)
+/* ---- case rows: external-data-invalid -------------------------------- */
+
+/* The IN_GRAPH model referring to 16 bytes of a 16-byte dir/w.bin at
+ * location loc, offset off, loaded into the fixture. */
+static void ext_scene(fx *f, const char *loc, const char *off)
+{
+    fx_begin(f);
+    write_at(dir, "w.bin", 16);
+    oac_diags_free(f->d);
+    f->d = run_case(f->ctx, IN_GRAPH, loc, off, "16", &f->m);
+}
+
+static void ext_inside(fx *f) { ext_scene(f, "w.bin", "0"); }
+static void ext_past_end(fx *f) { ext_scene(f, "w.bin", "1"); }
+static void ext_outside(fx *f) { ext_scene(f, "../w.bin", "0"); }
+
+static const scene_case ext_rows[] = {
+    { "past_end", ext_past_end, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
+      "/graph/initializer/1" },
+    { "outside", ext_outside, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
+      "/graph/initializer/1" },
+    { "inside", ext_inside, NEAR(OAC_EXTERNAL_DATA_INVALID) },
+};
+CASES_TEST(ext_rows)
+
+Suite *test_suite(void)
 {
     Suite *s = suite_create("extdata");
     TCase *tc = tcase_create("extdata");
@@ -356,10 +378,7 @@ int main(void)
     tcase_add_test(tc, test_offsets);
     tcase_add_test(tc, test_everywhere);
     tcase_add_test(tc, test_buffer_base_dir_and_chaos);
+    ADD_CASES(tc, ext_rows);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

@@ -7,7 +7,7 @@
  * must (or must not) produce, the unsorted ones beside their sorted
  * twins; the order itself is read from the analysis (analysis.h).
  */
-#include "checker_util.h"
+#include "harness.h"
 
 #include "analysis.h"
 #include "graph.h"
@@ -142,33 +142,29 @@ static void cycle_in_function(oac_mb *mb)
     oac_gb_output(g, "y2", OAC_T_FLOAT, "2");
 }
 
-static const cu_case cases[] = {
-    { "sorted layer", sorted_layer, CU_CLEAN, NULL, NULL, NULL },
-    { "reversed layer", reversed_layer, CU_CLEAN, NULL, NULL, NULL },
-    { "two-node cycle", two_cycle, OAC_MODEL_INVALID, "first", "a", "/graph/node/0" },
-    { "unsorted chain (near-miss)", two_chain_unsorted, CU_CLEAN, NULL, NULL, NULL },
-    { "self loop", self_loop, OAC_MODEL_INVALID, "loop", "w", "/graph/node/1" },
-    { "cycle in a branch", cycle_in_branch, OAC_MODEL_INVALID, "t1", "t1out",
+static const model_case cases[] = {
+    { "sorted layer", sorted_layer, NEAR(OAC_MODEL_INVALID) },
+    { "reversed layer", reversed_layer, NEAR(OAC_MODEL_INVALID) },
+    { "two-node cycle", two_cycle, WANT(OAC_MODEL_INVALID), "first", "a", "/graph/node/0" },
+    { "unsorted chain", two_chain_unsorted, NEAR(OAC_MODEL_INVALID) },
+    { "self loop", self_loop, WANT(OAC_MODEL_INVALID), "loop", "w", "/graph/node/1" },
+    { "cycle in a branch", cycle_in_branch, WANT(OAC_MODEL_INVALID), "t1", "t1out",
       "/graph/node/0/attribute/0/g/node/0" },
-    { "outer read after the If in the file", outer_read_unsorted, CU_CLEAN, NULL, NULL,
-      NULL },
-    { "cycle through an outer read", outer_read_cycle, OAC_MODEL_INVALID, "branch", "y",
-      "/graph/node/0" },
-    { "cycle in a function body", cycle_in_function, OAC_MODEL_INVALID, "f1", "b",
+    { "outer read after the If in the file", outer_read_unsorted,
+      NEAR(OAC_MODEL_INVALID) },
+    { "cycle through an outer read", outer_read_cycle, WANT(OAC_MODEL_INVALID), "branch",
+      "y", "/graph/node/0" },
+    { "cycle in a function body", cycle_in_function, WANT(OAC_MODEL_INVALID), "f1", "b",
       "/functions/0/node/0" },
 };
 
-START_TEST(test_case)
-{
-    cu_run_case(&cases[_i]);
-}
-END_TEST
+CASES_TEST(cases)
 
 /* The order of the main graph, as node names. */
-static void main_order(const cu_run *r, char *buf, size_t len)
+static void main_order(const fx *r, char *buf, size_t len)
 {
-    const oac_scope *s = r->an->graphs->scopes[0];
-    const oac_scope_order *o = oac_sched_scope(r->an->schedule, 0);
+    const oac_scope *s = r->a->graphs->scopes[0];
+    const oac_scope_order *o = oac_sched_scope(r->a->schedule, 0);
     buf[0] = '\0';
     for (size_t k = 0; k < s->n_nodes; k++) {
         strncat(buf, s->nodes[oac_sched_node(o, k)].display, len - strlen(buf) - 2);
@@ -179,28 +175,28 @@ static void main_order(const cu_run *r, char *buf, size_t len)
 START_TEST(test_order_is_topological_and_stable)
 {
     char order[256];
-    cu_run r;
+    fx r;
     /* Sorted: the file order, and no permutation is stored. */
-    cu_check(&r, sorted_layer);
+    fx_check_model(&r, sorted_layer);
     main_order(&r, order, sizeof order);
     ck_assert_str_eq(order, "proj n0 scale out ");
-    ck_assert_ptr_null(oac_sched_scope(r.an->schedule, 0)->node);
-    cu_free(&r);
+    ck_assert_ptr_null(oac_sched_scope(r.a->schedule, 0)->node);
+    fx_end(&r);
     /* Reversed: proj (file index 3) and n0 (2) are ready first; the
      * lowest file index runs first among ready nodes. */
-    cu_check(&r, reversed_layer);
+    fx_check_model(&r, reversed_layer);
     main_order(&r, order, sizeof order);
     ck_assert_str_eq(order, "n0 proj scale out ");
-    const oac_scope_order *o = oac_sched_scope(r.an->schedule, 0);
+    const oac_scope_order *o = oac_sched_scope(r.a->schedule, 0);
     ck_assert(!oac_sched_cyclic(o));
     for (size_t k = 0; k < 4; k++)
         ck_assert_uint_eq(oac_sched_pos(o, oac_sched_node(o, k)), k);
-    cu_free(&r);
+    fx_end(&r);
     /* The outer read: the producer (file index 1) before the If (0). */
-    cu_check(&r, outer_read_unsorted);
+    fx_check_model(&r, outer_read_unsorted);
     main_order(&r, order, sizeof order);
     ck_assert_str_eq(order, "producer branch ");
-    cu_free(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -209,10 +205,10 @@ START_TEST(test_plan_walks_the_schedule)
     /* The reversed layer plans what the sorted one does: same buffers,
      * same peak, every size known (shapes inferred in the schedule's
      * order: q, s, y are typed although their readers come first). */
-    cu_run a, b;
-    cu_check(&a, sorted_layer);
-    cu_check(&b, reversed_layer);
-    const oac_memory_plan *pa = oac_analysis_plan(a.an), *pb = oac_analysis_plan(b.an);
+    fx a, b;
+    fx_check_model(&a, sorted_layer);
+    fx_check_model(&b, reversed_layer);
+    const oac_memory_plan *pa = oac_analysis_plan(a.a), *pb = oac_analysis_plan(b.a);
     ck_assert(pa->peak_bytes.known && pb->peak_bytes.known);
     ck_assert_uint_eq(pa->peak_bytes.value, pb->peak_bytes.value);
     ck_assert_uint_eq(pa->planned_output_bytes.value, pb->planned_output_bytes.value);
@@ -221,47 +217,38 @@ START_TEST(test_plan_walks_the_schedule)
      * are live at scale (q, s) and at out (s, y). */
     ck_assert_uint_eq(pa->planned_output_bytes.value, 3 * 8 * 4);
     ck_assert_uint_eq(pa->peak_bytes.value, 2 * 8 * 4);
-    cu_free(&a);
-    cu_free(&b);
+    fx_end(&a);
+    fx_end(&b);
 }
 END_TEST
 
 START_TEST(test_cycle_message)
 {
-    cu_run r;
-    cu_check(&r, two_cycle);
-    const oac_diag *d = cu_expect(r.diags, OAC_MODEL_INVALID, "first", "a", NULL);
+    fx r;
+    fx_check_model(&r, two_cycle);
+    const oac_diag *d = diag_expect(r.d, OAC_MODEL_INVALID, "first", "a", NULL);
     ck_assert_msg(strstr(d->message, "first -> second -> first"), "%s", d->message);
-    ck_assert_uint_eq(cu_count(r.diags, OAC_MODEL_INVALID), 1);
+    ck_assert_uint_eq(diag_count(r.d, OAC_MODEL_INVALID), 1);
     /* Nothing can be run: the order still lists every node once. */
-    const oac_scope_order *o = oac_sched_scope(r.an->schedule, 0);
+    const oac_scope_order *o = oac_sched_scope(r.a->schedule, 0);
     ck_assert(oac_sched_cyclic(o));
     ck_assert_uint_eq(o->n_ordered, 0);
-    cu_free(&r);
+    fx_end(&r);
     /* One finding per call site of a function holding a cycle. */
-    cu_check(&r, cycle_in_function);
-    ck_assert_uint_eq(cu_count(r.diags, OAC_MODEL_INVALID), 2);
-    cu_free(&r);
+    fx_check_model(&r, cycle_in_function);
+    ck_assert_uint_eq(diag_count(r.d, OAC_MODEL_INVALID), 2);
+    fx_end(&r);
 }
 END_TEST
 
-static Suite *schedule_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("schedule");
-    TCase *tc = tcase_create("core");
-    tcase_add_loop_test(tc, test_case, 0, (int)(sizeof cases / sizeof cases[0]));
+    TCase *tc = tcase_create("schedule");
+    ADD_CASES(tc, cases);
     tcase_add_test(tc, test_order_is_topological_and_stable);
     tcase_add_test(tc, test_plan_walks_the_schedule);
     tcase_add_test(tc, test_cycle_message);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(schedule_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
