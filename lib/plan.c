@@ -63,7 +63,7 @@
  *     tell (an If output) is sized by its declared type.
  *  9. transient(i) is what node i's body holds above live(i); peak_bytes
  *     is max_i live(i) + workspace(i) + transient(i).  The runtime runs
- *     bodies the same way (kernel_control.c):
+ *     bodies the same way (kernel_control.c, interp.c):
  *     - Loop: its outputs are its own buffers (allocated before the first
  *       iteration, carried values copied back after each), so
  *       transient = P(body); an aliased carried value is the caller's

@@ -22,7 +22,8 @@
  *    step); a format change to another page size holds both copies
  *    while it runs (plan.c rule 5b).
  *
- * This header includes no graph.h type, so runtime.c can include it.
+ * Buffers carry their value id (graph.h), by which the runtime's frames
+ * free them (interp.c).
  */
 #ifndef OAC_PLAN_H
 #define OAC_PLAN_H
