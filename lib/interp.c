@@ -72,6 +72,16 @@ static int node_diag(oac_session *s, const oac_where *w, oac_code code,
 
 /* ---- frames ------------------------------------------------------- */
 
+const char *oac_rt_scope_name(const oac_scope *s)
+{
+    if (s->kind == OAC_SCOPE_MAIN)
+        return s->graph->name ? s->graph->name : "main";
+    if (s->kind == OAC_SCOPE_FUNCTION)
+        return nonempty(s->func->name) ? s->func->name : "function";
+    return nonempty(s->graph->name) ? s->graph->name
+                                    : s->attr_name ? s->attr_name : "";
+}
+
 static int frame_setup(oac_frame *fr, oac_session *s, const oac_scope *sc, int depth)
 {
     rt_run *r = s->run;

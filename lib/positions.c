@@ -64,7 +64,7 @@ static int mark(marker *m, const oac_value *pos, const oac_value *page, int dept
     for (size_t c = 0; c < f->n_calls; c++) {
         const oac_scope *cs = f->calls[c].scope;
         long ci = f->calls[c].node;
-        if (r->fn[cs->index][ci] != oac_kernel_call_function)
+        if (r->fn[cs->index][ci] != r->call_fn)
             continue;      /* a kernel of that name runs instead */
         const oac_value *a = oac_node_input(cs, ci, (size_t)pos->input_index);
         const oac_value *b = page_arg ? oac_node_input(cs, ci, (size_t)page->input_index)

@@ -85,6 +85,7 @@ typedef struct rt_run {
      * none (unsupported-operator).  Calls of local functions have
      * oac_kernel_call_function. */
     oac_kernel_fn **fn;
+    oac_kernel_fn call_fn;         /* the kernel of such a call */
     size_t max_ports;              /* largest n_input/n_output of any node */
     /* bind.c */
     rt_input *in;                  /* main->n_inputs */
@@ -170,10 +171,6 @@ int oac_rt_setup(rt_run *r, oac_diags *diags);
  * a binding (bindings are bind.c's). */
 int oac_rt_check_roots(rt_run *r, oac_diags *diags);
 void oac_rt_setup_fini(rt_run *r);
-/* The graph's name in diagnostics (main: "main" when it has none; a
- * body: its name, else its attribute's; a function: its name, else
- * "function"). */
-const char *oac_rt_scope_name(const oac_scope *s);
 
 /* ---- bind.c ------------------------------------------------------- */
 
@@ -205,6 +202,11 @@ void oac_rt_positions_reset(oac_session *s);
 int oac_rt_positions_advance(oac_session *s);
 
 /* ---- interp.c ----------------------------------------------------- */
+
+/* The graph's name in diagnostics (main: "main" when it has none; a
+ * body: its name, else its attribute's; a function: its name, else
+ * "function"). */
+const char *oac_rt_scope_name(const oac_scope *s);
 
 /* The main graph's frame of session s (depth 0), its inputs the
  * session's values.  oac_frame_leave releases it. */

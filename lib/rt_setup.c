@@ -33,16 +33,6 @@ static bool nonempty(const char *s)
     return s && *s;
 }
 
-const char *oac_rt_scope_name(const oac_scope *s)
-{
-    if (s->kind == OAC_SCOPE_MAIN)
-        return s->graph->name ? s->graph->name : "main";
-    if (s->kind == OAC_SCOPE_FUNCTION)
-        return nonempty(s->func->name) ? s->func->name : "function";
-    return nonempty(s->graph->name) ? s->graph->name
-                                    : s->attr_name ? s->attr_name : "";
-}
-
 /* The kernel of np from the hooks' overrides (*found) or the table. */
 static oac_kernel_fn table_kernel(const rt_run *r, const Onnx__NodeProto *np,
                                   bool *found)
@@ -283,6 +273,7 @@ int oac_rt_setup(rt_run *r, oac_diags *diags)
 {
     const oac_graphs *g = r->g;
     int rc = OAC_OK;
+    r->call_fn = oac_kernel_call_function;
     r->fn = oac_calloc(r->ctx, g->n_scopes, sizeof *r->fn);
     int *fmemo = oac_calloc(r->ctx, g->n_scopes, sizeof *fmemo);
     bool *reach = oac_calloc(r->ctx, g->n_scopes, sizeof *reach);
