@@ -228,6 +228,11 @@ typedef struct oac_analysis oac_analysis;
 int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
               const oac_check_opts *opts, oac_diags *diags);
 void oac_analysis_free(oac_analysis *analysis);
+/* Release what only oac_run reads (the graph index, schedule, alias
+ * forest, types, --input files and per-graph plans); the accessors below
+ * and the reports read what stays.  oac_run on a trimmed analysis makes
+ * its own from its options.  For a caller that only reports. */
+void oac_analysis_trim(oac_analysis *analysis);
 
 size_t oac_analysis_class_count(const oac_analysis *a);
 const oac_alias_class *oac_analysis_class(const oac_analysis *a, size_t i);

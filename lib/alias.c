@@ -104,12 +104,3 @@ void oac_aliases_free(oac_aliases *a)
     oac_dealloc(ctx, a);
 }
 
-
-oac_value *oac_storage_parent(const oac_aliases *al, const oac_value *v)
-{
-    if (!v)
-        return NULL;
-    if (al && al->parent && v->id < al->n_values)
-        return oac_alias_parent(al, v);
-    return oac_value_aliased_input(v);
-}

@@ -32,18 +32,11 @@ oac_analysis *oac_analysis_new(oac_ctx *ctx, const oac_model *model)
     return a;
 }
 
-void oac_analysis_free(oac_analysis *a)
+void oac_analysis_trim(oac_analysis *a)
 {
     if (!a)
         return;
     oac_ctx *ctx = a->ctx;
-    /* Every string and array of the classes is in the arena. */
-    oac_dealloc(ctx, a->classes);
-    oac_dealloc(ctx, a->unchecked);
-    for (size_t i = 0; i < a->n_dims; i++)
-        oac_dealloc(ctx, a->dim_names[i]);
-    oac_dealloc(ctx, a->dim_names);
-    oac_dealloc(ctx, a->dim_values);
     for (size_t i = 0; i < a->n_inputs; i++)
         oac_pbfile_free(a->inputs[i].file);
     oac_dealloc(ctx, a->inputs);
@@ -54,6 +47,29 @@ void oac_analysis_free(oac_analysis *a)
     oac_shapes_free(a->shapes);
     oac_aliases_free(a->aliases);
     oac_graphs_free(a->graphs);
+    a->inputs = NULL;
+    a->n_inputs = 0;
+    a->plans = NULL;
+    a->n_plans = 0;
+    a->schedule = NULL;
+    a->shapes = NULL;
+    a->aliases = NULL;
+    a->graphs = NULL;
+}
+
+void oac_analysis_free(oac_analysis *a)
+{
+    if (!a)
+        return;
+    oac_ctx *ctx = a->ctx;
+    oac_analysis_trim(a);
+    /* Every string and array of the classes is in the arena. */
+    oac_dealloc(ctx, a->classes);
+    oac_dealloc(ctx, a->unchecked);
+    for (size_t i = 0; i < a->n_dims; i++)
+        oac_dealloc(ctx, a->dim_names[i]);
+    oac_dealloc(ctx, a->dim_names);
+    oac_dealloc(ctx, a->dim_values);
     oac_arena_free(a->arena);
     oac_dealloc(ctx, a);
 }

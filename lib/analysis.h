@@ -17,6 +17,9 @@
  * Invariants:
  *  1. oac_analysis_free frees every part (each part's own free function,
  *     all NULL-safe); a part is set once, by the pass that makes it.
+ *     oac_analysis_trim frees the hand-off early, for a caller that only
+ *     reports (`check`: the peak of building a JSON report stays that
+ *     of the check without the runtime's half).
  *  2. The hand-off borrows the model the analysis was made from
  *     (analysis->model): names and protos point into it, so the model
  *     must outlive every use of the analysis (not its free).

@@ -532,7 +532,10 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     size_t n_pa = 0, cap_pa = 0, cap_x = 0;
     size_t ncls = st->aliases ? st->aliases->n_classes : 0;
     size_t nn = s->n_nodes;
+    /* The schedule (schedule.h): NULL arrays when the file is sorted. */
     const oac_scope_order *so = oac_sched_scope(st->schedule, s->index);
+    const uint32_t *snode = so ? so->node : NULL, *spos = so ? so->pos : NULL;
+#define POS(i) (spos ? spos[(size_t)(i)] : (size_t)(i))
     size_t nout = 0;
     for (size_t i = 0; i < nn; i++)
         nout += s->nodes[i].proto->n_output;
@@ -565,7 +568,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
      * k) (rule 1: the schedule's order). */
     oac_opt_u64 live = { true, 0 };
     for (size_t k = 0; k < nn; k++) {
-        size_t i = oac_sched_node(so, k);
+        size_t i = snode ? snode[k] : k;
         const Onnx__NodeProto *np = s->nodes[i].proto;
         size_t first_alloc = p->n_bufs;
         for (size_t port = 0; port < np->n_output; port++) {
@@ -631,8 +634,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             continue;
         size_t b = buf_of[v->id] - 1;
         for (size_t u = 0; u < v->n_uses; u++)
-            if (oac_sched_pos(so, (size_t)v->uses[u].node) >
-                oac_sched_pos(so, (size_t)p->bufs[b].free_after))
+            if (POS(v->uses[u].node) > POS(p->bufs[b].free_after))
                 p->bufs[b].free_after = (int32_t)v->uses[u].node;
     }
     for (size_t k = 0; k < s->n_outputs; k++)
@@ -642,7 +644,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
      * node, n_free the cursor). */
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
-            p->steps[oac_sched_pos(so, (size_t)p->bufs[b].free_after)].n_free++;
+            p->steps[POS(p->bufs[b].free_after)].n_free++;
     /* (Each step's cursor in frees is kept in its live until the walk
      * sets that.) */
     uint32_t at = 0;
@@ -652,8 +654,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     }
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
-            p->frees[p->steps[oac_sched_pos(so, (size_t)p->bufs[b].free_after)].live++] =
-                (uint32_t)b;
+            p->frees[p->steps[POS(p->bufs[b].free_after)].live++] = (uint32_t)b;
     p->n_frees = at;
 
     /* Rule 4-6: walk. */
@@ -698,7 +699,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             live.known = false;
         else if (fa && live.known)
             live.value -= fa->freed.value;
-        size_t ni = oac_sched_node(so, i);
+        size_t ni = snode ? snode[i] : i;
         const oac_node *nd = &s->nodes[ni];
         if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->proto->n_output) {
             oac_value *o = oac_node_output(s, (long)ni, 0);
@@ -723,6 +724,7 @@ done:
     oac_dealloc(ctx, bytes);
     return rc;
 }
+#undef POS
 
 int oac_pass_plan(oac_check_state *st)
 {

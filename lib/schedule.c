@@ -53,11 +53,10 @@ static bool sorted(const oac_scope *s)
 {
     for (size_t k = 0; k < s->n_values; k++) {
         const oac_value *v = &s->values_block[k];
-        if (v->producer < 0)
-            continue;
-        for (size_t u = 0; u < v->n_uses; u++)
-            if (v->uses[u].node <= v->producer)
-                return false;
+        /* Uses are in file order of their nodes (graph.h): the first
+         * is the earliest. */
+        if (v->producer >= 0 && v->n_uses && v->uses[0].node <= v->producer)
+            return false;
     }
     return true;
 }

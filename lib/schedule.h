@@ -20,8 +20,8 @@
  *     inverse; both NULL for a scope whose order is its file order (the
  *     usual case, which then costs no memory): read them through
  *     oac_sched_node and oac_sched_pos.
- *  2. The pass is linear for sorted scopes (one check of every use) and
- *     O((nodes + uses) log nodes) otherwise.
+ *  2. The pass is linear for sorted scopes (one check of each value's
+ *     first use) and O((nodes + uses) log nodes) otherwise.
  */
 #ifndef OAC_SCHEDULE_H
 #define OAC_SCHEDULE_H

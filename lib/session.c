@@ -137,13 +137,13 @@ static void fill_exec(oac_execution *e, const oac_session *s)
 }
 
 /* The analysis the run reads: the caller's, or one made here with the
- * run's --dim and --input (its findings are not the run's: the caller
- * chose not to check). */
+ * run's --dim and --input when the caller gives none or a trimmed one
+ * (its findings are not the run's: the caller checked, or chose not to). */
 static int take_analysis(rt_run *r, const oac_analysis *given)
 {
-    if (given) {
-        if (given->model != r->model)
-            return oac_err(r->ctx, OAC_EINVAL, "the analysis is of another model");
+    if (given && given->model != r->model)
+        return oac_err(r->ctx, OAC_EINVAL, "the analysis is of another model");
+    if (given && given->graphs) {
         r->an = given;
     } else {
         oac_check_opts co = { .dims = r->opts->dims, .n_dims = r->opts->n_dims,

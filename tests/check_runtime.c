@@ -740,6 +740,39 @@ START_TEST(cycle_refused_before_running)
 }
 END_TEST
 
+START_TEST(trimmed_analysis_reports_and_runs)
+{
+    /* A trimmed analysis (what `check` keeps for its report) still has
+     * the report's data, and a run on it makes its own analysis: the
+     * same figures as a run on the whole one. */
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 16, 1);
+    fx f, g;
+    fx_example(&f, "dense_cache");
+    oac_run_opts ro = { .steps = 3 };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, NULL), OAC_OK);
+    fx_example(&g, "dense_cache");
+    oac_check_opts co = { .dims = dims, .n_dims = nd };
+    ck_assert_int_eq(fx_check(&g, &co), OAC_OK);
+    size_t classes = oac_analysis_class_count(g.a);
+    oac_memory_plan plan = *oac_analysis_plan(g.a);
+    oac_analysis_trim(g.a);
+    oac_analysis_trim(g.a);          /* twice is harmless */
+    ck_assert_uint_eq(oac_analysis_class_count(g.a), classes);
+    ck_assert_uint_eq(classes, 1);
+    ck_assert_str_eq(oac_analysis_class(g.a, 0)->root, "cache");
+    ck_assert(oac_analysis_plan(g.a)->peak_bytes.known == plan.peak_bytes.known);
+    oac_run_opts ro2 = { .steps = 3, .dims = dims, .n_dims = nd };
+    ck_assert_int_eq(oac_run(g.ctx, &g.e, g.m, g.a, &ro2, g.d), OAC_OK);
+    ck_assert_uint_eq(g.e->steps_completed, 3);
+    ck_assert_uint_eq(g.e->identity_held, f.e->identity_held);
+    ck_assert_uint_eq(g.e->measured_peak_bytes, f.e->measured_peak_bytes);
+    ck_assert(g.e->peak_matches_plan == f.e->peak_matches_plan);
+    fx_end(&f);
+    fx_end(&g);
+}
+END_TEST
+
 static const scene_case run_rows[] = {
     { "rogue_kernel", dense_rogue, WANT(OAC_ALIAS_BROKEN), "update", NULL, NULL },
     { "own_kernel", dense_3_steps, NEAR(OAC_ALIAS_BROKEN) },
@@ -777,6 +810,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, allocation_failures);
     tcase_add_test(tc, unsorted_decoder_runs_and_matches_plan);
     tcase_add_test(tc, cycle_refused_before_running);
+    tcase_add_test(tc, trimmed_analysis_reports_and_runs);
     ADD_CASES(tc, run_rows);
     suite_add_tcase(s, tc);
     return s;
