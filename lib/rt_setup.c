@@ -3,8 +3,9 @@
  * binding-readonly, section 5 `run`).
  *
  * Owns: the kernel of every node of every scope (rt.h, run->fn), chosen
- * once: a test hook's override, else the table's kernel, else the call
- * of the local function the node names, else none; the refusals of the
+ * once: a test hook's override, else the kernel of the node's operator
+ * row (ops.def), else the call of the local function the node names,
+ * else none; the refusals of the
  * main graph's nodes before the first one runs (no kernel; for a node
  * holding a body: Scan, Loop scan outputs, a missing branch, a node
  * without a kernel at any depth, nesting past OAC_MAX_DEPTH or a
@@ -33,10 +34,12 @@ static bool nonempty(const char *s)
     return s && *s;
 }
 
-/* The kernel of np from the hooks' overrides (*found) or the table. */
-static oac_kernel_fn table_kernel(const rt_run *r, const Onnx__NodeProto *np,
-                                  bool *found)
+/* The kernel of node nd from the hooks' overrides (*found), else its
+ * operator row's (ops.def's .kernel column, the row the graph index
+ * resolved). */
+static oac_kernel_fn table_kernel(const rt_run *r, const oac_node *nd, bool *found)
 {
+    const Onnx__NodeProto *np = nd->proto;
     *found = false;
     const char *d = oac_domain_is_onnx(np->domain) ? "" : np->domain;
     for (size_t i = 0; r->hooks && i < r->hooks->n_overrides; i++) {
@@ -48,7 +51,7 @@ static oac_kernel_fn table_kernel(const rt_run *r, const Onnx__NodeProto *np,
             return o->fn;
         }
     }
-    return oac_kernel_lookup(np->domain, np->op_type);
+    return nd->op ? nd->op->kernel : NULL;
 }
 
 static bool is_control(const oac_node *nd)
@@ -128,7 +131,7 @@ static int walk_node(precheck *p, const oac_scope *s, size_t i, const char *wher
             return refuse(p, "node %s: If '%s' in %s lacks a branch", p->at->node, nm, where);
     }
     bool found;
-    bool kernel = is_control(nd) || table_kernel(p->r, np, &found) != NULL;
+    bool kernel = is_control(nd) || table_kernel(p->r, nd, &found) != NULL;
     /* A table kernel wins over a local function of the same name, as in
      * the kernels table (rt.h). */
     const oac_scope *f = kernel ? NULL : oac_node_x(nd)->callee;
@@ -293,7 +296,7 @@ int oac_rt_setup(rt_run *r, oac_diags *diags)
             const oac_node *nd = &s->nodes[i];
             const Onnx__NodeProto *np = nd->proto;
             bool found;
-            oac_kernel_fn fn = table_kernel(r, np, &found);
+            oac_kernel_fn fn = table_kernel(r, nd, &found);
             if (!found && !fn && oac_node_x(nd)->callee)
                 fn = oac_kernel_call_function;
             r->fn[si][i] = fn;
