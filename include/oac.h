@@ -30,6 +30,10 @@
  *   index and dimension product is checked, recursion is bounded
  *   (OAC_MAX_DEPTH), and payload bytes (weights) are never copied to check
  *   a model.
+ *
+ * The shared library exports exactly the functions declared here: it is
+ * built with hidden visibility, and the declarations below are marked
+ * default (tests/check_exports.sh compares both ways).
  */
 #ifndef OAC_H
 #define OAC_H
@@ -40,6 +44,10 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
 #endif
 
 #define OAC_TOOL_NAME "onnx-alias-check"
@@ -310,6 +318,10 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* "ok" or "error" under the report's rules (errors, or warnings with
  * werror). */
 bool oac_report_failed(const oac_report_input *in);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
