@@ -164,6 +164,14 @@ int oac_model_save_buffer(oac_ctx *ctx, const oac_model *model,
                           uint8_t **out, size_t *out_len);
 
 const char *oac_model_path(const oac_model *model);
+/* Whether dim_param `name` occurs in a declared type of the model: an
+ * input, output or value_info of the main graph, of any subgraph or of a
+ * local function, at any nesting of sequence, optional and map types
+ * (the names --dim may bind, contract 5). */
+bool oac_model_has_dim_param(const oac_model *model, const char *name);
+/* Whether `name` is an input of the main graph (the names --input may
+ * give values, contract 5). */
+bool oac_model_has_input(const oac_model *model, const char *name);
 /* The parsed ModelProto (struct Onnx__ModelProto from onnx.pb-c.h). */
 const struct Onnx__ModelProto *oac_model_proto(const oac_model *model);
 
