@@ -232,7 +232,7 @@ static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
             } else if (fputs(s, out) == EOF) {
                 rc = -1;
             }
-            free(s);
+            oac_free(s);
         }
         break;
     case CLI_FMT_JSON:
