@@ -28,6 +28,7 @@ static const struct {
     oac_pass_fn fn;
 } passes[] = {
     { "graph", oac_pass_graph },
+    { "structure", oac_pass_structure },
     { "access", oac_pass_access },
     { "ports", oac_pass_ports },
     { "classes", oac_pass_classes },

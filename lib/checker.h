@@ -8,6 +8,7 @@
  *
  * Pass order (check.c):
  *   1. graph       graph.c          index scopes, producers, consumers
+ *  1b. structure   structure.c      model-invalid: op_type, names, payloads
  *   2. access      alias_rules.c    access-invalid
  *   3. ports       alias_rules.c    output_alias ports, kinds, duplicates,
  *                                   operand-invalid, alias-implied
@@ -76,6 +77,7 @@ typedef int (*oac_pass_fn)(oac_check_state *st);
  * alias_classes.c, branches.c, hazards.c (1-7), shapes.c (8),
  * capacity.c (9), pages.c (10), plan.c (11). */
 int oac_pass_graph(oac_check_state *st);
+int oac_pass_structure(oac_check_state *st);
 int oac_pass_access(oac_check_state *st);
 int oac_pass_ports(oac_check_state *st);
 int oac_pass_classes(oac_check_state *st);

@@ -268,6 +268,10 @@ struct oac_model {
     bool mapped;             /* map came from mmap and must be unmapped */
     Onnx__ModelProto *proto;
     struct oac_arena *arena; /* owns every byte of proto */
+    /* StringStringEntryProto strings of proto whose bytes held a NUL (the
+     * decoder's list, in the arena; NULL when none): such a string is
+     * only the text before the NUL (extdata.c refuses it as a location). */
+    const struct oac_decode_nul *nul_strings;
 };
 
 /* Payload access that works whether a field was kept in the parsed
@@ -291,6 +295,16 @@ bool oac_qtensor_payload(const Onnx__QuantizedTensorProto *q, oac_payload *out);
 /* Number of elements the dims describe; false on overflow or a negative
  * dimension. */
 bool oac_tensor_numel(const Onnx__TensorProto *t, uint64_t *out);
+/* The bytes of dense data (what raw_data would hold) that t's inline
+ * payload stands for: raw_data's length, or the values stored in the
+ * typed field its data_type uses (float_data, int32_data, ...) times the
+ * bytes each stands for; values in another typed field do not count.
+ * Fixed-size fields are measured by their length, varint fields are
+ * counted (read, never copied).  OAC_EPARSE on a malformed payload,
+ * OAC_EUNSUPPORTED for a type without a typed field (STRING, UNDEFINED,
+ * unknown), with the message on ctx.  Not for EXTERNAL tensors. */
+int oac_tensor_payload_bytes(oac_ctx *ctx, const Onnx__TensorProto *t,
+                             uint64_t *out);
 /* Decode an integer tensor (INT64, INT32, INT16, INT8, UINT*, BOOL) into
  * int64 values; at most max, count in *n.  OAC_EPARSE on malformed
  * data, with the message on ctx. */

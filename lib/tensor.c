@@ -1,7 +1,8 @@
 /* tensor.c: lazy access to tensor payloads, wherever the loader left them.
  *
  * Owns oac_tensor_payload, oac_qtensor_payload, oac_tensor_numel,
- * oac_tensor_int64s and oac_tensor_read (oac_int.h).  Contract 1: payloads
+ * oac_tensor_payload_bytes, oac_tensor_int64s and oac_tensor_read
+ * (oac_int.h).  Contract 1: payloads
  * are not copied at load time.  A payload field is either kept in the
  * parsed struct (small ones, and models made by the builder) or left by
  * load.c as protobuf-c unknown fields carrying the field's original tag
@@ -327,6 +328,12 @@ static int put_packed(oac_ctx *ctx, sink *s, enum enc e, const uint8_t *p,
     if (n % w)
         return oac_err(ctx, OAC_EPARSE, "packed field %u holds %zu bytes, not a multiple of %zu",
                        field, n, w);
+    /* Counting only: fixed-size values are counted by their length,
+     * without reading them. */
+    if (!s->dst && !s->ints) {
+        s->count += n / w;
+        return OAC_OK;
+    }
     /* float_data/double_data into dense bytes: the wire form is the
      * dense form, copy it at once. */
     if (s->dst && !s->ints && s->width == w && !s->overflow &&
@@ -440,6 +447,35 @@ static bool typed_field(int32_t et, unsigned *field, size_t *width)
         *width = bits >= 8 ? bits / 8 : 1;
         return true;
     }
+}
+
+static bool raw_present(const Onnx__TensorProto *t);
+
+int oac_tensor_payload_bytes(oac_ctx *ctx, const Onnx__TensorProto *t,
+                             uint64_t *out)
+{
+    *out = 0;
+    const char *name = t->name ? t->name : "";
+    if (raw_present(t)) {
+        oac_payload p;
+        oac_tensor_payload(t, &p);
+        if (!p.bytes && p.len == 0 && !t->has_raw_data)
+            return oac_err(ctx, OAC_EPARSE, "tensor '%s': malformed raw_data", name);
+        *out = p.len;
+        return OAC_OK;
+    }
+    unsigned field;
+    size_t width;
+    if (!typed_field(t->data_type, &field, &width))
+        return oac_err(ctx, OAC_EUNSUPPORTED, "tensor '%s': element type %d has no "
+                       "fixed-size typed field", name, (int)t->data_type);
+    sink s = { .width = width, .max = UINT64_MAX };
+    int rc = put_field(ctx, &s, t, field);
+    if (rc)
+        return rc;
+    if (oac_mul_overflow_u64(s.count, width, out))
+        return oac_err(ctx, OAC_EPARSE, "tensor '%s': too many stored values", name);
+    return OAC_OK;
 }
 
 static bool raw_present(const Onnx__TensorProto *t)
