@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -125,6 +126,13 @@ const oac_diag *oac_diags_get(const oac_diags *diags, size_t i);
 size_t oac_diags_count_severity(const oac_diags *diags, oac_severity sev);
 /* Index of the first diagnostic with that code, or -1. */
 long oac_diags_find(const oac_diags *diags, oac_code code);
+/* Append a finding the caller made (value and location may be NULL), with
+ * the code's default severity: for a tool whose own work on a model
+ * failed (a file it could not write, an analysis that stopped), so that
+ * the report says what the exit status says.  OAC_ENOMEM on failure. */
+int oac_diags_add(oac_diags *diags, oac_code code, const char *value,
+                  const char *location, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* ------------------------------------------------------------------ */
 /* Models: loading and saving                                           */
@@ -310,6 +318,26 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* "ok" or "error" under the report's rules (errors, or warnings with
  * werror). */
 bool oac_report_failed(const oac_report_input *in);
+
+/* ------------------------------------------------------------------ */
+/* Output files                                                         */
+/* ------------------------------------------------------------------ */
+
+/* A file written whole or not at all, never through a symbolic link
+ * (contract 8: -o and --dump).  oac_outfile_open refuses a final path
+ * that is a symbolic link, a folder or a special file other than a
+ * character device or a FIFO (OAC_EIO, the reason on the context); a
+ * regular or new file is written to a new temporary file in the same
+ * folder (O_EXCL, O_NOFOLLOW) and renamed over the path by
+ * oac_outfile_commit; a character device or a FIFO with a reader is
+ * written in place.  Write through oac_outfile_stream.  commit and abort
+ * free the object (commit: OAC_EIO when anything failed, the old file
+ * then as it was); abort removes the temporary file. */
+typedef struct oac_outfile oac_outfile;
+int oac_outfile_open(oac_ctx *ctx, oac_outfile **out, const char *path);
+FILE *oac_outfile_stream(oac_outfile *file);
+int oac_outfile_commit(oac_outfile *file);
+void oac_outfile_abort(oac_outfile *file);
 
 #ifdef __cplusplus
 }

@@ -240,3 +240,16 @@ int oac_diag_add(oac_diags *d, oac_code code, const oac_where *w,
     va_end(ap);
     return rc;
 }
+
+int oac_diags_add(oac_diags *d, oac_code code, const char *value,
+                  const char *location, const char *fmt, ...)
+{
+    if (!d || (unsigned)code >= OAC_CODE_COUNT || !fmt)
+        return OAC_EINVAL;
+    oac_where w = { .value = value, .location = location };
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = oac_diag_vadd(d, code, &w, fmt, ap);
+    va_end(ap);
+    return rc;
+}

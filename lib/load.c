@@ -9,6 +9,9 @@
  *
  *  1. map: open + fstat + mmap(PROT_READ, MAP_PRIVATE) + MADV_RANDOM, so
  *     the kernel reads only the pages we touch, never ahead into weights.
+ *     The open is O_NONBLOCK (cleared once the file is known to be
+ *     regular): a FIFO, socket or device is "not a regular file" at once,
+ *     where a blocking open of a FIFO would wait forever for a writer.
  *  2. decode (decode.c): one walk of the wire format, guided by the
  *     protobuf-c descriptors and bounded by OAC_MAX_DEPTH, validates
  *     every tag, wire type, varint and length (a bad file fails with a
@@ -127,7 +130,7 @@ static int map_file(oac_ctx *ctx, const char *path, oac_diags *diags,
 {
     *map = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return parse_error(ctx, diags, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
@@ -138,6 +141,12 @@ static int map_file(oac_ctx *ctx, const char *path, oac_diags *diags,
     }
     if (!S_ISREG(st.st_mode)) {
         rc = parse_error(ctx, diags, "%s: not a regular file", path);
+        goto done;
+    }
+    /* A regular file: back to ordinary (blocking) semantics. */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        rc = parse_error(ctx, diags, "%s: cannot read: %s", path, strerror(errno));
         goto done;
     }
     /* mmap of 0 bytes fails; an empty file is simply not a model. */

@@ -305,6 +305,15 @@ bool oac_tensor_numel(const Onnx__TensorProto *t, uint64_t *out);
  * unknown), with the message on ctx.  Not for EXTERNAL tensors. */
 int oac_tensor_payload_bytes(oac_ctx *ctx, const Onnx__TensorProto *t,
                              uint64_t *out);
+/* Does t's inline payload hold exactly its element count times its
+ * element size (a STRING tensor: one string_data entry per element)?
+ * True also when that cannot be judged here (EXTERNAL data, extdata.c's;
+ * segments; types without a fixed size).  False with why set to what is
+ * wrong and how to mend it, a phrase to follow the tensor's name
+ * ("(FLOAT[4]) holds 12 bytes of data, but its 4 elements need 16: ...").
+ * ctx's message is left as it was. */
+bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
+                             char *why, size_t why_len);
 /* Decode an integer tensor (INT64, INT32, INT16, INT8, UINT*, BOOL) into
  * int64 values; at most max, count in *n.  OAC_EPARSE on malformed
  * data, with the message on ctx. */

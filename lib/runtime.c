@@ -1674,7 +1674,7 @@ static int dump_session(oac_session *s)
         long sl = slot_of(r, g->output[i]->name);
         dv[k++] = (oac_dump_value){ g->output[i]->name, s->vals[sl], r->model };
     }
-    int rc = oac_dump_values(s->ctx, r->opts->dump_dir, dv, k);
+    int rc = oac_dump_values(s->ctx, s->diags, r->opts->dump_dir, dv, k);
     oac_dealloc(s->ctx, dv);
     return rc;
 }

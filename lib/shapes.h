@@ -235,8 +235,10 @@ const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
                                             const char *name);
 
 /* --input files (inputs.c): load each opts->inputs entry as the message
- * its graph input's declared type calls for.  A missing/unreadable file
- * or a name that is no graph input of the main graph is OAC_EINVAL. */
+ * its graph input's declared type calls for.  A name that is no graph
+ * input of the main graph, or given twice, is OAC_EINVAL; a file that
+ * cannot be read or is malformed is a parse-error diagnostic, and the
+ * input stays unknown. */
 int oac_shapes_load_inputs(struct oac_check_state *st, oac_shapes *sh);
 
 #endif /* OAC_SHAPES_H */

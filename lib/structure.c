@@ -32,7 +32,6 @@
  *  2. Nothing here allocates beyond the name maps and diagnostics; an
  *     allocation failure is the pass's only negative return.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,23 +144,6 @@ static int function_names(oac_check_state *st, const oac_scope *s)
 
 /* ---- payloads --------------------------------------------------------- */
 
-static bool is_external(const Onnx__TensorProto *t)
-{
-    return t->has_data_location &&
-           t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-}
-
-/* "[2,3]" for t's dims into buf. */
-static const char *dims_text(const Onnx__TensorProto *t, char *buf, size_t len)
-{
-    size_t k = (size_t)snprintf(buf, len, "[");
-    for (size_t i = 0; i < t->n_dims && k < len; i++)
-        k += (size_t)snprintf(buf + k, len - k, "%s%" PRId64, i ? "," : "", t->dims[i]);
-    if (k < len)
-        snprintf(buf + k, len - k, "]");
-    return buf;
-}
-
 /* Does tensor t hold exactly its elements?  what names it for the
  * message ("initializer 'w'", "tensor 'cv' of attribute 'value' of node
  * c1"); w locates it. */
@@ -169,53 +151,10 @@ static int check_tensor(oac_check_state *st, const oac_scope *s,
                         const Onnx__TensorProto *t, const char *what,
                         const oac_where *w)
 {
-    if (!t || is_external(t) || t->segment)
+    char why[600];
+    if (!t || oac_tensor_payload_fits(st->ctx, t, why, sizeof why))
         return OAC_OK;
-    oac_ctx *ctx = st->ctx;
-    char dims[128];
-    uint64_t n;
-    if (!oac_tensor_numel(t, &n))
-        return oac_scope_diag(st, s, OAC_MODEL_INVALID, w,
-                              "%s has dims %s, with a negative dimension or too "
-                              "many elements to count: give it the dims of its data",
-                              what, dims_text(t, dims, sizeof dims));
-    const char *type = oac_elem_name(t->data_type);
-    if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING) {
-        if (t->has_raw_data || t->n_string_data != n)
-            return oac_scope_diag(st, s, OAC_MODEL_INVALID, w,
-                                  "%s (STRING%s) holds %zu strings%s for %" PRIu64
-                                  " elements: store one string_data entry per element",
-                                  what, dims_text(t, dims, sizeof dims),
-                                  t->n_string_data, t->has_raw_data ? " and raw_data" : "",
-                                  n);
-        return OAC_OK;
-    }
-    uint64_t want;
-    if (!type || !oac_elem_bytes(t->data_type, n, &want))
-        return OAC_OK;   /* no fixed size: nothing to measure it by */
-    /* A malformed payload is a finding, not a failure of the pass: keep
-     * the context's message as it was. */
-    char saved[sizeof ctx->errmsg];
-    memcpy(saved, ctx->errmsg, sizeof saved);
-    uint64_t have;
-    int rc = oac_tensor_payload_bytes(ctx, t, &have);
-    char why[sizeof ctx->errmsg];
-    memcpy(why, ctx->errmsg, sizeof why);
-    memcpy(ctx->errmsg, saved, sizeof saved);
-    if (rc == OAC_ENOMEM)
-        return rc;
-    if (rc)
-        return oac_scope_diag(st, s, OAC_MODEL_INVALID, w,
-                              "%s (%s%s): %s; re-export the tensor", what,
-                              type, dims_text(t, dims, sizeof dims), why);
-    if (have == want)
-        return OAC_OK;
-    return oac_scope_diag(st, s, OAC_MODEL_INVALID, w,
-                          "%s (%s%s) holds %" PRIu64 " bytes of data, but its %"
-                          PRIu64 " elements need %" PRIu64 ": store exactly its elements "
-                          "in raw_data (or in the typed field ONNX uses for %s)",
-                          what, type, dims_text(t, dims, sizeof dims), have,
-                          n, want, type);
+    return oac_scope_diag(st, s, OAC_MODEL_INVALID, w, "%s %s", what, why);
 }
 
 /* The values and indices of sparse tensor sp (what: "sparse initializer

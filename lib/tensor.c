@@ -1,8 +1,8 @@
 /* tensor.c: lazy access to tensor payloads, wherever the loader left them.
  *
  * Owns oac_tensor_payload, oac_qtensor_payload, oac_tensor_numel,
- * oac_tensor_payload_bytes, oac_tensor_int64s and oac_tensor_read
- * (oac_int.h).  Contract 1: payloads
+ * oac_tensor_payload_bytes, oac_tensor_payload_fits, oac_tensor_int64s
+ * and oac_tensor_read (oac_int.h).  Contract 1: payloads
  * are not copied at load time.  A payload field is either kept in the
  * parsed struct (small ones, and models made by the builder) or left by
  * load.c as protobuf-c unknown fields carrying the field's original tag
@@ -22,6 +22,8 @@
  *  4. Host byte order is little-endian (checked at compile time), so kept
  *     float/double arrays are their own wire bytes.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "oac_int.h"
@@ -450,6 +452,7 @@ static bool typed_field(int32_t et, unsigned *field, size_t *width)
 }
 
 static bool raw_present(const Onnx__TensorProto *t);
+static bool is_external(const Onnx__TensorProto *t);
 
 int oac_tensor_payload_bytes(oac_ctx *ctx, const Onnx__TensorProto *t,
                              uint64_t *out)
@@ -476,6 +479,64 @@ int oac_tensor_payload_bytes(oac_ctx *ctx, const Onnx__TensorProto *t,
     if (oac_mul_overflow_u64(s.count, width, out))
         return oac_err(ctx, OAC_EPARSE, "tensor '%s': too many stored values", name);
     return OAC_OK;
+}
+
+/* "[2,3]" for t's dims into buf. */
+static const char *dims_text(const Onnx__TensorProto *t, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (size_t i = 0; i < t->n_dims && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%" PRId64, i ? "," : "", t->dims[i]);
+    if (k < len)
+        snprintf(buf + k, len - k, "]");
+    return buf;
+}
+
+bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
+                             char *why, size_t why_len)
+{
+    if (why_len)
+        why[0] = '\0';
+    if (is_external(t) || t->segment)
+        return true;
+    char dims[128];
+    uint64_t n;
+    if (!oac_tensor_numel(t, &n)) {
+        snprintf(why, why_len, "has dims %s, with a negative dimension or too many "
+                 "elements to count: give it the dims of its data",
+                 dims_text(t, dims, sizeof dims));
+        return false;
+    }
+    if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING) {
+        if (!raw_present(t) && t->n_string_data == n)
+            return true;
+        snprintf(why, why_len, "(STRING%s) holds %zu strings%s for %" PRIu64 " elements: "
+                 "store one string_data entry per element", dims_text(t, dims, sizeof dims),
+                 t->n_string_data, raw_present(t) ? " and raw_data" : "", n);
+        return false;
+    }
+    const char *type = oac_elem_name(t->data_type);
+    uint64_t want, have;
+    if (!type || !oac_elem_bytes(t->data_type, n, &want))
+        return true;   /* no fixed size: nothing to measure it by */
+    /* A malformed payload is an answer, not a failure: the context's
+     * message stays as it was. */
+    char saved[sizeof ctx->errmsg];
+    memcpy(saved, ctx->errmsg, sizeof saved);
+    int rc = oac_tensor_payload_bytes(ctx, t, &have);
+    if (rc)
+        snprintf(why, why_len, "(%s%s): %s; re-export the tensor", type,
+                 dims_text(t, dims, sizeof dims), ctx->errmsg);
+    memcpy(ctx->errmsg, saved, sizeof saved);
+    if (rc)
+        return false;
+    if (have == want)
+        return true;
+    snprintf(why, why_len, "(%s%s) holds %" PRIu64 " bytes of data, but its %" PRIu64
+             " elements need %" PRIu64 ": store exactly its elements in raw_data (or in "
+             "the typed field ONNX uses for %s)", type, dims_text(t, dims, sizeof dims),
+             have, n, want, type);
+    return false;
 }
 
 static bool raw_present(const Onnx__TensorProto *t)

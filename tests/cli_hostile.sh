@@ -124,4 +124,151 @@ expect_eq "gather over a zero dimension" "$(json '[r["status"], r["execution"]["
 run_t 0 run --format=json "$hm/zero_dims.onnx"
 expect_eq "kernels over zero dimensions" "$(json '[r["status"], r["execution"]["steps_completed"]]' "$out")" '["ok", 1]'
 
+# ---- one status (contract 8) ------------------------------------------------
+# agree EXIT CODE COMMAND ARGS...: in text, json and sarif the call exits EXIT,
+# reports CODE as an error, and says so: text's last summary line
+# "(status: error)", json's "status": "error" (of every model, in order),
+# sarif's result at level "error" and executionSuccessful false (the tool
+# could not do its job: every path here).
+agree() {
+    want=$1 code=$2 cmd=$3
+    shift 3
+    run_t "$want" "$cmd" --format=json "$@"
+    expect_eq "json status ($*)" \
+        "$(json '[m["status"] for m in (r if isinstance(r, list) else [r]) if any(d["code"] == "'"$code"'" for d in m["diagnostics"])][:1]' "$out")" '["error"]'
+    run_t "$want" "$cmd" "$@"
+    grep -q "\[$code\]\$" "$out" || fail "text: no [$code] ($*)"
+    grep -q "(status: error)\$" "$out" || fail "text: no status error ($*)"
+    run_t "$want" "$cmd" --format=sarif "$@"
+    expect_eq "sarif ($*)" \
+        "$(json '[[x["level"] for x in r["runs"][0]["results"] if x["ruleId"] == "'"$code"'"][:1], r["runs"][0]["invocations"][0]["executionSuccessful"]]' "$out")" \
+        '[["error"], false]'
+}
+
+# ---- FIFOs: never a hang (item 4) -------------------------------------------
+# A FIFO as the model: not a regular file, at once; with several models
+# every one still gets its report, in order.
+mkfifo "$tmp/fifo.onnx" "$tmp/fifo.pb" || exit 99
+agree 2 parse-error check "$tmp/fifo.onnx" "$hm/raw_near.onnx"
+run_t 2 check --format=json "$tmp/fifo.onnx" "$hm/raw_near.onnx"
+expect_eq "fifo: every model reported" "$(json '[[m["status"], [d["code"] for d in m["diagnostics"]]] for m in r]' "$out")" \
+    '[["error", ["parse-error"]], ["ok", []]]'
+grep -q "not a regular file" "$out" || fail "fifo: reason not given"
+agree 2 parse-error run "$tmp/fifo.onnx"
+# A FIFO, a missing file, a folder as an --input: parse-error naming the
+# input, for check and run (which runs nothing).
+for f in "$tmp/fifo.pb" "$tmp/missing.pb" "$tmp"; do
+    agree 2 parse-error check --input x="$f" "$hm/raw_near.onnx"
+    agree 2 parse-error run --input x="$f" "$hm/raw_near.onnx"
+    run_t 2 run --format=json --input x="$f" "$hm/raw_near.onnx"
+    expect_eq "--input x=$f" "$(json '[[d["code"], d["value"], d["location"]] for d in r["diagnostics"]] + [r["execution"]["steps_completed"]]' "$out")" \
+        '[["parse-error", "x", "/graph/input/0"], 0]'
+done
+# Several models sharing the input name: each says it.
+run_t 2 check --format=json --input x="$tmp/fifo.pb" "$hm/raw_near.onnx" "$hm/noop_main_near.onnx"
+expect_eq "--input fifo, two models" "$(json '[[d["code"] for d in m["diagnostics"]] for m in r]' "$out")" \
+    '[["parse-error"], ["parse-error"]]'
+
+# ---- a malformed --input file (item 7: a short --input) -------------------
+# x4_short.pb holds 12 bytes for FLOAT[4]: run used to exit 2 with "ok".
+agree 2 parse-error check --input x="$hm/x4_short.pb" "$hm/raw_near.onnx"
+agree 2 parse-error run --input x="$hm/x4_short.pb" "$hm/raw_near.onnx"
+grep -q "x4_short.pb is unreadable: tensor 'x' (FLOAT\[4\]) holds 12 bytes" "$out" ||
+    { run_t 2 run --input x="$hm/x4_short.pb" "$hm/raw_near.onnx"
+      grep -q "x4_short.pb is unreadable: tensor 'x' (FLOAT\[4\]) holds 12 bytes" "$out" ||
+          fail "short --input: message: $(cat "$out")"; }
+run_t 0 run --format=json --input x="$hm/x4.pb" "$hm/raw_near.onnx"
+expect_eq "a whole --input runs" "$(json '[r["status"], r["execution"]["steps_completed"]]' "$out")" '["ok", 1]'
+
+# ---- -o never names an input (item 5) --------------------------------------
+cp "$hm/raw_near.onnx" "$tmp/m1.onnx" && cp "$hm/raw_short.onnx" "$tmp/m2.onnx" &&
+    cp "$hm/x4.pb" "$tmp/in.pb" && ln "$tmp/m1.onnx" "$tmp/hard.onnx" &&
+    ln -s m1.onnx "$tmp/link.onnx" || exit 99
+cksum "$tmp/m1.onnx" "$tmp/m2.onnx" "$tmp/in.pb" > "$tmp/sums"
+# -o naming one of several models, a hard link of a model, an --input
+# file, a symlink: usage errors before anything is written.
+run_t 2 check -o "$tmp/m2.onnx" "$tmp/m1.onnx" "$tmp/m2.onnx"
+grep -q "is the model" "$err" || fail "-o model: reason: $(cat "$err")"
+run_t 2 check --format=json -o "$tmp/hard.onnx" "$tmp/m1.onnx"
+run_t 2 run -o "$tmp/in.pb" --input x="$tmp/in.pb" "$tmp/m1.onnx"
+grep -q "is the --input file" "$err" || fail "-o --input: reason: $(cat "$err")"
+run_t 2 check -o "$tmp/link.onnx" "$hm/raw_near.onnx"
+grep -q "symbolic link" "$err" || fail "-o symlink: reason: $(cat "$err")"
+[ -s "$out" ] && fail "-o refused, yet a report was written"
+cksum "$tmp/m1.onnx" "$tmp/m2.onnx" "$tmp/in.pb" | cmp -s - "$tmp/sums" ||
+    fail "-o changed an input"
+[ -L "$tmp/link.onnx" ] || fail "-o replaced the symlink"
+# A new file and an existing one: the report, whole, and nothing left
+# beside it.
+run_t 1 check --format=json -o "$tmp/report.json" "$tmp/m1.onnx" "$tmp/m2.onnx"
+expect_eq "-o report" "$(json '[m["status"] for m in r]' "$tmp/report.json")" '["ok", "error"]'
+run_t 0 check --format=json -o "$tmp/report.json" "$tmp/m1.onnx"
+expect_eq "-o replaced" "$(json 'r["status"]' "$tmp/report.json")" ok
+ls -a "$tmp" | grep -q oac-tmp && fail "-o left a temporary file"
+run_t 2 check -o "$tmp/no/such/report.json" "$tmp/m1.onnx"
+
+# ---- --dump: one file per name, no symlink followed, failures reported -----
+# 'a/b', 'a_b', '.hidden' and '%2F' are four files (percent-encoding), and
+# a dump reads back through --input.
+run_t 0 run --input in/x="$hm/x4.pb" --dump "$tmp/d1" "$hm/dump_names.onnx"
+expect_eq "--dump names" "$(ls -a "$tmp/d1" | grep -v '^\.*$' | tr '\n' ' ')" \
+    "%252F.pb %2Ehidden.pb a%2Fb.pb a_b.pb "
+"$PYTHON3" -c 'import sys, onnx
+from onnx import numpy_helper
+d = sys.argv[1]
+for f, name, v in (("a%2Fb", "a/b", -1), ("a_b", "a_b", 1), ("%2Ehidden", ".hidden", 1), ("%252F", "%2F", -1)):
+    t = onnx.load_tensor(d + "/" + f + ".pb")
+    assert t.name == name, (f, t.name)
+    assert list(numpy_helper.to_array(t)) == [v * k for k in (1, 2, 3, 4)], (f, numpy_helper.to_array(t))
+' "$tmp/d1" || fail "--dump files do not hold their values under their names"
+run_t 0 run --input in/x="$tmp/d1/a%2Fb.pb" --dump "$tmp/d2" "$hm/dump_names.onnx"
+"$PYTHON3" -c 'import sys, onnx
+from onnx import numpy_helper
+assert list(numpy_helper.to_array(onnx.load_tensor(sys.argv[1]))) == [-1, -2, -3, -4]
+' "$tmp/d2/a_b.pb" || fail "a dump read back through --input"
+# A symlink planted in the folder is not followed: its target unchanged,
+# the value an output-write-failed error, the other values written.
+mkdir "$tmp/d3" && echo target > "$tmp/target" && ln -s ../target "$tmp/d3/a_b.pb" || exit 99
+agree 1 output-write-failed run --input in/x="$hm/x4.pb" --dump "$tmp/d3" "$hm/dump_names.onnx"
+run_t 1 run --format=json --input in/x="$hm/x4.pb" --dump "$tmp/d3" "$hm/dump_names.onnx"
+expect_eq "--dump symlink" "$(json '[[d["code"], d["value"]] for d in r["diagnostics"]]' "$out")" \
+    '[["output-write-failed", "a_b"]]'
+expect_eq "symlink target" "$(cat "$tmp/target")" target
+[ -L "$tmp/d3/a_b.pb" ] || fail "--dump replaced the symlink"
+[ -f "$tmp/d3/a%2Fb.pb" ] || fail "--dump gave up the other values"
+# A name too long for the file system: an error, not "ok".
+agree 1 output-write-failed run --dump "$tmp/d4" "$hm/dump_long_name.onnx"
+run_t 1 run --format=json --dump "$tmp/d4" "$hm/dump_long_name.onnx"
+expect_eq "--dump long name" "$(json '[[d["code"], len(d["value"])] for d in r["diagnostics"]]' "$out")" \
+    '[["output-write-failed", 300]]'
+[ -f "$tmp/d4/short.pb" ] || fail "--dump: the short name was not written"
+# A folder that cannot be made: every value is an error, the report says
+# so.
+agree 1 output-write-failed run --dump "$tmp/no/such" "$hm/dump_names.onnx"
+ls -a "$tmp/d1" "$tmp/d3" "$tmp/d4" | grep -q oac-tmp && fail "--dump left a temporary file"
+
+# ---- out of memory: a report that says so, or none ---------------------------
+# OAC_FAIL_ALLOC_AFTER=N fails the library's Nth allocation and all after:
+# at every N, the exit status and the report agree (no report at all only
+# when even the diagnostic list could not be made).  analysis-failed is
+# the report's word for it.
+OAC_FAIL_ALLOC_AFTER=40 agree 2 analysis-failed run "$hm/raw_near.onnx"
+for cmd in check run; do
+    n=1
+    while [ $n -le 400 ]; do
+        OAC_FAIL_ALLOC_AFTER=$n timeout 10 "$OAC" $cmd --format=json "$ex/toy_decoder.onnx" > "$out" 2> "$err"
+        got=$?
+        st=$("$PYTHON3" -c 'import json, sys
+try:
+    print(json.load(open(sys.argv[1]))["status"])
+except Exception:
+    print("none")' "$out")
+        case $got:$st in
+        0:ok|1:error|2:error|2:none) ;;
+        *) fail "$cmd with allocation $n failing: exit $got, status $st" ;;
+        esac
+        n=$((n + 7))
+    done
+done
+
 finish

@@ -3,7 +3,9 @@
  * command line.
  *
  *   hostile_models DIR      writes DIR/<name>.onnx for every row below
- *                           (and the external data files some rows use)
+ *                           (and the external data files some rows use),
+ *                           and the --input files x4.pb (FLOAT[4] named
+ *                           x, 16 bytes) and x4_short.pb (12 bytes)
  *
  * Each broken row breaks one structure every rule and the runtime rely on
  * (contract section 8, model-invalid and external-data-invalid); its
@@ -384,20 +386,21 @@ static void zero_dims(oac_mb *mb)
     oac_gb_output(g, "gz", OAC_T_FLOAT, "2,0");
 }
 
-/* Outputs named 'a/b', 'a_b', '.hidden' and '%2F': four distinct files
- * under --dump. */
+/* Input 'in/x' FLOAT[4]; outputs 'a/b' = -x, 'a_b' = x, '.hidden' = x
+ * and '%2F' = -x: four distinct files under --dump, and a dump read back
+ * through --input 'in/x'. */
 static void dump_names(oac_mb *mb)
 {
     oac_gb *g = oac_mb_graph(mb);
-    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
-    oac_gb_node(g, "Neg", NULL, "n1", "x", "a/b");
-    oac_gb_node(g, "Identity", NULL, "n2", "x", "a_b");
-    oac_gb_node(g, "Identity", NULL, "n3", "x", ".hidden");
+    oac_gb_input(g, "in/x", OAC_T_FLOAT, "4");
+    oac_gb_node(g, "Neg", NULL, "n1", "in/x", "a/b");
+    oac_gb_node(g, "Identity", NULL, "n2", "in/x", "a_b");
+    oac_gb_node(g, "Identity", NULL, "n3", "in/x", ".hidden");
     oac_gb_node(g, "Neg", NULL, "n4", "a_b", "%2F");
-    oac_gb_output(g, "a/b", OAC_T_FLOAT, "2");
-    oac_gb_output(g, "a_b", OAC_T_FLOAT, "2");
-    oac_gb_output(g, ".hidden", OAC_T_FLOAT, "2");
-    oac_gb_output(g, "%2F", OAC_T_FLOAT, "2");
+    oac_gb_output(g, "a/b", OAC_T_FLOAT, "4");
+    oac_gb_output(g, "a_b", OAC_T_FLOAT, "4");
+    oac_gb_output(g, ".hidden", OAC_T_FLOAT, "4");
+    oac_gb_output(g, "%2F", OAC_T_FLOAT, "4");
 }
 
 /* An output whose name is longer than any file name may be (300 bytes),
@@ -456,6 +459,28 @@ static const struct row {
     { "dump_long_name", dump_long_name },
 };
 
+/* DIR/file: a TensorProto x FLOAT[4] whose raw_data holds len bytes. */
+static int write_input(const char *file, size_t len)
+{
+    float v[4] = { 1, 2, 3, 4 };
+    int64_t dims[1] = { 4 };
+    Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+    t.name = (char *)"x";
+    t.n_dims = 1;
+    t.dims = dims;
+    t.has_data_type = 1;
+    t.data_type = OAC_T_FLOAT;
+    t.has_raw_data = 1;
+    t.raw_data.len = len;
+    t.raw_data.data = (uint8_t *)v;
+    uint8_t buf[128];
+    size_t n = protobuf_c_message_get_packed_size(&t.base);
+    if (n > sizeof buf)
+        return -1;
+    protobuf_c_message_pack(&t.base, buf);
+    return write_file(file, buf, n);
+}
+
 /* The '#' of NUL_LOCATION in the packed model, made a NUL. */
 static int patch_nul(uint8_t *buf, size_t len)
 {
@@ -495,6 +520,10 @@ int main(int argc, char **argv)
             rc = 1;
         free(buf);
         oac_mb_free(mb);
+    }
+    if (write_input("x4.pb", 16) || write_input("x4_short.pb", 12)) {
+        fprintf(stderr, "hostile_models: cannot write the --input files\n");
+        rc = 1;
     }
     oac_ctx_free(ctx);
     return rc;
