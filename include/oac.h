@@ -126,13 +126,16 @@ const oac_diag *oac_diags_get(const oac_diags *diags, size_t i);
 size_t oac_diags_count_severity(const oac_diags *diags, oac_severity sev);
 /* Index of the first diagnostic with that code, or -1. */
 long oac_diags_find(const oac_diags *diags, oac_code code);
-/* Append a finding the caller made (value and location may be NULL), with
- * the code's default severity: for a tool whose own work on a model
- * failed (a file it could not write, an analysis that stopped), so that
- * the report says what the exit status says.  OAC_ENOMEM on failure. */
-int oac_diags_add(oac_diags *diags, oac_code code, const char *value,
-                  const char *location, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+/* The caller's work on a model stopped with an operational failure
+ * (status < 0, from a call on ctx): one diagnostic says so, "what: " and
+ * ctx's message, so that the report says what the exit status says
+ * (contract 8): parse-error for OAC_EIO and OAC_EPARSE (input that could
+ * not be read), analysis-failed for anything else (out of memory, a bug).
+ * Allocation failures injected with oac_ctx_fail_alloc_after end here
+ * (a real failure leaves memory to report with once the failed call has
+ * released what it took).  OAC_ENOMEM when even that fails. */
+int oac_diags_add_failure(oac_diags *diags, oac_ctx *ctx, int status,
+                          const char *what);
 
 /* ------------------------------------------------------------------ */
 /* Models: loading and saving                                           */

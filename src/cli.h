@@ -81,14 +81,12 @@ typedef struct cli_model {
     bool unreportable;
 } cli_model;
 
-/* The tool's own work on m failed (contract 8: whatever makes the exit
- * non-zero is a diagnostic): one diagnostic of code (parse-error for
- * input that cannot be read, analysis-failed for anything else, a
- * message from fmt) in m's report, and the exit status it calls for
- * (cli_model_settle).  Allocation failures injected for tests
- * (OAC_FAIL_ALLOC_AFTER) stop here, so the report can still be built. */
-void cli_model_fail(oac_ctx *ctx, cli_model *m, oac_code code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* The tool's own work on m stopped with the failure status of a library
+ * call (contract 8: whatever makes the exit non-zero is a diagnostic): a
+ * parse-error (unreadable input) or analysis-failed diagnostic "what:
+ * reason" in m's report (oac_diags_add_failure), and exit status 2 for
+ * it (cli_model_settle); m->unreportable when even that fails. */
+void cli_model_fail(oac_ctx *ctx, cli_model *m, int status, const char *what);
 
 /* Load m->path into m (diags created here); sets m->exit to
  * CLI_EXIT_USAGE for an unreadable file.  Returns false only when out of

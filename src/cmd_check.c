@@ -25,8 +25,6 @@
  */
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,18 +32,10 @@
 #include "cli.h"
 #include "onnx.pb-c.h"
 
-void cli_model_fail(oac_ctx *ctx, cli_model *m, oac_code code, const char *fmt, ...)
+void cli_model_fail(oac_ctx *ctx, cli_model *m, int status, const char *what)
 {
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    /* Injected failures end here: real ones leave memory to report with,
-     * since the failed call released what it took. */
-    oac_ctx_fail_alloc_after(ctx, 0);
-    if (!m->diags || oac_diags_add(m->diags, code, NULL, NULL, "%s", msg) != OAC_OK) {
-        cli_error("%s: %s", m->path, msg);
+    if (!m->diags || oac_diags_add_failure(m->diags, ctx, status, what) != OAC_OK) {
+        cli_error("%s: %s: %s", m->path, what, oac_errmsg(ctx));
         m->unreportable = true;
     }
     m->exit = CLI_EXIT_USAGE;
@@ -67,9 +57,7 @@ bool cli_model_load(oac_ctx *ctx, cli_model *m, const char *path)
         /* The parse-error diagnostic carries the reason in the report;
          * anything else (out of memory) still has to be in it. */
         if (oac_diags_find(m->diags, OAC_PARSE_ERROR) < 0)
-            cli_model_fail(ctx, m, rc == OAC_EPARSE || rc == OAC_EIO ? OAC_PARSE_ERROR
-                                                                    : OAC_ANALYSIS_FAILED,
-                           "%s: %s", path, oac_errmsg(ctx));
+            cli_model_fail(ctx, m, rc, "the model could not be loaded");
     }
     return true;
 }
@@ -239,8 +227,7 @@ bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m)
         /* Out of memory, a bug: the report keeps what was found, and says
          * that it is incomplete (unreadable --input files are
          * parse-error diagnostics of the check itself). */
-        cli_model_fail(ctx, m, OAC_ANALYSIS_FAILED, "the check stopped: %s",
-                       *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure");
+        cli_model_fail(ctx, m, rc, "the check stopped");
     }
 done:
     free(dims);

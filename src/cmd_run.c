@@ -70,12 +70,7 @@ int cmd_run(oac_ctx *ctx, const cli *c)
                         oac_diags_count_severity(m.diags, OAC_SEV_ERROR) > 0)) {
             /* The run could not do its job; the report still shows the
              * check, and says why (invariant 3). */
-            const char *why = *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure";
-            if (rc == OAC_EIO || rc == OAC_EPARSE)
-                cli_model_fail(ctx, &m, OAC_PARSE_ERROR, "the run could not read its input: %s",
-                               why);
-            else
-                cli_model_fail(ctx, &m, OAC_ANALYSIS_FAILED, "the run stopped: %s", why);
+            cli_model_fail(ctx, &m, rc, "the run stopped");
         }
     }
     cli_model_settle(c, &m);

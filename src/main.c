@@ -12,9 +12,9 @@
 #include "cli.h"
 
 /* OAC_FAIL_ALLOC_AFTER=N (a testing aid, man page ENVIRONMENT): the
- * library's Nth allocation and every one after it fail, until the tool
- * reports the failure (cli_model_fail), as oac_ctx_fail_alloc_after
- * does in the library's own tests. */
+ * library's Nth allocation and every one after it fail, as
+ * oac_ctx_fail_alloc_after does in the library's own tests, until the
+ * tool reports the failure (cli_model_fail). */
 static void inject_failures(oac_ctx *ctx)
 {
     const char *s = getenv("OAC_FAIL_ALLOC_AFTER");

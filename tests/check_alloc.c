@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "check_main.h"
+#include "harness.h"
 #include "runtime.h"
 
 START_TEST(counts_calls_live_and_peak)
@@ -145,7 +145,7 @@ START_TEST(above_the_limit_never_attempted)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("alloc");
     TCase *tc = tcase_create("alloc");
@@ -158,5 +158,3 @@ static Suite *suite(void)
     suite_add_tcase(s, tc);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

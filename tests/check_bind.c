@@ -9,7 +9,8 @@
  */
 #include <pthread.h>
 
-#include "runtime_util.h"
+#include "harness.h"
+#include "runtime.h"
 
 /* dense_cache, checked at cap 8, length 1: FLOAT16 [2,1,2,8,4] = 256 B. */
 enum { DENSE_BYTES = 2 * 1 * 2 * 8 * 4 * 2 };
@@ -96,7 +97,7 @@ START_TEST(two_threads_one_winner)
         racer *w = r[0].rc == OAC_OK ? &r[0] : &r[1];
         racer *l = w == &r[0] ? &r[1] : &r[0];
         ck_assert_int_eq(l->rc, OAC_ERUNTIME);
-        ck_assert_uint_eq(count_code(l->d, OAC_BINDING_BUSY), 1);
+        ck_assert_uint_eq(diag_count(l->d, OAC_BINDING_BUSY), 1);
         ck_assert_uint_eq(oac_diags_count(w->d), 0);
         /* The winner holds every binding, the loser none. */
         ck_assert_uint_eq(atomic_load(&b1.owner), (uintptr_t)w);
@@ -116,7 +117,7 @@ START_TEST(sessions_race_one_winner)
         fx_dense(&f);
         oac_run_opts ro = { .steps = 5, .dims = dense_dims, .n_dims = 5, .sessions = k };
         ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_OK);
-        ck_assert_uint_eq(count_code(f.d, OAC_BINDING_BUSY), k - 1);
+        ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_BUSY), k - 1);
         ck_assert_uint_eq(f.e->steps_completed, 5);
         ck_assert_uint_eq(f.e->identity_checked, 5);
         ck_assert_uint_eq(f.e->identity_held, 5);
@@ -139,7 +140,7 @@ START_TEST(held_by_another_run_is_busy)
     oac_run_hooks h = { .bindings = bl, .n_bindings = 1 };
     oac_run_opts ro = { .steps = 2, .dims = dense_dims, .n_dims = 5 };
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, f.a, &ro, &h, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_BUSY), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_BUSY), 1);
     ck_assert_uint_eq(f.e->steps_completed, 0);
     ck_assert(all_bytes(store, DENSE_BYTES, 0xAB));
     ck_assert_uint_eq(atomic_load(&b.owner), (uintptr_t)&other);   /* untouched */
@@ -164,7 +165,7 @@ START_TEST(readonly_refused_without_copy)
     oac_run_opts ro = { .steps = 2, .dims = dense_dims, .n_dims = 5,
                         .readonly = ro_names, .n_readonly = 1 };
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, f.a, &ro, &h, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_READONLY), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_READONLY), 1);
     const oac_diag *d = oac_diags_get(f.d, (size_t)oac_diags_find(f.d, OAC_BINDING_READONLY));
     ck_assert_str_eq(d->value, "cache");
     ck_assert_uint_eq(f.e->steps_completed, 0);
@@ -176,7 +177,7 @@ START_TEST(readonly_refused_without_copy)
     oac_binding_init(&b, "cache", store, DENSE_BYTES, false);
     ro.n_readonly = 0;
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, f.a, &ro, &h, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_READONLY), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_READONLY), 1);
     ck_assert(all_bytes(store, DENSE_BYTES, 0xAB));
     fx_end(&f);
     free(store);
@@ -216,10 +217,10 @@ static void immutable_root(bool constant)
     Onnx__NodeProto *n = oac_gb_node(g, "CacheUpdate", "onnx_alias", "upd", "w,v,position", "w2");
     oac_node_alias(g, n, 0, 0, 1);
     oac_gb_output(g, "w2", OAC_T_FLOAT, "1,8,2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_READONLY), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_READONLY), 1);
     const oac_diag *d = oac_diags_get(f.d, (size_t)oac_diags_find(f.d, OAC_BINDING_READONLY));
     ck_assert_ptr_nonnull(strstr(d->message, constant ? "constant" : "initializer"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
@@ -245,14 +246,14 @@ START_TEST(too_small_storage)
     oac_run_hooks h = { .bindings = bl, .n_bindings = 1 };
     oac_run_opts ro = { .steps = 1, .dims = dense_dims, .n_dims = 5 };
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, f.a, &ro, &h, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_TOO_SMALL), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_TOO_SMALL), 1);
     ck_assert(all_bytes(store, DENSE_BYTES, 0xAB));
     fx_end(&f);
     /* Exactly the capacity is enough. */
     fx_dense(&f);
     oac_binding_init(&b, "cache", store, DENSE_BYTES, true);
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, f.a, &ro, &h, f.d), OAC_OK);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_TOO_SMALL), 0);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_TOO_SMALL), 0);
     fx_end(&f);
     free(store);
 }
@@ -272,7 +273,7 @@ START_TEST(too_small_input_file)
     oac_run_opts ro = { .steps = 1, .dims = dense_dims, .n_dims = 5, .inputs = &in,
                         .n_inputs = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_TOO_SMALL), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_TOO_SMALL), 1);
     fx_end(&f);
     unlink(path);
     free(path);
@@ -296,7 +297,7 @@ static void two_caches(fx *f)
     oac_node_alias(g, b, 0, 0, 1);
     oac_vi_alias_of(g, oac_gb_output(g, "k2", OAC_T_FLOAT, "1,8,2"), "k");
     oac_vi_alias_of(g, oac_gb_output(g, "v2", OAC_T_FLOAT, "1,8,2"), "v");
-    fx_load_mb(f, mb);
+    fx_load(f);
 }
 
 START_TEST(overlapping_storage_refused)
@@ -313,7 +314,7 @@ START_TEST(overlapping_storage_refused)
     oac_binding_init(&bk, "k", store, B, true);
     oac_binding_init(&bv, "v", store + 1, B, true);
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, NULL, &ro, &h, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_OVERLAP), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_OVERLAP), 1);
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
     /* Adjacent, not overlapping: runs. */
@@ -321,14 +322,79 @@ START_TEST(overlapping_storage_refused)
     oac_binding_init(&bk, "k", store, B, true);
     oac_binding_init(&bv, "v", store + B / sizeof(float), B, true);
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, NULL, &ro, &h, f.d), OAC_OK);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_OVERLAP), 0);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_OVERLAP), 0);
     ck_assert_uint_eq(f.e->identity_held, 4);
     fx_end(&f);
     free(store);
 }
 END_TEST
 
-static Suite *suite(void)
+/* ---- case rows: the binding codes --------------------------------------- */
+
+/* dense_cache run 2 steps in `sessions` sessions; the cache bound to
+ * `bytes` of the caller's zeroed storage (0: the runtime's own), named
+ * --readonly when readonly.  The run's status must be want_rc. */
+static void dense_run(fx *f, size_t bytes, bool readonly, unsigned sessions, int want_rc)
+{
+    fx_dense(f);
+    uint8_t *store = bytes ? calloc(1, bytes) : NULL;
+    oac_binding b;
+    oac_binding *bl[1] = { &b };
+    oac_run_hooks h = { 0 };
+    if (bytes) {
+        oac_binding_init(&b, "cache", store, bytes, true);
+        h.bindings = bl;
+        h.n_bindings = 1;
+    }
+    const char *ro_names[] = { "cache" };
+    oac_run_opts ro = { .steps = 2, .dims = dense_dims, .n_dims = 5, .readonly = ro_names,
+                        .n_readonly = readonly, .sessions = sessions };
+    f->rc = oac_run_with_hooks(f->ctx, &f->e, f->m, f->a, &ro, &h, f->d);
+    ck_assert_int_eq(f->rc, want_rc);
+    free(store);
+}
+
+static void run_plain(fx *f) { dense_run(f, 0, false, 1, OAC_OK); }
+static void run_readonly(fx *f) { dense_run(f, 0, true, 1, OAC_ERUNTIME); }
+static void run_bound_exact(fx *f) { dense_run(f, DENSE_BYTES, false, 1, OAC_OK); }
+static void run_bound_short(fx *f) { dense_run(f, DENSE_BYTES - 1, false, 1, OAC_ERUNTIME); }
+/* Three sessions on one cache: two find it busy (the run still ends OK
+ * with the winner's steps). */
+static void run_three_sessions(fx *f) { dense_run(f, 0, false, 3, OAC_OK); }
+
+/* two_caches with k and v bound `gap` floats apart in one block. */
+static void two_caches_run(fx *f, size_t gap, int want_rc)
+{
+    enum { B = 64 };            /* 1*8*2 floats */
+    float *store = calloc(2, B);
+    oac_binding bk, bv;
+    oac_binding *bl[2] = { &bk, &bv };
+    oac_run_hooks h = { .bindings = bl, .n_bindings = 2 };
+    oac_run_opts ro = { .steps = 2 };
+    two_caches(f);
+    oac_binding_init(&bk, "k", store, B, true);
+    oac_binding_init(&bv, "v", store + gap, B, true);
+    f->rc = oac_run_with_hooks(f->ctx, &f->e, f->m, NULL, &ro, &h, f->d);
+    ck_assert_int_eq(f->rc, want_rc);
+    free(store);
+}
+
+static void run_overlapping(fx *f) { two_caches_run(f, 1, OAC_ERUNTIME); }
+static void run_adjacent(fx *f) { two_caches_run(f, 64 / sizeof(float), OAC_OK); }
+
+static const scene_case binding_rows[] = {
+    { "readonly", run_readonly, WANT(OAC_BINDING_READONLY), NULL, "cache", NULL },
+    { "writable", run_plain, NEAR(OAC_BINDING_READONLY) },
+    { "bound_short", run_bound_short, WANT(OAC_BINDING_TOO_SMALL), NULL, "cache", NULL },
+    { "bound_exact", run_bound_exact, NEAR(OAC_BINDING_TOO_SMALL) },
+    { "three_sessions", run_three_sessions, WANT(OAC_BINDING_BUSY), NULL, "cache", NULL },
+    { "one_session", run_plain, NEAR(OAC_BINDING_BUSY) },
+    { "overlapping", run_overlapping, WANT(OAC_BINDING_OVERLAP), NULL, NULL, NULL },
+    { "adjacent", run_adjacent, NEAR(OAC_BINDING_OVERLAP) },
+};
+CASES_TEST(binding_rows)
+
+Suite *test_suite(void)
 {
     Suite *s = suite_create("bind");
     TCase *tc = tcase_create("bind");
@@ -344,8 +410,7 @@ static Suite *suite(void)
     tcase_add_test(tc, too_small_storage);
     tcase_add_test(tc, too_small_input_file);
     tcase_add_test(tc, overlapping_storage_refused);
+    ADD_CASES(tc, binding_rows);
     suite_add_tcase(s, tc);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

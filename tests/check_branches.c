@@ -3,7 +3,7 @@
  * branches (alias_classes.c).  Contract section 3, "Details the rules
  * rely on".
  */
-#include "checker_util.h"
+#include "harness.h"
 
 /* If(cond): then updates the outer cache in place, else returns `els`
  * (0: the cache untouched, 1: a fresh Neg(cache), 2: an update of k2). */
@@ -138,98 +138,95 @@ static void scan_ok(oac_mb *mb) { scan_model(mb, 0, true); }
 static void scan_body_fresh(oac_mb *mb) { scan_model(mb, 1, true); }
 static void scan_implied(oac_mb *mb) { scan_model(mb, 0, false); }
 
-static const cu_case cases[] = {
-    { "if_ok", if_ok, CU_CLEAN, 0, 0, 0 },
-    { "if_stock", if_stock, CU_CLEAN, 0, 0, 0 },
-    { "if_passthrough_same", if_passthrough_same, CU_CLEAN, 0, 0, 0 },
-    { "if_passthrough_other", if_passthrough_other, OAC_ALIAS_UNBACKED, "br",
+static const model_case cases[] = {
+    { "if_ok", if_ok, NEAR(OAC_BRANCH_MISMATCH) },
+    { "if_stock", if_stock, NEAR(OAC_BRANCH_MISMATCH) },
+    { "if_passthrough_same", if_passthrough_same, NEAR(OAC_ALIAS_UNBACKED) },
+    { "if_passthrough_other", if_passthrough_other, WANT(OAC_ALIAS_UNBACKED), "br",
       "y", "/graph/output/0" },
-    { "loop_ok", loop_ok, CU_CLEAN, 0, 0, 0 },
-    { "loop_stock", loop_stock, CU_CLEAN, 0, 0, 0 },
-    { "scan_ok", scan_ok, CU_CLEAN, 0, 0, 0 },
+    { "loop_ok", loop_ok, NEAR(OAC_BRANCH_MISMATCH) },
+    /* A body that returns a fresh value needs no output_alias. */
+    { "loop_stock", loop_stock, NEAR(OAC_ALIAS_IMPLIED) },
+    { "scan_ok", scan_ok, NEAR(OAC_BRANCH_MISMATCH) },
 
-    { "if_one_branch", if_one_branch, OAC_BRANCH_MISMATCH, "br", "y",
+    { "if_one_branch", if_one_branch, WANT(OAC_BRANCH_MISMATCH), "br", "y",
       "/graph/node/0" },
-    { "if_two_roots", if_two_roots, OAC_BRANCH_MISMATCH, "br", "y",
+    { "if_two_roots", if_two_roots, WANT(OAC_BRANCH_MISMATCH), "br", "y",
       "/graph/node/0" },
-    { "loop_body_fresh", loop_body_fresh, OAC_BRANCH_MISMATCH, "loop", "out",
+    { "loop_body_fresh", loop_body_fresh, WANT(OAC_BRANCH_MISMATCH), "loop", "out",
       "/graph/node/0" },
-    { "scan_body_fresh", scan_body_fresh, OAC_BRANCH_MISMATCH, "scan", "out",
-      "/graph/node/0" },
-
-    { "loop_implied", loop_implied, OAC_ALIAS_IMPLIED, "loop", "out",
-      "/graph/node/0" },
-    { "scan_implied", scan_implied, OAC_ALIAS_IMPLIED, "scan", "out",
+    { "scan_body_fresh", scan_body_fresh, WANT(OAC_BRANCH_MISMATCH), "scan", "out",
       "/graph/node/0" },
 
-    { "if_missing_boundary", if_missing_boundary, OAC_ALIAS_MISSING_BOUNDARY,
+    { "loop_implied", loop_implied, WANT(OAC_ALIAS_IMPLIED), "loop", "out",
+      "/graph/node/0" },
+    { "scan_implied", scan_implied, WANT(OAC_ALIAS_IMPLIED), "scan", "out",
+      "/graph/node/0" },
+    /* The Loop declares output_alias for its carried cache. */
+    { "loop_ok_stated", loop_ok, NEAR(OAC_ALIAS_IMPLIED) },
+
+    { "if_missing_boundary", if_missing_boundary, WANT(OAC_ALIAS_MISSING_BOUNDARY),
       "br", "y", "/graph/output/0" },
+    /* The If output states alias_of = cache. */
+    { "if_ok_boundary", if_ok, NEAR(OAC_ALIAS_MISSING_BOUNDARY) },
 };
 
-START_TEST(test_case)
-{
-    cu_run_case(&cases[_i]);
-}
-END_TEST
+CASES_TEST(cases)
 
 /* The If output joins the cache's class; a mismatching If does not, and
  * its alias_of is not reported a second time as unbacked. */
 START_TEST(test_if_classes)
 {
-    cu_run r;
-    cu_check(&r, if_ok);
-    ck_assert_uint_eq(oac_analysis_class_count(r.an), 1);
-    const oac_alias_class *c = oac_analysis_class(r.an, 0);
+    fx r;
+    fx_check_model(&r, if_ok);
+    ck_assert_uint_eq(oac_analysis_class_count(r.a), 1);
+    const oac_alias_class *c = oac_analysis_class(r.a, 0);
     ck_assert_str_eq(c->root, "cache");
     /* Topological: the branch's update before the If's output. */
     ck_assert_uint_eq(c->n_members, 3);
     ck_assert_str_eq(c->members[0], "cache");
     ck_assert_str_eq(c->members[1], "t");
     ck_assert_str_eq(c->members[2], "y");
-    cu_free(&r);
+    fx_end(&r);
 
-    cu_check(&r, if_one_branch);
-    ck_assert_uint_eq(cu_count(r.diags, OAC_BRANCH_MISMATCH), 1);
-    ck_assert_uint_eq(cu_count(r.diags, OAC_ALIAS_UNBACKED), 0);
-    cu_free(&r);
+    fx_check_model(&r, if_one_branch);
+    ck_assert_uint_eq(diag_count(r.d, OAC_BRANCH_MISMATCH), 1);
+    ck_assert_uint_eq(diag_count(r.d, OAC_ALIAS_UNBACKED), 0);
+    fx_end(&r);
 }
 END_TEST
 
 /* Loop carried values join the outer class through the body. */
 START_TEST(test_loop_classes)
 {
-    cu_run r;
-    cu_check(&r, loop_ok);
-    ck_assert_uint_eq(oac_analysis_class_count(r.an), 1);
-    const oac_alias_class *c = oac_analysis_class(r.an, 0);
+    fx r;
+    fx_check_model(&r, loop_ok);
+    ck_assert_uint_eq(oac_analysis_class_count(r.a), 1);
+    const oac_alias_class *c = oac_analysis_class(r.a, 0);
     ck_assert_str_eq(c->root, "cache");
     ck_assert_uint_eq(c->n_members, 4);
     ck_assert_str_eq(c->members[0], "cache");
     ck_assert_str_eq(c->members[1], "k_in");
     ck_assert_str_eq(c->members[2], "k_out");
     ck_assert_str_eq(c->members[3], "out");
-    cu_free(&r);
+    fx_end(&r);
     /* Without the node's output_alias the body's class stands alone and
      * its root (a body input) is not immutable. */
-    cu_check(&r, loop_implied);
-    ck_assert_uint_eq(cu_count(r.diags, OAC_ALIAS_ROOT_IMMUTABLE), 0);
-    ck_assert_uint_eq(oac_diags_count_severity(r.diags, OAC_SEV_ERROR), 0);
-    cu_free(&r);
+    fx_check_model(&r, loop_implied);
+    ck_assert_uint_eq(diag_count(r.d, OAC_ALIAS_ROOT_IMMUTABLE), 0);
+    ck_assert_uint_eq(oac_diags_count_severity(r.d, OAC_SEV_ERROR), 0);
+    fx_end(&r);
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("branches");
     TCase *tc = tcase_create("branches");
     tcase_set_timeout(tc, 30);
-    tcase_add_loop_test(tc, test_case, 0, (int)(sizeof cases / sizeof cases[0]));
+    ADD_CASES(tc, cases);
     tcase_add_test(tc, test_if_classes);
     tcase_add_test(tc, test_loop_classes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

@@ -4,14 +4,11 @@
  * is asserted is the wire format of contract section 1, not the builder's
  * in-memory structs.
  */
-#include <check.h>
+#include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "oac_int.h"
-#include "oac_build.h"
 
 /* Pack mb and unpack it again; the caller frees with unpack_free. */
 static Onnx__ModelProto *roundtrip(oac_mb *mb)
@@ -544,7 +541,7 @@ START_TEST(test_bad_tensor_dims_and_write)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("builder");
     TCase *tc = tcase_create("builder");
@@ -560,9 +557,5 @@ int main(void)
     tcase_add_test(tc, test_alloc_failures_are_sticky);
     tcase_add_test(tc, test_bad_tensor_dims_and_write);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

@@ -3,21 +3,16 @@
  * TensorScatter linear/circular, PagedCacheUpdate page size and negative
  * page_id, overflow of position + length, undecidable checks listed.
  */
-#include <check.h>
+#include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "oac_int.h"
-#include "oac_build.h"
 #include "alias.h"
-#include "checker.h"
 #include "graph.h"
 #include "shapes.h"
 
-#include "shapes_util.h"
-
-static size_t unchecked_count(const run *r, const char *node, const char *reason)
+static size_t unchecked_count(const fx *r, const char *node, const char *reason)
 {
     size_t n = 0;
     for (size_t i = 0; i < oac_analysis_unchecked_count(r->a); i++) {
@@ -31,129 +26,129 @@ static size_t unchecked_count(const run *r, const char *node, const char *reason
 
 /* cache [1,2,16,4], values [1,2,L,4], position = Constant(pos) (or the
  * graph input "position" when pos_known is false). */
-static void dense_model(run *r, const char *values_dims, bool pos_known, int64_t pos)
+static void dense_model(oac_gb *g, const char *values_dims, bool pos_known, int64_t pos)
 {
-    oac_vi_access(r->g, oac_gb_input(r->g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
-    oac_gb_input(r->g, "values", OAC_T_FLOAT16, values_dims);
+    oac_vi_access(g, oac_gb_input(g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
+    oac_gb_input(g, "values", OAC_T_FLOAT16, values_dims);
     if (pos_known)
-        oac_gb_constant_i64(r->g, "position", "", &pos, 1);
+        oac_gb_constant_i64(g, "position", "", &pos, 1);
     else
-        oac_gb_input(r->g, "position", OAC_T_INT64, "");
-    cu(r->g, "upd", "cache,values,position", "out", true);
-    oac_vi_alias_of(r->g, oac_gb_output(r->g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
+        oac_gb_input(g, "position", OAC_T_INT64, "");
+    cu_node(g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(g, oac_gb_output(g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
 }
 
 START_TEST(test_cache_update_overflow)
 {
-    run r;
+    fx r;
     /* 10 + 8 > 16 */
-    run_begin(&r);
-    dense_model(&r, "1,2,8,4", true, 10);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache");
-    const oac_diag *x = find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL);
+    fx_build(&r, NULL);
+    dense_model(r.g, "1,2,8,4", true, 10);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "upd", "cache", NULL);
+    const oac_diag *x = diag_find(r.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL);
     ck_assert_ptr_nonnull(strstr(x->message, "10"));
     ck_assert_ptr_nonnull(strstr(x->message, "8"));
     ck_assert_ptr_nonnull(strstr(x->message, "16"));
     ck_assert_ptr_nonnull(strstr(x->message, "upd"));
     ck_assert_ptr_nonnull(strstr(x->location, "/graph/node/1/input/2"));
     ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
-    run_end(&r);
+    fx_end(&r);
 
     /* negative position */
-    run_begin(&r);
-    dense_model(&r, "1,2,1,4", true, -1);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache");
-    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "negative"));
-    run_end(&r);
+    fx_build(&r, NULL);
+    dense_model(r.g, "1,2,1,4", true, -1);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "upd", "cache", NULL);
+    ck_assert_ptr_nonnull(strstr(diag_find(r.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL)->message, "negative"));
+    fx_end(&r);
 
     /* position folded: Add(Constant 15, Constant 1) = 16, + 1 > 16 */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4"), 1);
     oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,1,4");
     int64_t a = 15, b = 1;
     oac_gb_constant_i64(r.g, "p0", "", &a, 1);
     oac_gb_init_i64(r.g, "one", "", &b, 1);
     oac_gb_node(r.g, "Add", NULL, "inc", "p0,one", "position");
-    cu(r.g, "upd2", "cache,values,position", "out", true);
+    cu_node(r.g, "upd2", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "upd2", "cache");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "upd2", "cache", NULL);
+    fx_end(&r);
 
     /* position + length overflows int64: reported, not wrapped */
-    run_begin(&r);
-    dense_model(&r, "1,2,8,4", true, INT64_MAX - 2);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache");
-    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "overflows"));
-    run_end(&r);
+    fx_build(&r, NULL);
+    dense_model(r.g, "1,2,8,4", true, INT64_MAX - 2);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "upd", "cache", NULL);
+    ck_assert_ptr_nonnull(strstr(diag_find(r.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL)->message, "overflows"));
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_cache_update_fits)
 {
-    run r;
+    fx r;
     /* 8 + 8 == 16: fits exactly */
-    run_begin(&r);
-    dense_model(&r, "1,2,8,4", true, 8);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    fx_build(&r, NULL);
+    dense_model(r.g, "1,2,8,4", true, 8);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
     ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
     ck_assert_uint_eq(oac_diags_count_severity(r.d, OAC_SEV_ERROR), 0);
-    run_end(&r);
+    fx_end(&r);
     /* 0 + 16 */
-    run_begin(&r);
-    dense_model(&r, "1,2,16,4", true, 0);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
-    run_end(&r);
+    fx_build(&r, NULL);
+    dense_model(r.g, "1,2,16,4", true, 0);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_cache_update_unchecked)
 {
-    run r;
+    fx r;
     /* position is a graph input: listed, not reported */
-    run_begin(&r);
-    dense_model(&r, "1,2,1,4", false, 0);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    fx_build(&r, NULL);
+    dense_model(r.g, "1,2,1,4", false, 0);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
     ck_assert_uint_eq(unchecked_count(&r, "upd", "position is not known"), 1);
     const oac_unchecked *u = oac_analysis_unchecked(r.a, 0);
     ck_assert_str_eq(u->value, "cache");
     ck_assert_str_eq(u->graph, "main");
-    run_end(&r);
+    fx_end(&r);
 
     /* capacity symbolic: listed; --dim decides it */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,cap,4"), 1);
     oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,4,4");
     int64_t p = 6;
     oac_gb_constant_i64(r.g, "position", "", &p, 1);
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,cap,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     ck_assert_uint_eq(unchecked_count(&r, "upd", "capacity"), 1);
-    run_end(&r);
+    fx_end(&r);
 
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,cap,4"), 1);
     oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,4,4");
     oac_gb_constant_i64(r.g, "position", "", &p, 1);
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,cap,4"), "cache");
     oac_dim_binding d[] = { { "cap", 8 } };
     oac_check_opts o = { .dims = d, .n_dims = 1 };
-    ck_assert_int_eq(run_check(&r, &o), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, &o), OAC_OK);
     ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache");   /* 6 + 4 > 8 */
-    run_end(&r);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "upd", "cache", NULL);   /* 6 + 4 > 8 */
+    fx_end(&r);
 }
 END_TEST
 
-static void scatter_model(run *r, const char *mode, const int64_t *wi, size_t nwi,
+static void scatter_model(fx *r, const char *mode, const int64_t *wi, size_t nwi,
                           const char *upd_dims)
 {
     oac_vi_access(r->g, oac_gb_input(r->g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
@@ -172,66 +167,66 @@ static void scatter_model(run *r, const char *mode, const int64_t *wi, size_t nw
 
 START_TEST(test_tensor_scatter)
 {
-    run r;
+    fx r;
     int64_t ok[] = { 3, 12 }, over[] = { 3, 13 }, neg[] = { 0, -2 }, big[] = { 0, 40 };
     /* linear: 13 + 4 > 16 names row 1 */
-    run_begin(&r);
+    fx_build(&r, NULL);
     scatter_model(&r, NULL, over, 2, "2,4,4,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "ts", "past");
-    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "[1] = 13"));
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "ts", "past", NULL);
+    ck_assert_ptr_nonnull(strstr(diag_find(r.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL)->message, "[1] = 13"));
+    fx_end(&r);
     /* linear fits: 12 + 4 == 16 */
-    run_begin(&r);
+    fx_build(&r, NULL);
     scatter_model(&r, "linear", ok, 2, "2,4,4,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
     ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
-    run_end(&r);
+    fx_end(&r);
     /* no write_indices: writes at 0, 17 > 16 */
-    run_begin(&r);
+    fx_build(&r, NULL);
     scatter_model(&r, NULL, NULL, 0, "2,4,17,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "ts", "past");
-    run_end(&r);
-    run_begin(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "ts", "past", NULL);
+    fx_end(&r);
+    fx_build(&r, NULL);
     scatter_model(&r, NULL, NULL, 0, "2,4,16,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
+    fx_end(&r);
     /* circular: an index past the end is fine, a negative one is not */
-    run_begin(&r);
+    fx_build(&r, NULL);
     scatter_model(&r, "circular", big, 2, "2,4,4,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
-    run_end(&r);
-    run_begin(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
+    fx_end(&r);
+    fx_build(&r, NULL);
     scatter_model(&r, "circular", neg, 2, "2,4,4,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "ts", "past");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "ts", "past", NULL);
+    fx_end(&r);
     /* circular: update longer than the cache */
-    run_begin(&r);
+    fx_build(&r, NULL);
     scatter_model(&r, "circular", ok, 2, "2,4,20,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "ts", "past");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "ts", "past", NULL);
+    fx_end(&r);
     /* write_indices a graph input: unchecked */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
     oac_gb_input(r.g, "update", OAC_T_FLOAT, "2,4,1,8");
     oac_gb_input(r.g, "wi", OAC_T_INT64, "2");
     Onnx__NodeProto *n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,update,wi", "present");
     oac_node_alias(r.g, n, 0, 0, 1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     ck_assert_uint_eq(unchecked_count(&r, "ts", "write_indices"), 1);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
-    run_end(&r);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
+    fx_end(&r);
 }
 END_TEST
 
-static void paged_model(run *r, int64_t page_id, int64_t pos, const char *vdims)
+static void paged_model(fx *r, int64_t page_id, int64_t pos, const char *vdims)
 {
     int32_t allowed[] = { 0 };
     oac_mb_quant_linear(r->mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
@@ -249,21 +244,21 @@ static void paged_model(run *r, int64_t page_id, int64_t pos, const char *vdims)
 
 START_TEST(test_paged)
 {
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     paged_model(&r, -1, 0, "2,2,1,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "pu", "pages");
-    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "page_id -1"));
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "pu", "pages", NULL);
+    ck_assert_ptr_nonnull(strstr(diag_find(r.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL)->message, "page_id -1"));
+    fx_end(&r);
     /* page_size 16: 15 + 2 > 16 */
-    run_begin(&r);
+    fx_build(&r, NULL);
     paged_model(&r, 0, 15, "2,2,2,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "pu", "pages");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "pu", "pages", NULL);
+    fx_end(&r);
     /* page_id and position graph inputs: both listed */
-    run_begin(&r);
+    fx_build(&r, NULL);
     {
         int32_t allowed[] = { 0 };
         oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
@@ -278,30 +273,30 @@ START_TEST(test_paged)
         oac_vi_alias_of(r.g, oac_gb_output_paged(r.g, "out", OAC_T_FLOAT16, "2,2,16,8",
                                                   allowed, 1), "pages");
     }
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
     ck_assert_uint_eq(unchecked_count(&r, "pu", "page_id is not known"), 1);
     ck_assert_uint_eq(unchecked_count(&r, "pu", "position is not known"), 1);
-    run_end(&r);
+    fx_end(&r);
     /* fits: 15 + 1 */
-    run_begin(&r);
+    fx_build(&r, NULL);
     paged_model(&r, 3, 15, "2,2,1,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_CAPACITY_OVERFLOW), 0);
     ck_assert_uint_eq(unchecked_count(&r, NULL, NULL), 0);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_in_function_body)
 {
     /* A finding inside a local function is reported once per call. */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb *f = oac_mb_function(r.mb, "local", "Upd", "c,v", "o");
     int64_t p = 30;
     oac_gb_constant_i64(f, "pp", "", &p, 1);
-    cu(f, "inner", "c,v,pp", "o", true);
+    cu_node(f, "inner", "c,v,pp", "o", true);
     oac_gb_value_info(f, "c", OAC_T_FLOAT, "4,16,2");
     oac_gb_value_info(f, "v", OAC_T_FLOAT, "4,1,2");
     oac_vi_alias_of(f, oac_gb_value_info(f, "o", OAC_T_FLOAT, "4,16,2"), "c");
@@ -310,14 +305,30 @@ START_TEST(test_in_function_body)
     oac_gb_input(r.g, "values", OAC_T_FLOAT, "4,1,2");
     oac_gb_node(r.g, "Upd", "local", "call1", "cache,values", "out");
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT, "4,16,2"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_CAPACITY_OVERFLOW, "inner", "c");
-    ck_assert_ptr_nonnull(strstr(find(&r, OAC_CAPACITY_OVERFLOW, NULL, NULL)->message, "call1"));
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_CAPACITY_OVERFLOW, "inner", "c", NULL);
+    ck_assert_ptr_nonnull(strstr(diag_find(r.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL)->message, "call1"));
+    fx_end(&r);
 }
 END_TEST
 
-static Suite *suite(void)
+/* ---- case rows: capacity-overflow --------------------------------------- */
+
+static void position_10_length_8(oac_mb *mb) { dense_model(oac_mb_graph(mb), "1,2,8,4", true, 10); }
+static void position_negative(oac_mb *mb) { dense_model(oac_mb_graph(mb), "1,2,1,4", true, -1); }
+static void position_8_length_8(oac_mb *mb) { dense_model(oac_mb_graph(mb), "1,2,8,4", true, 8); }
+
+static const model_case capacity_rows[] = {
+    { "position_10_length_8", position_10_length_8, WANT(OAC_CAPACITY_OVERFLOW), "upd",
+      "cache", "/graph/node/1/input/2" },
+    { "position_negative", position_negative, WANT(OAC_CAPACITY_OVERFLOW), "upd", "cache",
+      NULL },
+    /* 8 + 8 fills the 16 rows exactly. */
+    { "position_8_length_8", position_8_length_8, NEAR(OAC_CAPACITY_OVERFLOW) },
+};
+CASES_TEST(capacity_rows)
+
+Suite *test_suite(void)
 {
     Suite *s = suite_create("capacity");
     TCase *t = tcase_create("core");
@@ -328,8 +339,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_tensor_scatter);
     tcase_add_test(t, test_paged);
     tcase_add_test(t, test_in_function_body);
+    ADD_CASES(t, capacity_rows);
     suite_add_tcase(s, t);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

@@ -5,23 +5,18 @@
  * known values, Shape/Size over static or --dim-bound dims.  Nothing else
  * folds; overflow makes a value unknown; --input usage errors.
  */
-#include <check.h>
+#include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "oac_int.h"
-#include "oac_build.h"
 #include "alias.h"
-#include "checker.h"
 #include "graph.h"
 #include "shapes.h"
 
-#include "shapes_util.h"
-
 /* Known value of a main-graph value: element count, or -1 when unknown. */
-static long known_of(run *r, const char *name, int64_t *v, size_t max)
+static long known_of(fx *r, const char *name, int64_t *v, size_t max)
 {
     oac_value *x = oac_scope_local(r->st.graphs->scopes[0], name);
     ck_assert_msg(x != NULL, "no value %s", name);
@@ -36,8 +31,8 @@ static long known_of(run *r, const char *name, int64_t *v, size_t max)
 START_TEST(test_sources)
 {
     int64_t v[8];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     int64_t three[] = { 3 }, four[] = { 4 }, dflt[] = { 9 };
     oac_gb_constant_i64(r.g, "c3", "", three, 1);
     oac_gb_init_i64(r.g, "i4", "", four, 1);
@@ -50,7 +45,7 @@ START_TEST(test_sources)
     oac_gb_init_f32(r.g, "fl", "", f, 1);
     oac_gb_node(r.g, "Identity", NULL, "a", "over", "o2");
     oac_gb_node(r.g, "Identity", NULL, "b", "pos", "p2");
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_int_eq(known_of(&r, "c3", v, 8), 1);
     ck_assert_int_eq(v[0], 3);
     ck_assert_int_eq(known_of(&r, "i4", v, 8), 1);
@@ -60,15 +55,15 @@ START_TEST(test_sources)
     ck_assert_int_eq(known_of(&r, "pos", v, 8), -1);
     ck_assert_int_eq(known_of(&r, "p2", v, 8), -1);
     ck_assert_int_eq(known_of(&r, "fl", v, 8), -1);   /* integers only */
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_folding_list)
 {
     int64_t v[8];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb *g = r.g;
     int64_t a[] = { 5, 7 }, b[] = { 2 }, ax[] = { 0 }, shp[] = { 2, 1 };
     oac_gb_init_i64(g, "a", "2", a, 2);
@@ -91,7 +86,7 @@ START_TEST(test_folding_list)
     oac_gb_node(g, "Gather", NULL, "n12", "a,b", "ga");
     oac_gb_node(g, "Concat", NULL, "n13", "a,a", "cc");
     oac_gb_node(g, "Div", NULL, "n14", "a,b", "dv");
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_int_eq(known_of(&r, "add", v, 8), 2);
     ck_assert_int_eq(v[0], 7); ck_assert_int_eq(v[1], 9);
     ck_assert_int_eq(known_of(&r, "sub", v, 8), 2);
@@ -114,15 +109,15 @@ START_TEST(test_folding_list)
     ck_assert_int_eq(known_of(&r, "ga", v, 8), -1);
     ck_assert_int_eq(known_of(&r, "cc", v, 8), -1);
     ck_assert_int_eq(known_of(&r, "dv", v, 8), -1);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_overflow_unknown)
 {
     int64_t v[4];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     int64_t big[] = { INT64_MAX }, two[] = { 2 }, mn[] = { INT64_MIN }, huge[] = { 1LL << 40 };
     oac_gb_init_i64(r.g, "big", "", big, 1);
     oac_gb_init_i64(r.g, "two", "", two, 1);
@@ -134,22 +129,22 @@ START_TEST(test_overflow_unknown)
     oac_gb_node(r.g, "Neg", NULL, "n4", "mn", "ng");
     Onnx__NodeProto *c = oac_gb_node(r.g, "Cast", NULL, "n5", "huge", "h32");
     oac_node_attr_int(r.g, c, "to", OAC_T_INT32);
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_int_eq(known_of(&r, "s", v, 4), -1);
     ck_assert_int_eq(known_of(&r, "m", v, 4), -1);
     ck_assert_int_eq(known_of(&r, "d", v, 4), -1);
     ck_assert_int_eq(known_of(&r, "ng", v, 4), -1);
     ck_assert_int_eq(known_of(&r, "h32", v, 4), -1);
     ck_assert_int_eq(known_of(&r, "big", v, 4), 1);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_shape_size_fold)
 {
     int64_t v[8];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "2,S,4");
     oac_gb_input(r.g, "y", OAC_T_FLOAT, "2,T");
     oac_gb_node(r.g, "Shape", NULL, "s1", "x", "xs");
@@ -159,7 +154,7 @@ START_TEST(test_shape_size_fold)
     oac_node_attr_int(r.g, n, "start", -1);
     oac_dim_binding d[] = { { "S", 3 } };
     oac_check_opts o = { .dims = d, .n_dims = 1 };
-    ck_assert_int_eq(infer_run(&r, &o), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, &o), OAC_OK);
     ck_assert_int_eq(known_of(&r, "xs", v, 8), 3);
     ck_assert_int_eq(v[0], 2); ck_assert_int_eq(v[1], 3); ck_assert_int_eq(v[2], 4);
     ck_assert_int_eq(known_of(&r, "xn", v, 8), 1);
@@ -167,7 +162,7 @@ START_TEST(test_shape_size_fold)
     ck_assert_int_eq(known_of(&r, "ys", v, 8), -1);
     ck_assert_int_eq(known_of(&r, "xs2", v, 8), 1);
     ck_assert_int_eq(v[0], 4);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -175,22 +170,22 @@ START_TEST(test_large_initializer_not_read)
 {
     /* More elements than OAC_KNOWN_MAX: unknown, payload not decoded. */
     int64_t v[4];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     size_t n = OAC_KNOWN_MAX + 1;
     int64_t *big = calloc(n, sizeof *big);
     char dims[32];
     snprintf(dims, sizeof dims, "%zu", n);
     oac_gb_init_i64(r.g, "w", dims, big, n);
     free(big);
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_int_eq(known_of(&r, "w", v, 4), -1);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 /* Write an INT64 TensorProto file; returns the path (static buffer). */
-static const char *write_tensor(const char *tag, const int64_t *v, size_t n,
+static const char *write_i64s(const char *tag, const int64_t *v, size_t n,
                                 const int64_t *dims, size_t nd)
 {
     static char path[256];
@@ -218,14 +213,14 @@ START_TEST(test_input_file_known)
     int64_t v[4];
     int64_t p[] = { 5 }, one[] = { 1 };
     char path[256];
-    snprintf(path, sizeof path, "%s", write_tensor("pos", p, 1, one, 1));
-    run r;
-    run_begin(&r);
+    snprintf(path, sizeof path, "%s", write_i64s("pos", p, 1, one, 1));
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "position", OAC_T_INT64, "P");
     oac_gb_node(r.g, "Add", NULL, "n", "position,position", "twice");
     oac_input_file in[] = { { "position", path } };
     oac_check_opts o = { .inputs = in, .n_inputs = 1 };
-    ck_assert_int_eq(infer_run(&r, &o), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, &o), OAC_OK);
     ck_assert_int_eq(known_of(&r, "position", v, 4), 1);
     ck_assert_int_eq(v[0], 5);
     ck_assert_int_eq(known_of(&r, "twice", v, 4), 1);
@@ -234,19 +229,19 @@ START_TEST(test_input_file_known)
     ck_assert_int_eq(oac_shapes_dim(r.st.shapes,
                                     oac_shapes_value(r.st.shapes,
                                                      oac_scope_local(r.st.graphs->scopes[0], "position")->id)->dims[0]), 1);
-    run_end(&r);
+    fx_end(&r);
 
     /* A file contradicting a static dim: shape-mismatch. */
     int64_t two[] = { 2 };
     int64_t pp[] = { 1, 2 };
-    snprintf(path, sizeof path, "%s", write_tensor("pos2", pp, 2, two, 1));
-    run_begin(&r);
+    snprintf(path, sizeof path, "%s", write_i64s("pos2", pp, 2, two, 1));
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "position", OAC_T_INT64, "1");
     oac_input_file in2[] = { { "position", path } };
     oac_check_opts o2 = { .inputs = in2, .n_inputs = 1 };
-    ck_assert_int_eq(run_check(&r, &o2), OAC_OK);
-    ck_assert_ptr_nonnull(find(&r, OAC_SHAPE_MISMATCH, NULL, "position"));
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, &o2), OAC_OK);
+    ck_assert_ptr_nonnull(diag_find(r.d, OAC_SHAPE_MISMATCH, NULL, "position", NULL));
+    fx_end(&r);
     unlink(path);
 }
 END_TEST
@@ -255,25 +250,25 @@ START_TEST(test_input_usage_errors)
 {
     int64_t p[] = { 5 };
     char path[256];
-    snprintf(path, sizeof path, "%s", write_tensor("u", p, 1, NULL, 0));
+    snprintf(path, sizeof path, "%s", write_i64s("u", p, 1, NULL, 0));
     const oac_input_file bad[][1] = {
         { { "nosuch", path } },                           /* unknown input */
         { { "w", path } },                                /* an initializer */
     };
     const char *msg[] = { "nosuch", "w" };
     for (size_t i = 0; i < 2; i++) {
-        run r;
-        run_begin(&r);
+        fx r;
+        fx_build(&r, NULL);
         oac_gb_input(r.g, "position", OAC_T_INT64, "");
         int64_t w[] = { 1 };
         oac_gb_init_i64(r.g, "w", "", w, 1);
         oac_check_opts o = { .inputs = bad[i], .n_inputs = 1 };
-        ck_assert_int_eq(run_check(&r, &o), OAC_EINVAL);
+        ck_assert_int_eq(fx_check(&r, &o), OAC_EINVAL);
         ck_assert_ptr_nonnull(strstr(oac_errmsg(r.ctx), msg[i]));
         ck_assert_ptr_null(r.a);
         /* A usage error is not a finding of the model. */
-        ck_assert_int_eq(count(&r, OAC_PARSE_ERROR), 0);
-        run_end(&r);
+        ck_assert_int_eq(diag_count(r.d, OAC_PARSE_ERROR), 0);
+        fx_end(&r);
     }
     /* A missing file and unreadable contents are unreadable input, not
      * usage: one parse-error naming the input, and the check goes on
@@ -283,15 +278,15 @@ START_TEST(test_input_usage_errors)
     fclose(f);
     const char *files[] = { "/nonexistent/dir/file.pb", path };
     for (size_t i = 0; i < 2; i++) {
-        run r;
-        run_begin(&r);
+        fx r;
+        fx_build(&r, NULL);
         oac_gb_input(r.g, "position", OAC_T_INT64, "");
         oac_input_file in[] = { { "position", files[i] } };
         oac_check_opts o = { .inputs = in, .n_inputs = 1 };
-        ck_assert_int_eq(run_check(&r, &o), OAC_OK);
+        ck_assert_int_eq(fx_check(&r, &o), OAC_OK);
         ck_assert_ptr_nonnull(r.a);
-        ck_assert_int_eq(count(&r, OAC_PARSE_ERROR), 1);
-        run_end(&r);
+        ck_assert_int_eq(diag_count(r.d, OAC_PARSE_ERROR), 1);
+        fx_end(&r);
     }
     unlink(path);
 }
@@ -302,11 +297,11 @@ START_TEST(test_alloc_failures_inputs)
     /* Fail each allocation of a check with --input and --dim in turn. */
     int64_t p[] = { 2 }, one[] = { 1 };
     char path[256];
-    snprintf(path, sizeof path, "%s", write_tensor("chaos", p, 1, one, 1));
+    snprintf(path, sizeof path, "%s", write_i64s("chaos", p, 1, one, 1));
     bool done = false;
     for (unsigned long n = 1; n < 20000 && !done; n++) {
-        run r;
-        run_begin(&r);
+        fx r;
+        fx_build(&r, NULL);
         oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT, "1,S,4"), 1);
         oac_gb_input(r.g, "values", OAC_T_FLOAT, "1,3,4");
         oac_gb_input(r.g, "position", OAC_T_INT64, "1");
@@ -318,7 +313,7 @@ START_TEST(test_alloc_failures_inputs)
         oac_input_file in[] = { { "position", path } };
         oac_dim_binding d[] = { { "S", 4 } };
         oac_check_opts o = { .inputs = in, .n_inputs = 1, .dims = d, .n_dims = 1 };
-        run_load(&r);
+        fx_load(&r);
         oac_ctx_fail_alloc_after(r.ctx, n);
         int rc = oac_check(r.ctx, &r.a, r.m, &o, r.d);
         oac_ctx_fail_alloc_after(r.ctx, 0);
@@ -326,17 +321,17 @@ START_TEST(test_alloc_failures_inputs)
                       oac_errmsg(r.ctx));
         if (rc == OAC_OK) {
             /* 2 + 3 > 4 from the --input position and the --dim capacity */
-            ck_assert_ptr_nonnull(find(&r, OAC_CAPACITY_OVERFLOW, "upd", "cache"));
+            ck_assert_ptr_nonnull(diag_find(r.d, OAC_CAPACITY_OVERFLOW, "upd", "cache", NULL));
             done = true;
         }
-        run_end(&r);
+        fx_end(&r);
     }
     ck_assert(done);
     unlink(path);
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("consts");
     TCase *t = tcase_create("core");
@@ -352,5 +347,3 @@ static Suite *suite(void)
     suite_add_tcase(s, t);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

@@ -1,11 +1,9 @@
 /* check_core.c: contexts, the allocator, diagnostics, strmap, elem. */
-#include <check.h>
+#include "harness.h"
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "oac_int.h"
 
 START_TEST(test_codes_table)
 {
@@ -149,7 +147,7 @@ START_TEST(test_elem)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
@@ -160,9 +158,5 @@ int main(void)
     tcase_add_test(tc, test_strindex);
     tcase_add_test(tc, test_elem);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

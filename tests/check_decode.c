@@ -12,7 +12,7 @@
  * and concatenations (which make every singular field occur twice, so
  * submessages merge) of those.
  */
-#include <check.h>
+#include "harness.h"
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +23,6 @@
 #include "arena.h"
 #include "decode.h"
 #include "legacy_parse.h"
-#include "oac_build.h"
-#include "oac_int.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
@@ -787,7 +785,7 @@ START_TEST(test_shared_messages)
 }
 END_TEST
 
-static Suite *decode_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("decode");
     TCase *tc = tcase_create("decode");
@@ -805,11 +803,3 @@ static Suite *decode_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(decode_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}

@@ -8,14 +8,11 @@
  * name a root, the toy decoder uses only the runtime's operators, and
  * the twins pair up.
  */
-#include <check.h>
+#include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "oac_int.h"
-#include "../examples/models.h"
 
 static Onnx__ModelProto *unpack_row(const oac_example *ex)
 {
@@ -396,7 +393,7 @@ START_TEST(test_write_and_alloc_failures)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("examples");
     TCase *tc = tcase_create("examples");
@@ -407,9 +404,5 @@ int main(void)
     tcase_add_test(tc, test_toy_decoder_ops);
     tcase_add_test(tc, test_write_and_alloc_failures);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

@@ -16,8 +16,7 @@
 #include <ftw.h>
 #include <time.h>
 
-#include "checker_util.h"
-#include "models.h"
+#include "harness.h"
 
 /* Codes decided by the alias passes (alias_rules, alias_classes,
  * branches, hazards). */
@@ -52,12 +51,12 @@ START_TEST(test_example_row)
     ck_assert_int_eq(oac_check(ctx, &an, m, NULL, d), OAC_OK);
     if (!ex->expect[0])
         ck_assert_msg(oac_diags_count_severity(d, OAC_SEV_ERROR) == 0,
-                      "%s: expected no error; got:%s", ex->name, cu_dump(d));
+                      "%s: expected no error; got:%s", ex->name, diag_dump(d));
     for (size_t k = 0; k < sizeof mine / sizeof mine[0]; k++) {
-        bool got = cu_count(d, mine[k]) > 0;
+        bool got = diag_count(d, mine[k]) > 0;
         ck_assert_msg(got == expected(ex, mine[k]),
                       "%s: %s %s; got:%s", ex->name, oac_code_name(mine[k]),
-                      got ? "not expected" : "missing", cu_dump(d));
+                      got ? "not expected" : "missing", diag_dump(d));
     }
     oac_analysis_free(an);
     oac_model_free(m);
@@ -339,18 +338,18 @@ static void if_in_loop(oac_mb *mb)
 
 START_TEST(test_nested_control_flow_clean)
 {
-    cu_run r;
-    cu_check(&r, if_in_loop);
-    cu_expect_clean(r.diags);
-    ck_assert_uint_eq(oac_analysis_class_count(r.an), 1);
-    ck_assert_uint_eq(oac_analysis_class(r.an, 0)->n_members, 5);
-    cu_free(&r);
+    fx r;
+    fx_check_model(&r, if_in_loop);
+    diag_expect_clean(r.d);
+    ck_assert_uint_eq(oac_analysis_class_count(r.a), 1);
+    ck_assert_uint_eq(oac_analysis_class(r.a, 0)->n_members, 5);
+    fx_end(&r);
 }
 END_TEST
 
 /* Fail each allocation of one check in turn: a negative status and no
  * analysis, or success; never a crash or a leak. */
-static void chaos(cu_build_fn build, const char *name)
+static void chaos(model_fn build, const char *name)
 {
     oac_ctx *ctx = oac_ctx_new();
     oac_mb *mb = oac_mb_new(ctx);
@@ -421,17 +420,17 @@ static void many_findings(oac_mb *mb)
 
 START_TEST(test_many_findings)
 {
-    cu_run r;
-    cu_check(&r, many_findings);
+    fx r;
+    fx_check_model(&r, many_findings);
     static const oac_code want[] = {
         OAC_ALIAS_INDEX_OUT_OF_RANGE, OAC_ALIAS_KIND_UNDEFINED,
         OAC_ALIAS_UNKNOWN_VALUE, OAC_ALIAS_UNBACKED, OAC_ALIAS_MISSING_BOUNDARY,
         OAC_ALIAS_ROOT_IMMUTABLE, OAC_ALIAS_HAZARD, OAC_ALIAS_IMPLIED,
     };
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
-        ck_assert_msg(cu_count(r.diags, want[k]) > 0, "no %s:%s",
-                      oac_code_name(want[k]), cu_dump(r.diags));
-    cu_free(&r);
+        ck_assert_msg(diag_count(r.d, want[k]) > 0, "no %s:%s",
+                      oac_code_name(want[k]), diag_dump(r.d));
+    fx_end(&r);
 }
 END_TEST
 
@@ -490,7 +489,7 @@ START_TEST(test_deep_nesting)
             oac_analysis *an = NULL;
             ck_assert_int_eq(oac_check(ctx, &an, m, NULL, d), OAC_OK);
             ck_assert_msg(oac_diags_count_severity(d, OAC_SEV_ERROR) == 0,
-                          "%d levels:%s", levels[k], cu_dump(d));
+                          "%d levels:%s", levels[k], diag_dump(d));
             oac_analysis_free(an);
         } else {
             ck_assert_int_gt(k, 0);   /* 10 levels must load */
@@ -539,21 +538,21 @@ static void big_decoder(oac_mb *mb)
 START_TEST(test_big_decoder_linear)
 {
     clock_t t0 = clock();
-    cu_run r;
-    cu_check(&r, big_decoder);
+    fx r;
+    fx_check_model(&r, big_decoder);
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    ck_assert_uint_eq(oac_analysis_class_count(r.an), 4096);
-    for (size_t i = 0; i < oac_diags_count(r.diags); i++) {
-        oac_code c = oac_diags_get(r.diags, i)->code;
+    ck_assert_uint_eq(oac_analysis_class_count(r.a), 4096);
+    for (size_t i = 0; i < oac_diags_count(r.d); i++) {
+        oac_code c = oac_diags_get(r.d, i)->code;
         for (size_t k = 0; k < sizeof mine / sizeof mine[0]; k++)
             ck_assert_msg(c != mine[k], "unexpected %s", oac_code_name(c));
     }
     ck_assert_msg(secs < 20.0, "took %.2fs", secs);
-    cu_free(&r);
+    fx_end(&r);
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("examples_checker");
     TCase *tc = tcase_create("examples");
@@ -570,9 +569,5 @@ int main(void)
     tcase_add_test(tc, test_deep_nesting);
     tcase_add_test(tc, test_big_decoder_linear);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

@@ -7,15 +7,12 @@
  * the load itself succeeds (a finding, not a parse error).  A valid
  * reference is also read back through oac_tensor_read.
  */
-#include <check.h>
+#include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "oac_build.h"
-#include "oac_int.h"
 
 static char root[] = "/tmp/oac_ext_XXXXXX";
 static char dir[300];
@@ -346,7 +343,73 @@ START_TEST(test_buffer_base_dir_and_chaos)
 }
 END_TEST
 
-int main(void)
+/* ---- case rows: external-data-invalid -------------------------------- */
+
+/* The IN_GRAPH model referring to 16 bytes of a 16-byte dir/w.bin at
+ * location loc, offset off, loaded into the fixture. */
+static void ext_scene(fx *f, const char *loc, const char *off)
+{
+    fx_begin(f);
+    write_at(dir, "w.bin", 16);
+    oac_diags_free(f->d);
+    f->d = run_case(f->ctx, IN_GRAPH, loc, off, "16", &f->m);
+}
+
+static void ext_inside(fx *f) { ext_scene(f, "w.bin", "0"); }
+static void ext_past_end(fx *f) { ext_scene(f, "w.bin", "1"); }
+static void ext_outside(fx *f) { ext_scene(f, "../w.bin", "0"); }
+
+/* The 16-element UINT8 tensor with `length` len (NULL: none) in a
+ * 16-byte file: only 16 is its size (contract 8). */
+static void ext_length(fx *f, const char *len)
+{
+    fx_begin(f);
+    write_at(dir, "w.bin", 16);
+    oac_diags_free(f->d);
+    f->d = run_case(f->ctx, IN_GRAPH, "w.bin", "0", len, &f->m);
+}
+static void ext_length_short(fx *f) { ext_length(f, "12"); }
+static void ext_no_length(fx *f) { ext_length(f, NULL); }
+
+/* location "w.bin\0tail": the text before the NUL names the valid file,
+ * and must not pass for the whole (the builder writes C strings: the
+ * '#' of "w.bin#tail" is made a NUL in the written file). */
+static void ext_nul(fx *f)
+{
+    fx_begin(f);
+    write_at(dir, "w.bin", 16);
+    oac_diags_free(run_case(f->ctx, IN_GRAPH, "w.bin#tail", "0", "16", NULL));
+    char path[512];
+    snprintf(path, sizeof path, "%s/m.onnx", dir);
+    FILE *fp = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(fp);
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, fp), i = 0;
+    while (i + 10 <= n && memcmp(buf + i, "w.bin#tail", 10))
+        i++;
+    ck_assert_uint_le(i + 10, n);
+    ck_assert_int_eq(fseek(fp, (long)i + 5, SEEK_SET), 0);
+    ck_assert_int_eq(fputc(0, fp), 0);
+    ck_assert_int_eq(fclose(fp), 0);
+    ck_assert_int_eq(oac_model_load(f->ctx, &f->m, path, f->d), OAC_OK);
+    ck_assert_ptr_nonnull(strstr(oac_diags_get(f->d, 0)->message, "contains a NUL byte"));
+}
+
+static const scene_case ext_rows[] = {
+    { "past_end", ext_past_end, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
+      "/graph/initializer/1" },
+    { "outside", ext_outside, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
+      "/graph/initializer/1" },
+    { "inside", ext_inside, NEAR(OAC_EXTERNAL_DATA_INVALID) },
+    { "length_short", ext_length_short, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
+      "/graph/initializer/1" },
+    { "no_length", ext_no_length, NEAR(OAC_EXTERNAL_DATA_INVALID) },
+    { "nul_location", ext_nul, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
+      "/graph/initializer/1" },
+};
+CASES_TEST(ext_rows)
+
+Suite *test_suite(void)
 {
     Suite *s = suite_create("extdata");
     TCase *tc = tcase_create("extdata");
@@ -356,10 +419,7 @@ int main(void)
     tcase_add_test(tc, test_offsets);
     tcase_add_test(tc, test_everywhere);
     tcase_add_test(tc, test_buffer_base_dir_and_chaos);
+    ADD_CASES(tc, ext_rows);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

@@ -4,7 +4,7 @@
  * resolution, implicit uses by enclosing nodes, call sites, and the
  * per-call-site reporting helper.  Contract section 3, "Details".
  */
-#include "checker_util.h"
+#include "harness.h"
 #include "graph.h"
 
 /* main: x (input), w (initializer), b (input with initializer default);
@@ -205,9 +205,9 @@ START_TEST(test_odd_graphs)
     oac_mb_free(mb);
     oac_ctx_free(ctx);
     /* The full check copes too. */
-    cu_run r;
-    cu_check(&r, odd);
-    cu_free(&r);
+    fx r;
+    fx_check_model(&r, odd);
+    fx_end(&r);
 }
 END_TEST
 
@@ -267,11 +267,11 @@ static void recursive(oac_mb *mb)
 
 START_TEST(test_recursive)
 {
-    cu_run r;
-    cu_check(&r, recursive);
-    cu_expect(r.diags, OAC_ALIAS_CYCLE, "ta", "p", "/graph/node/1");
-    cu_expect(r.diags, OAC_ALIAS_CYCLE, "tb", "q", "/graph/node/2");
-    cu_free(&r);
+    fx r;
+    fx_check_model(&r, recursive);
+    diag_expect(r.d, OAC_ALIAS_CYCLE, "ta", "p", "/graph/node/1");
+    diag_expect(r.d, OAC_ALIAS_CYCLE, "tb", "q", "/graph/node/2");
+    fx_end(&r);
 }
 END_TEST
 
@@ -293,12 +293,14 @@ START_TEST(test_no_graph)
     oac_graphs_free(g);
     oac_mb_free(mb);
     oac_ctx_free(ctx);
-    cu_run r;
-    cu_check_opts(&r, no_graph, NULL);
+    fx r;
+    fx_build(&r, NULL);
+    no_graph(r.mb);
+    fx_check(&r, NULL);
     ck_assert_int_le(r.rc, 0);
     if (r.rc == OAC_OK)   /* the uncalled function's findings, once */
-        ck_assert_uint_eq(cu_count(r.diags, OAC_ALIAS_IMPLIED), 1);
-    cu_free(&r);
+        ck_assert_uint_eq(diag_count(r.d, OAC_ALIAS_IMPLIED), 1);
+    fx_end(&r);
 }
 END_TEST
 
@@ -351,26 +353,26 @@ static void two_calls(oac_mb *mb)
 
 START_TEST(test_per_call_site)
 {
-    cu_run r;
-    cu_check(&r, two_calls);
+    fx r;
+    fx_check_model(&r, two_calls);
     /* CacheUpdate with one input: operand-invalid, and alias-implied. */
-    ck_assert_uint_eq(cu_count(r.diags, OAC_OPERAND_INVALID), 2);
-    ck_assert_uint_eq(cu_count(r.diags, OAC_ALIAS_IMPLIED), 2);
-    const oac_diag *a = cu_expect(r.diags, OAC_ALIAS_IMPLIED, "fn", "r",
+    ck_assert_uint_eq(diag_count(r.d, OAC_OPERAND_INVALID), 2);
+    ck_assert_uint_eq(diag_count(r.d, OAC_ALIAS_IMPLIED), 2);
+    const oac_diag *a = diag_expect(r.d, OAC_ALIAS_IMPLIED, "fn", "r",
                                   "/functions/0/node/0");
     ck_assert_str_eq(a->graph, "F");
     bool saw_a = false, saw_b = false;
-    for (size_t i = 0; i < oac_diags_count(r.diags); i++) {
-        const char *msg = oac_diags_get(r.diags, i)->message;
+    for (size_t i = 0; i < oac_diags_count(r.d); i++) {
+        const char *msg = oac_diags_get(r.d, i)->message;
         saw_a |= strstr(msg, "called by node 'call_a' of graph 'main'") != NULL;
         saw_b |= strstr(msg, "called by node 'call_b' of graph 'main'") != NULL;
     }
     ck_assert(saw_a && saw_b);
-    cu_free(&r);
+    fx_end(&r);
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("graph");
     TCase *tc = tcase_create("index");
@@ -384,9 +386,5 @@ int main(void)
     tcase_add_test(tc, test_alloc_failures);
     tcase_add_test(tc, test_per_call_site);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

@@ -2,7 +2,7 @@
  * Exhaustive over the 16-bit codes: every code widens exactly and narrows
  * back to itself, and every midpoint between neighbours rounds to the
  * even one while its float neighbours round to the nearer. */
-#include <check.h>
+#include "harness.h"
 #include <math.h>
 #include <stdio.h>
 
@@ -132,7 +132,7 @@ START_TEST(test_f16c_matches_portable)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("half");
     TCase *tc = tcase_create("core");
@@ -142,9 +142,5 @@ int main(void)
     tcase_add_test(tc, test_arrays);
     tcase_add_test(tc, test_f16c_matches_portable);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }

@@ -6,7 +6,7 @@
  */
 #include <time.h>
 
-#include "checker_util.h"
+#include "harness.h"
 
 /* y = Identity(cache) listed BEFORE the update in the file: still a
  * hazard, since nothing orders it before the update. */
@@ -225,52 +225,48 @@ static void stale_read_in_function(oac_mb *mb)
     oac_gb_output(g, "y", OAC_T_FLOAT, CU_CACHE);
 }
 
-static const cu_case cases[] = {
-    { "stale_read_before_in_file", stale_read_before_in_file, OAC_ALIAS_HAZARD,
+static const model_case cases[] = {
+    { "stale_read_before_in_file", stale_read_before_in_file, WANT(OAC_ALIAS_HAZARD),
       "reader", "cache", "/graph/node/0/input/0" },
-    { "stale_read_after", stale_read_after, OAC_ALIAS_HAZARD, "late", "cache",
+    { "stale_read_after", stale_read_after, WANT(OAC_ALIAS_HAZARD), "late", "cache",
       "/graph/node/1/input/1" },
-    { "stale_read_in_subgraph", stale_read_in_subgraph, OAC_ALIAS_HAZARD,
+    { "stale_read_in_subgraph", stale_read_in_subgraph, WANT(OAC_ALIAS_HAZARD),
       "branchy", "cache", "/graph/node/1" },
-    { "stale_read_in_function", stale_read_in_function, OAC_ALIAS_HAZARD,
+    { "stale_read_in_function", stale_read_in_function, WANT(OAC_ALIAS_HAZARD),
       "fneg", "c", "/functions/0/node/1/input/0" },
-    { "inner_stale_read", inner_stale_read, OAC_ALIAS_HAZARD, "t_read",
+    { "inner_stale_read", inner_stale_read, WANT(OAC_ALIAS_HAZARD), "t_read",
       "cache", "/graph/node/0/attribute/0/g/node/1/input/0" },
-    { "inner_stale_read_loop", inner_stale_read_loop, OAC_ALIAS_HAZARD,
+    { "inner_stale_read_loop", inner_stale_read_loop, WANT(OAC_ALIAS_HAZARD),
       "b_read", "cache", "/graph/node/0/attribute/0/g/node/2/input/0" },
-    { "inner_ordered_read", inner_ordered_read, CU_CLEAN, 0, 0, 0 },
-    { "written_twice", written_twice, OAC_ALIAS_HAZARD, "n1", "cache",
+    { "inner_ordered_read", inner_ordered_read, NEAR(OAC_ALIAS_HAZARD) },
+    { "written_twice", written_twice, WANT(OAC_ALIAS_HAZARD), "n1", "cache",
       "/graph/node/1" },
-    { "written_twice_chain", written_twice_chain, OAC_ALIAS_HAZARD, "n2", "u1",
+    { "written_twice_chain", written_twice_chain, WANT(OAC_ALIAS_HAZARD), "n2", "u1",
       "/graph/node/2" },
-    { "returned_beside_update", returned_beside_update, OAC_ALIAS_HAZARD, "n0",
+    { "returned_beside_update", returned_beside_update, WANT(OAC_ALIAS_HAZARD), "n0",
       "cache", "/graph/output/1" },
     { "returned_member_beside_update", returned_member_beside_update,
-      OAC_ALIAS_HAZARD, "n1", "u1", "/graph/output/1" },
-    { "read_ordered_before", read_ordered_before, CU_CLEAN, 0, 0, 0 },
-    { "shape_after_update", shape_after_update, CU_CLEAN, 0, 0, 0 },
-    { "shape_in_subgraph", shape_in_subgraph, CU_CLEAN, 0, 0, 0 },
+      WANT(OAC_ALIAS_HAZARD), "n1", "u1", "/graph/output/1" },
+    { "read_ordered_before", read_ordered_before, NEAR(OAC_ALIAS_HAZARD) },
+    { "shape_after_update", shape_after_update, NEAR(OAC_ALIAS_HAZARD) },
+    { "shape_in_subgraph", shape_in_subgraph, NEAR(OAC_ALIAS_HAZARD) },
     { "shape_and_read_in_subgraph", shape_and_read_in_subgraph,
-      OAC_ALIAS_HAZARD, "branchy", "cache", "/graph/node/1" },
-    { "dense", cu_dense, CU_CLEAN, 0, 0, 0 },
+      WANT(OAC_ALIAS_HAZARD), "branchy", "cache", "/graph/node/1" },
+    { "dense", cu_dense, NEAR(OAC_ALIAS_HAZARD) },
 };
 
-START_TEST(test_case)
-{
-    cu_run_case(&cases[_i]);
-}
-END_TEST
+CASES_TEST(cases)
 
 /* Exactly one finding per stale read, none for the writer itself. */
 START_TEST(test_counts)
 {
-    cu_run r;
-    cu_check(&r, stale_read_after);
-    ck_assert_uint_eq(cu_count(r.diags, OAC_ALIAS_HAZARD), 1);
-    cu_free(&r);
-    cu_check(&r, read_ordered_before);
-    ck_assert_uint_eq(cu_count(r.diags, OAC_ALIAS_HAZARD), 0);
-    cu_free(&r);
+    fx r;
+    fx_check_model(&r, stale_read_after);
+    ck_assert_uint_eq(diag_count(r.d, OAC_ALIAS_HAZARD), 1);
+    fx_end(&r);
+    fx_check_model(&r, read_ordered_before);
+    ck_assert_uint_eq(diag_count(r.d, OAC_ALIAS_HAZARD), 0);
+    fx_end(&r);
 }
 END_TEST
 
@@ -314,29 +310,25 @@ static void deep_chain(oac_mb *mb)
 START_TEST(test_deep_chain_fast)
 {
     clock_t t0 = clock();
-    cu_run r;
-    cu_check(&r, deep_chain);
+    fx r;
+    fx_check_model(&r, deep_chain);
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    ck_assert_uint_eq(cu_count(r.diags, OAC_ALIAS_HAZARD), 0);
-    ck_assert_uint_eq(oac_analysis_class_count(r.an), 1);
-    ck_assert_uint_eq(oac_analysis_class(r.an, 0)->n_members, 2049);
+    ck_assert_uint_eq(diag_count(r.d, OAC_ALIAS_HAZARD), 0);
+    ck_assert_uint_eq(oac_analysis_class_count(r.a), 1);
+    ck_assert_uint_eq(oac_analysis_class(r.a, 0)->n_members, 2049);
     ck_assert_msg(secs < 5.0, "took %.2fs", secs);
-    cu_free(&r);
+    fx_end(&r);
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("hazards");
     TCase *tc = tcase_create("hazards");
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_case, 0, (int)(sizeof cases / sizeof cases[0]));
+    ADD_CASES(tc, cases);
     tcase_add_test(tc, test_counts);
     tcase_add_test(tc, test_deep_chain_fast);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

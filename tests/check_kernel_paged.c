@@ -3,7 +3,7 @@
  * runtime's own instrumented allocator, so every case asserts its exact
  * allocation count and bytes, where the values landed (dequantized within
  * the format's error) and that untouched pages never move. */
-#include <check.h>
+#include "harness.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +11,6 @@
 #include "kernel_paged.h"
 #include "half.h"
 #include "quant.h"
-#include "oac_build.h"
-#include "models.h"
 
 /* Page [2, heads 2, page_size 16, head_size 4]: 256 elements. */
 enum { HEADS = 2, PSIZE = 16, HSIZE = 4, NEL = 2 * HEADS * PSIZE * HSIZE };
@@ -33,7 +31,7 @@ static double tol(int q, double x)
     }
 }
 
-typedef struct fx {
+typedef struct pfx {
     oac_ctx *ctx;
     oac_mb *mb;
     oac_ralloc a;
@@ -43,11 +41,11 @@ typedef struct fx {
     void *ws[4];
     size_t ws_bytes[4];
     size_t n_ws;
-} fx;
+} pfx;
 
 static int ws_cb(void *arg, size_t bytes, void **out)
 {
-    fx *f = arg;
+    pfx *f = arg;
     ck_assert_uint_lt(f->n_ws, 4);
     *out = oac_ralloc_get(&f->a, bytes, true);
     if (!*out)
@@ -57,14 +55,14 @@ static int ws_cb(void *arg, size_t bytes, void **out)
     return OAC_OK;
 }
 
-static void ws_free(fx *f)
+static void ws_free(pfx *f)
 {
     for (size_t i = 0; i < f->n_ws; i++)
         oac_ralloc_put(&f->a, f->ws[i], f->ws_bytes[i]);
     f->n_ws = 0;
 }
 
-static void setup(fx *f, int32_t elem_type, const int32_t *allowed, size_t n_allowed)
+static void setup(pfx *f, int32_t elem_type, const int32_t *allowed, size_t n_allowed)
 {
     memset(f, 0, sizeof *f);
     f->ctx = oac_ctx_new();
@@ -87,7 +85,7 @@ static void setup(fx *f, int32_t elem_type, const int32_t *allowed, size_t n_all
     f->p.n_allowed = n_allowed;
 }
 
-static void teardown(fx *f)
+static void teardown(pfx *f)
 {
     ws_free(f);
     for (size_t i = 0; i < f->p.n_pages; i++)
@@ -131,7 +129,7 @@ static void make_vals(vals *v, int32_t et, int64_t len, int seed)
     v->t.bytes = k * (et == OAC_T_FLOAT ? 4 : 2);
 }
 
-static int update(fx *f, int64_t page_id, int64_t position, const vals *v,
+static int update(pfx *f, int64_t page_id, int64_t position, const vals *v,
                   int64_t qtype, oac_paged_call *out)
 {
     oac_paged_call c = {
@@ -150,7 +148,7 @@ static int update(fx *f, int64_t page_id, int64_t position, const vals *v,
 /* Decode page `id` and compare rows [from, from+len) with the values of
  * `seed` (tolerance tol_q, plus extra for twice-quantized rows), and
  * rows outside [keep_from, keep_to) with 0.0 when zero_rest. */
-static void expect_rows(fx *f, size_t id, int64_t from, int64_t len, int seed,
+static void expect_rows(pfx *f, size_t id, int64_t from, int64_t len, int seed,
                         double extra)
 {
     oac_page *pg = &f->p.pages[id];
@@ -172,7 +170,7 @@ static void expect_rows(fx *f, size_t id, int64_t from, int64_t len, int seed,
             }
 }
 
-static void expect_zero_rows(fx *f, size_t id, int64_t from, int64_t to)
+static void expect_zero_rows(pfx *f, size_t id, int64_t from, int64_t to)
 {
     oac_page *pg = &f->p.pages[id];
     oac_qdesc d;
@@ -190,7 +188,7 @@ static void expect_zero_rows(fx *f, size_t id, int64_t from, int64_t to)
 
 START_TEST(test_create_then_update_in_place)
 {
-    fx f;
+    pfx f;
     setup(&f, OAC_T_FLOAT, NULL, 0);
     vals v;
     make_vals(&v, OAC_T_FLOAT, 3, 1);
@@ -246,7 +244,7 @@ END_TEST
 
 START_TEST(test_first_allowed_type)
 {
-    fx f;
+    pfx f;
     const int32_t allowed[2] = { Q_FP8, Q_INT4 };
     setup(&f, OAC_T_FLOAT, allowed, 2);
     vals v;
@@ -265,7 +263,7 @@ END_TEST
  * workspace (NEL FLOATs), re-encoded in place; no page allocated. */
 START_TEST(test_format_change_same_size)
 {
-    fx f;
+    pfx f;
     setup(&f, OAC_T_FLOAT, NULL, 0);
     vals v;
     make_vals(&v, OAC_T_FLOAT, 5, 1);
@@ -304,7 +302,7 @@ END_TEST
  * new page, allocated before the old one is freed. */
 START_TEST(test_format_change_other_size)
 {
-    fx f;
+    pfx f;
     setup(&f, OAC_T_FLOAT, NULL, 0);
     vals v;
     make_vals(&v, OAC_T_FLOAT, 4, 1);
@@ -348,7 +346,7 @@ END_TEST
 /* A FLOAT16 cache: values are FLOAT16, workspace holds FLOAT16. */
 START_TEST(test_float16_cache)
 {
-    fx f;
+    pfx f;
     const int32_t allowed[2] = { Q_H_INT8, Q_H_FP8 };
     setup(&f, OAC_T_FLOAT16, allowed, 2);
     vals v;
@@ -367,7 +365,7 @@ START_TEST(test_float16_cache)
 END_TEST
 
 /* Findings change nothing and allocate nothing. */
-static void expect_finding(fx *f, int64_t page_id, int64_t position, const vals *v,
+static void expect_finding(pfx *f, int64_t page_id, int64_t position, const vals *v,
                            int64_t qtype, oac_code code, const char *word)
 {
     size_t n_pages = f->p.n_pages;
@@ -387,7 +385,7 @@ static void expect_finding(fx *f, int64_t page_id, int64_t position, const vals 
 
 START_TEST(test_bounds_and_types)
 {
-    fx f;
+    pfx f;
     const int32_t allowed[4] = { Q_INT4, Q_FP8, Q_INT2, Q_H_FP8 };
     setup(&f, OAC_T_FLOAT, allowed, 4);
     vals v;
@@ -429,7 +427,7 @@ END_TEST
 /* Out of memory leaves the cache as it was. */
 START_TEST(test_alloc_failure)
 {
-    fx f;
+    pfx f;
     setup(&f, OAC_T_FLOAT, NULL, 0);
     vals v;
     make_vals(&v, OAC_T_FLOAT, 2, 1);
@@ -596,7 +594,7 @@ START_TEST(test_run_format_changes)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("kernel_paged");
     TCase *tc = tcase_create("core");
@@ -611,9 +609,5 @@ int main(void)
     tcase_add_test(tc, test_run_out_of_place);
     tcase_add_test(tc, test_run_format_changes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }

@@ -12,7 +12,8 @@
  */
 #include <math.h>
 
-#include "runtime_util.h"
+#include "harness.h"
+#include "runtime.h"
 
 START_TEST(table_lookup)
 {
@@ -114,7 +115,7 @@ static void check_cache_update(int32_t t, int axis_attr)
     oac_node_attr_int(g, n, "axis", axis_attr);
     oac_node_alias(g, n, 0, 0, 1);
     oac_vi_alias_of(g, oac_gb_output(g, "out", t, cs), "cache");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
 
     oac_binding b;
     oac_binding_init(&b, "cache", store, cbytes, true);
@@ -177,7 +178,7 @@ static void small_update(fx *f, int64_t cap, int64_t len, bool alias, const char
     } else {
         oac_gb_output(g, "out", OAC_T_FLOAT, cs);
     }
-    fx_load_mb(f, mb);
+    fx_load(f);
 }
 
 START_TEST(negative_position_overflows)
@@ -192,7 +193,7 @@ START_TEST(negative_position_overflows)
     oac_run_hooks h = { .bindings = bl, .n_bindings = 1 };
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, NULL, &ro, &h, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_CAPACITY_OVERFLOW), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_CAPACITY_OVERFLOW), 1);
     for (size_t i = 0; i < sizeof store; i++)
         ck_assert_int_eq(((uint8_t *)store)[i], 0x7f);   /* nothing written */
     fx_end(&f);
@@ -237,7 +238,7 @@ static void scatter_model(fx *f, const char *mode, const int64_t *wi)
     oac_node_attr_string(g, n, "mode", mode);
     oac_node_alias(g, n, 0, 0, 1);
     oac_vi_alias_of(g, oac_gb_output(g, "present", OAC_T_FLOAT, "2,1,4,2"), "past");
-    fx_load_mb(f, mb);
+    fx_load(f);
 }
 
 static int scatter_run(fx *f, float *store, uint64_t steps)
@@ -274,7 +275,7 @@ START_TEST(tensor_scatter_linear_overflow)
     scatter_model(&f, "linear", wi);
     float store[16] = { 0 };
     ck_assert_int_eq(scatter_run(&f, store, 1), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_CAPACITY_OVERFLOW), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_CAPACITY_OVERFLOW), 1);
     for (int i = 0; i < 16; i++)     /* batch 0 was not written either */
         ck_assert_float_eq(store[i], 0);
     fx_end(&f);
@@ -305,7 +306,7 @@ START_TEST(tensor_scatter_indices_advance)
     float store[16] = { 0 };
     ck_assert_int_eq(scatter_run(&f, store, 3), OAC_ERUNTIME);
     ck_assert_uint_eq(f.e->steps_completed, 1);
-    ck_assert_uint_eq(count_code(f.d, OAC_CAPACITY_OVERFLOW), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_CAPACITY_OVERFLOW), 1);
     fx_end(&f);
 }
 END_TEST
@@ -377,7 +378,7 @@ START_TEST(binary_broadcast)
         oac_gb_init_f32(g, "b", "3", b3, 3);
         oac_gb_node(g, ops[o], NULL, "op", "a,b", "y");
         oac_gb_output(g, "y", OAC_T_FLOAT, "2,3");
-        fx_load_mb(&f, mb);
+        fx_load(&f);
         float want[6];
         for (int i = 0; i < 6; i++) {
             float x = a23[i], z = b3[i % 3];
@@ -399,10 +400,10 @@ START_TEST(int_division_by_zero_refused)
     oac_gb_init_i64(g, "b", "2", b, 2);
     oac_gb_node(g, "Div", NULL, "div", "a,b", "y");
     oac_gb_output(g, "y", OAC_T_INT64, "2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_OPERAND_INVALID), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_OPERAND_INVALID), 1);
     fx_end(&f);
 }
 END_TEST
@@ -418,7 +419,7 @@ START_TEST(matmul_batched)
     oac_gb_init_f32(g, "b", "3,2", b32, 6);
     oac_gb_node(g, "MatMul", NULL, "mm", "a,b", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2,1,2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     const float want[4] = { 1 + 3, 2 + 3, 4 + 6, 5 + 6 };
     expect_f32(&f, "2,1,2", want, 4);
     fx_end(&f);
@@ -433,7 +434,7 @@ START_TEST(softmax_rows)
     oac_gb_init_f32(g, "a", "2,3", a23, 6);
     oac_gb_node(g, "Softmax", NULL, "sm", "a", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2,3");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     float e0 = expf(-2), e1 = expf(-1), s = e0 + e1 + 1;
     const float want[6] = { e0 / s, e1 / s, 1 / s, e0 / s, e1 / s, 1 / s };
     expect_f32(&f, "2,3", want, 6);
@@ -458,7 +459,7 @@ START_TEST(transpose_slice_concat)
     oac_gb_node(g, "Slice", NULL, "s", "at,starts,ends,axes,steps", "sl");   /* [[3,6],[1,4]] */
     oac_node_attr_int(g, oac_gb_node(g, "Concat", NULL, "c", "sl,at", "y"), "axis", 0);
     oac_gb_output(g, "y", OAC_T_FLOAT, "5,2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     const float want[10] = { 3, 6, 1, 4, 1, 4, 2, 5, 3, 6 };
     expect_f32(&f, "5,2", want, 10);
     fx_end(&f);
@@ -486,7 +487,7 @@ START_TEST(slice_extreme_bounds)
     oac_gb_node(g, "Slice", NULL, "back", "a,s1,e1,ax,p1", "x1");  /* [6] */
     oac_node_attr_int(g, oac_gb_node(g, "Concat", NULL, "c", "x0,x1", "y"), "axis", 0);
     oac_gb_output(g, "y", OAC_T_FLOAT, "2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     const float want[2] = { 2, 6 };
     expect_f32(&f, "2", want, 2);
     fx_end(&f);
@@ -509,7 +510,7 @@ START_TEST(gather_reshape_squeeze)
     oac_gb_node(g, "Squeeze", NULL, "sq", "r,axes", "s");       /* [2,2] */
     oac_gb_node(g, "Unsqueeze", NULL, "us", "s,uaxes", "y");    /* [1,2,2] */
     oac_gb_output(g, "y", OAC_T_FLOAT, "1,2,2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     const float want[4] = { 3, 1, 6, 4 };
     expect_f32(&f, "1,2,2", want, 4);
     fx_end(&f);
@@ -528,7 +529,7 @@ START_TEST(shape_size_neg_cast)
     oac_gb_node(g, "Neg", NULL, "ng", "sn", "m");              /* [-8,-9] */
     oac_node_attr_int(g, oac_gb_node(g, "Cast", NULL, "ca", "m", "y"), "to", OAC_T_FLOAT);
     oac_gb_output(g, "y", OAC_T_FLOAT, "2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     const float want[2] = { -8, -9 };
     expect_f32(&f, "2", want, 2);
     fx_end(&f);
@@ -544,7 +545,7 @@ START_TEST(cast_saturates)
     oac_gb_init_f32(g, "a", "4", v, 4);
     oac_node_attr_int(g, oac_gb_node(g, "Cast", NULL, "ca", "a", "y"), "to", OAC_T_INT8);
     oac_gb_output(g, "y", OAC_T_INT8, "4");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     int32_t t;
     int rank;
     int64_t d[8];
@@ -569,7 +570,7 @@ START_TEST(constant_and_identity)
     oac_gb_constant_i64(g, "c", "3", v, 3);
     oac_gb_node(g, "Identity", NULL, "id", "c", "y");
     oac_gb_output(g, "y", OAC_T_INT64, "3");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     int32_t t;
     int rank;
     int64_t d[8];
@@ -603,7 +604,7 @@ START_TEST(bad_shapes_refused)
             oac_gb_node(g, "Gather", NULL, "bad", "a,i", "y");
         }
         oac_gb_output(g, "y", OAC_T_FLOAT, NULL);
-        fx_load_mb(&f, mb);
+        fx_load(&f);
         oac_run_opts ro = { .steps = 1 };
         ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
         long i = oac_diags_find(f.d, OAC_OPERAND_INVALID);
@@ -614,7 +615,7 @@ START_TEST(bad_shapes_refused)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("kernels");
@@ -641,5 +642,3 @@ static Suite *suite(void)
     suite_add_tcase(s, tc);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

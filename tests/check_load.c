@@ -12,7 +12,7 @@
  *    the sanitizer build);
  *  - save reports short writes.
  */
-#include <check.h>
+#include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oac_build.h"
-#include "oac_int.h"
 #include "arena.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -905,7 +903,31 @@ START_TEST(test_alloc_chaos)
 }
 END_TEST
 
-static Suite *load_suite(void)
+/* ---- case rows: parse-error ------------------------------------------ */
+
+/* build_model's model loaded from memory, whole or with its last `cut`
+ * bytes missing (cut < 0: only its first half). */
+static void load_cut(fx *f, long cut)
+{
+    fx_begin(f);
+    build_model(f->ctx, &f->buf, &f->len);
+    size_t len = cut < 0 ? f->len / 2 : f->len - (size_t)cut;
+    int rc = oac_model_load_buffer(f->ctx, &f->m, f->buf, len, "m.onnx", NULL, f->d);
+    ck_assert_int_eq(rc, cut ? OAC_EPARSE : OAC_OK);
+}
+
+static void load_whole(fx *f) { load_cut(f, 0); }
+static void load_last_byte_cut(fx *f) { load_cut(f, 1); }
+static void load_half(fx *f) { load_cut(f, -1); }
+
+static const scene_case parse_rows[] = {
+    { "last_byte_cut", load_last_byte_cut, WANT(OAC_PARSE_ERROR), NULL, NULL, NULL },
+    { "half", load_half, WANT(OAC_PARSE_ERROR), NULL, NULL, NULL },
+    { "whole", load_whole, NEAR(OAC_PARSE_ERROR) },
+};
+CASES_TEST(parse_rows)
+
+Suite *test_suite(void)
 {
     Suite *s = suite_create("load");
     TCase *tc = tcase_create("load");
@@ -923,15 +945,8 @@ static Suite *load_suite(void)
     tcase_add_test(tc, test_typed_payloads);
     tcase_add_test(tc, test_pbfile);
     tcase_add_test(tc, test_alloc_chaos);
+    ADD_CASES(tc, parse_rows);
     suite_add_tcase(s, tc);
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(load_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}

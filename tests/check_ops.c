@@ -3,7 +3,7 @@
  * section 3 "Details" (Loop/Scan carried values, Shape/Size, Constant,
  * the ops known values fold through).
  */
-#include "checker_util.h"
+#include "harness.h"
 #include "ops.h"
 
 START_TEST(test_lookup_domains)
@@ -108,7 +108,7 @@ START_TEST(test_alias_mapping)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("ops");
     TCase *tc = tcase_create("table");
@@ -117,9 +117,5 @@ int main(void)
     tcase_add_test(tc, test_section2_ports);
     tcase_add_test(tc, test_alias_mapping);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

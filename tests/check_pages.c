@@ -4,16 +4,12 @@
  * this test writes into a temporary folder and passes as --input.  Each
  * broken case expects exactly one page-type-invalid, with its location and
  * the names its message must carry; each has a clean near miss. */
-#include <check.h>
+#include "harness.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "oac_int.h"
-#include "oac_build.h"
-#include "models.h"
 
 #define PAGE_DIMS "2,2,16,4"      /* 256 elements */
 static const int64_t page_dims[4] = { 2, 2, 16, 4 };
@@ -640,13 +636,63 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
-int main(void)
+/* ---- case rows: page-type-invalid --------------------------------------- */
+
+static void pages_default(oac_mb *mb)
+{
+    knobs k = defaults();
+    build(mb, &k);
+}
+
+static void pages_int4_bits_8(oac_mb *mb)
+{
+    pages_default(mb);
+    oac_mb_quant(mb, 0)->linear->bits = 8;
+}
+
+static void pages_attr_7(oac_mb *mb)
+{
+    knobs k = defaults();
+    k.attr = 7;
+    build(mb, &k);
+}
+
+static const model_case page_rows[] = {
+    { "int4_bits_8", pages_int4_bits_8, WANT(OAC_PAGE_TYPE_INVALID), NULL, NULL,
+      "/quantizations/0" },
+    { "attr_7", pages_attr_7, WANT(OAC_PAGE_TYPE_INVALID), "update", "cache",
+      "/graph/node/0/attribute/0" },
+    { "declared_ok", pages_default, NEAR(OAC_PAGE_TYPE_INVALID) },
+};
+CASES_TEST(page_rows)
+
+/* The folder the page files go to: made before the test case and removed
+ * after it, in the runner's process (an unchecked fixture), so each
+ * test's process finds it. */
+static void make_tmpdir(void)
 {
     strcpy(tmpdir, "/tmp/check_pages.XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return 99;
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    /* remove what the tests wrote */
+    const char *names[] = { "pages.pb", "ok.pb", "na.pb", "inline.pb", "map_ok.pb",
+                            "map_bad.pb", "chaos.pb", "hostile.pb" };
+    char p[128];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
+        unlink(p);
+    }
+    rmdir(tmpdir);
+}
+
+Suite *test_suite(void)
+{
     Suite *s = suite_create("pages");
     TCase *tc = tcase_create("core");
+    tcase_add_unchecked_fixture(tc, make_tmpdir, remove_tmpdir);
     tcase_add_test(tc, test_example_paged_cache_is_clean);
     tcase_add_test(tc, test_invalid_declaration);
     tcase_add_test(tc, test_allowed_out_of_range);
@@ -661,20 +707,7 @@ int main(void)
     tcase_add_test(tc, test_input_map_pages);
     tcase_add_test(tc, test_input_page_hostile_dims);
     tcase_add_test(tc, test_alloc_failures);
+    ADD_CASES(tc, page_rows);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    /* remove what the tests wrote */
-    const char *names[] = { "pages.pb", "ok.pb", "na.pb", "inline.pb", "map_ok.pb",
-                            "map_bad.pb", "chaos.pb", "hostile.pb" };
-    char p[128];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
-        unlink(p);
-    }
-    rmdir(tmpdir);
-    return failed ? 1 : 0;
+    return s;
 }

@@ -6,8 +6,7 @@
  * get no error from the shapes/capacity/plan passes, and each row's
  * expected codes of those passes appear.
  */
-#include "shapes_util.h"
-#include "models.h"
+#include "harness.h"
 #include "plan.h"
 
 #define KNOWN(f, v) do { ck_assert_msg((f).known, #f " unknown"); \
@@ -16,30 +15,30 @@
 
 START_TEST(test_in_place)
 {
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_memory_plan *p = oac_analysis_plan(r.a);
     KNOWN(p->persistent_cache_bytes, 256);   /* 1*2*16*4 FLOAT16 */
     KNOWN(p->planned_output_bytes, 0);
     KNOWN(p->workspace_bytes, 0);
     KNOWN(p->peak_bytes, 0);
     KNOWN(p->second_cache_bytes, 0);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_out_of_place)
 {
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    cu(r.g, "upd", "cache,values,position", "out", false);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", false);
     oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_memory_plan *p = oac_analysis_plan(r.a);
     KNOWN(p->second_cache_bytes, 256);
     KNOWN(p->planned_output_bytes, 256);
@@ -50,20 +49,20 @@ START_TEST(test_out_of_place)
     ck_assert_uint_eq(s->n_bufs, 1);
     ck_assert_str_eq(s->bufs[0].name, "out");
     ck_assert_int_eq(s->bufs[0].free_after, -1);   /* a graph output */
-    run_end(&r);
+    fx_end(&r);
 
     /* Two chained out-of-place updates: both buffers, both counted. */
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    cu(r.g, "u1", "cache,values,position", "a", false);
-    cu(r.g, "u2", "a,values,position", "b", false);
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
+    cu_node(r.g, "u1", "cache,values,position", "a", false);
+    cu_node(r.g, "u2", "a,values,position", "b", false);
     oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,16,4");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     p = oac_analysis_plan(r.a);
     KNOWN(p->second_cache_bytes, 512);
     KNOWN(p->planned_output_bytes, 512);
     KNOWN(p->peak_bytes, 512);   /* a is read by u2 while b is written */
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -76,8 +75,8 @@ START_TEST(test_chain_frees_temporaries)
      * n3 u   = Concat(t,t)      [8]  32   live 48  (t freed)
      * n4 v   = Neg(u)           [8]  32   live 64  (u freed, v kept)
      * peak 80, planned 160; without freeing the peak would be 160. */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
     oac_gb_node(r.g, "Concat", NULL, "n0", "x,x,x,x", "big");
     int64_t z = 0, four = 4;
@@ -88,7 +87,7 @@ START_TEST(test_chain_frees_temporaries)
     oac_gb_node(r.g, "Concat", NULL, "n3", "t,t", "u");
     oac_gb_node(r.g, "Neg", NULL, "n4", "u", "v");
     oac_gb_output(r.g, "v", OAC_T_FLOAT, "8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_memory_plan *p = oac_analysis_plan(r.a);
     KNOWN(p->planned_output_bytes, 160);
     KNOWN(p->peak_bytes, 80);
@@ -109,7 +108,7 @@ START_TEST(test_chain_frees_temporaries)
     ck_assert_uint_eq(s->steps[1].n_free, 1);
     ck_assert_uint_eq(s->frees[0], 0);   /* big, after n1 */
     ck_assert_uint_eq(s->steps[4].n_free, 1);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -117,16 +116,16 @@ START_TEST(test_unread_output_freed_at_producer)
 {
     /* n0 a = Neg(x) [4] (never read, not an output): freed right after
      * n0; n1 b = Neg(x) [4] output.  peak 16, planned 32. */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
     oac_gb_node(r.g, "Neg", NULL, "n0", "x", "a");
     oac_gb_node(r.g, "Neg", NULL, "n1", "x", "b");
     oac_gb_output(r.g, "b", OAC_T_FLOAT, "4");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     KNOWN(oac_analysis_plan(r.a)->planned_output_bytes, 32);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 16);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -135,14 +134,14 @@ START_TEST(test_live_unknown_from_first_unknown_buffer)
     /* n0 a = Neg(x) [4] 16; n1 b = Foo(a), a size nothing tells; n2 c =
      * Neg(x) [4].  live is known at n0 only: from n1 on it depends on b,
      * also after c is allocated and a freed (rule 7). */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
     oac_gb_node(r.g, "Neg", NULL, "n0", "x", "a");
     oac_gb_node(r.g, "Foo", "custom", "n1", "a", "b");
     oac_gb_node(r.g, "Neg", NULL, "n2", "x", "c");
     oac_gb_output(r.g, "c", OAC_T_FLOAT, "4");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
     ck_assert_uint_eq(s->n_steps, 3);
     ck_assert_uint_eq(s->n_live_known, 1);
@@ -152,7 +151,7 @@ START_TEST(test_live_unknown_from_first_unknown_buffer)
     UNKNOWN(oac_analysis_plan(r.a)->peak_bytes);
     UNKNOWN(oac_analysis_plan(r.a)->planned_output_bytes);
     ck_assert_uint_eq(s->steps[1].n_free, 2);   /* a and b, read by no one after */
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -160,15 +159,15 @@ START_TEST(test_temporary_updated_in_place)
 {
     /* t = Neg(cache) is a fresh buffer (256), updated in place by u; u is
      * a graph output, so t's buffer is never freed and u adds nothing. */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "1,2,16,4");
     oac_gb_input(r.g, "values", OAC_T_FLOAT16, "1,2,1,4");
     oac_gb_input(r.g, "position", OAC_T_INT64, "");
     oac_gb_node(r.g, "Neg", NULL, "mk", "cache", "t");
-    cu(r.g, "upd", "t,values,position", "u", true);
+    cu_node(r.g, "upd", "t,values,position", "u", true);
     oac_gb_output(r.g, "u", OAC_T_FLOAT16, "1,2,16,4");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_memory_plan *p = oac_analysis_plan(r.a);
     KNOWN(p->planned_output_bytes, 256);
     KNOWN(p->peak_bytes, 256);
@@ -177,13 +176,13 @@ START_TEST(test_temporary_updated_in_place)
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
     ck_assert_uint_eq(s->n_bufs, 1);
     ck_assert_int_eq(s->bufs[0].free_after, -1);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 /* pages FLOAT16 [2,2,16,8], allowed {0, 1}; n updates chained in place,
  * the k-th with quantized_type q[k] (-1: no attribute). */
-static void paged_chain(run *r, const int64_t *q, size_t n)
+static void paged_chain(fx *r, const int64_t *q, size_t n)
 {
     int32_t allowed[] = { 0, 1, 2 };
     oac_mb_quant_linear(r->mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
@@ -234,10 +233,10 @@ START_TEST(test_paged_workspace)
         { { 2, 0 }, 2, 1024, 1, 256, 256 + 512 + 1024 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        run r;
-        run_begin(&r);
+        fx r;
+        fx_build(&r, NULL);
         paged_chain(&r, cases[c].q, cases[c].n);
-        ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+        ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
         const oac_memory_plan *p = oac_analysis_plan(r.a);
         KNOWN(p->workspace_bytes, cases[c].ws);
         KNOWN(p->peak_bytes, cases[c].peak);
@@ -247,46 +246,46 @@ START_TEST(test_paged_workspace)
         KNOWN(s->page_bytes, cases[c].pages);
         for (size_t k = 0; k < s->n_steps; k++)
             KNOWN(oac_plan_step_extra(s, k)->workspace, (long)k == cases[c].at ? cases[c].ws : 0);
-        run_end(&r);
+        fx_end(&r);
     }
 }
 END_TEST
 
 START_TEST(test_unknown_dims_null)
 {
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "N");
     oac_gb_node(r.g, "Neg", NULL, "n0", "x", "y");
     oac_gb_output(r.g, "y", OAC_T_FLOAT, "N");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_memory_plan *p = oac_analysis_plan(r.a);
     UNKNOWN(p->planned_output_bytes);
     UNKNOWN(p->peak_bytes);
     KNOWN(p->workspace_bytes, 0);
     KNOWN(p->second_cache_bytes, 0);
-    run_end(&r);
+    fx_end(&r);
 
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "N");
     oac_gb_node(r.g, "Neg", NULL, "n0", "x", "y");
     oac_gb_output(r.g, "y", OAC_T_FLOAT, "N");
     oac_dim_binding d[] = { { "N", 10 } };
     oac_check_opts o = { .dims = d, .n_dims = 1 };
-    ck_assert_int_eq(run_check(&r, &o), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, &o), OAC_OK);
     KNOWN(oac_analysis_plan(r.a)->planned_output_bytes, 40);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 40);
-    run_end(&r);
+    fx_end(&r);
 
     /* 2^40 x 2^40 floats: bytes overflow -> unknown, never wrapped. */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "1099511627776,1099511627776");
     oac_gb_node(r.g, "Neg", NULL, "n0", "x", "y");
     oac_gb_output(r.g, "y", OAC_T_FLOAT, NULL);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     UNKNOWN(oac_analysis_plan(r.a)->planned_output_bytes);
     UNKNOWN(oac_analysis_plan(r.a)->peak_bytes);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -379,9 +378,9 @@ END_TEST
 
 /* Check and run r's model for `steps` steps; the measured peak must equal
  * the planned one (contract 4: peak_matches_plan). */
-static void run_matches(run *r, const oac_check_opts *o, uint64_t steps)
+static void run_matches(fx *r, const oac_check_opts *o, uint64_t steps)
 {
-    ck_assert_int_eq(run_check(r, o), OAC_OK);
+    ck_assert_int_eq(fx_check(r, o), OAC_OK);
     ck_assert_uint_eq(oac_diags_count_severity(r->d, OAC_SEV_ERROR), 0);
     oac_run_opts ro = { .steps = steps, .dims = o ? o->dims : NULL,
                         .n_dims = o ? o->n_dims : 0 };
@@ -399,9 +398,9 @@ static void run_matches(run *r, const oac_check_opts *o, uint64_t steps)
 
 START_TEST(test_runtime_agrees)
 {
-    run r;
+    fx r;
     /* the chain that frees temporaries */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
     oac_gb_node(r.g, "Concat", NULL, "n0", "x,x,x,x", "big");
     int64_t z = 0, four = 4;
@@ -413,13 +412,13 @@ START_TEST(test_runtime_agrees)
     oac_gb_node(r.g, "Neg", NULL, "n4", "u", "v");
     oac_gb_output(r.g, "v", OAC_T_FLOAT, "8");
     run_matches(&r, NULL, 2);
-    run_end(&r);
+    fx_end(&r);
 
     /* out of place, then in place, with --dim */
-    run_begin(&r);
-    dense_inputs(&r, "1,2,cap,4");
-    cu(r.g, "u1", "cache,values,position", "a", false);
-    cu(r.g, "u2", "a,values,position", "b", true);
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,cap,4");
+    cu_node(r.g, "u1", "cache,values,position", "a", false);
+    cu_node(r.g, "u2", "a,values,position", "b", true);
     oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,cap,4");
     oac_dim_binding d[] = { { "cap", 8 } };
     oac_check_opts o = { .dims = d, .n_dims = 1 };
@@ -427,14 +426,14 @@ START_TEST(test_runtime_agrees)
     /* a is a fresh buffer (the second cache, 128 bytes) kept as b */
     KNOWN(oac_analysis_plan(r.a)->second_cache_bytes, 128);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 128);
-    run_end(&r);
+    fx_end(&r);
 
     /* paged chain with a format change to another page size */
-    run_begin(&r);
+    fx_build(&r, NULL);
     int64_t q[] = { 0, 2 };
     paged_chain(&r, q, 2);
     run_matches(&r, NULL, 1);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -442,7 +441,7 @@ END_TEST
 
 /* x [4] FLOAT; y = If(c): then Mul(Neg(x), x) (16 + 16 at Mul, the
  * product handed over), else x itself (copied: 16); z = Neg(y). */
-static void if_model(run *r)
+static void if_model(fx *r)
 {
     oac_gb_input(r->g, "x", OAC_T_FLOAT, "4");
     oac_gb_input(r->g, "c", OAC_T_BOOL, "");
@@ -460,10 +459,10 @@ static void if_model(run *r)
 
 START_TEST(test_if_takes_larger_branch)
 {
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     if_model(&r);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
     ck_assert_uint_eq(s->n_steps, 2);
     /* y is the If's buffer (16, in live); the then branch holds 32 at its
@@ -491,19 +490,19 @@ START_TEST(test_if_takes_larger_branch)
     KNOWN(bs->totals.peak_bytes, 32);
     KNOWN(bs->end_live, 16);
     ck_assert_ptr_null(oac_plan_body_schedule(s, oac_model_proto(r.m)->graph));
-    run_end(&r);
+    fx_end(&r);
     /* The run (c zero-filled: the else branch) measures the same here:
      * the copy of x and z. */
-    run_begin(&r);
+    fx_build(&r, NULL);
     if_model(&r);
     run_matches(&r, NULL, 2);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 /* acc = Loop(M, , x), body: cond_out = Identity(cond_in) (1 byte),
  * acc_out = Add(acc_in, x) (16).  M an initializer (known) or an input. */
-static void loop_model(run *r, const int64_t *m)
+static void loop_model(fx *r, const int64_t *m)
 {
     oac_gb_input(r->g, "x", OAC_T_FLOAT, "4");
     if (m)
@@ -524,42 +523,42 @@ static void loop_model(run *r, const int64_t *m)
 
 START_TEST(test_loop_body_transient)
 {
-    run r;
+    fx r;
     int64_t three = 3, zero = 0;
     /* Iterates: the Loop's output (16) plus its body's 17. */
-    run_begin(&r);
+    fx_build(&r, NULL);
     loop_model(&r, &three);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
     KNOWN(oac_plan_step_live(s, 0), 16);
     KNOWN(oac_plan_step_extra(s, 0)->transient, 17);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
     ck_assert_ptr_null(oac_plan_step_extra(s, 0)->loop_trip_input);
-    run_end(&r);
-    run_begin(&r);
+    fx_end(&r);
+    fx_build(&r, NULL);
     loop_model(&r, &three);
     run_matches(&r, NULL, 2);
-    run_end(&r);
+    fx_end(&r);
     /* Known not to iterate: no body. */
-    run_begin(&r);
+    fx_build(&r, NULL);
     loop_model(&r, &zero);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     KNOWN(oac_plan_step_extra(oac_analysis_schedule(r.a), 0)->transient, 0);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 16);
-    run_end(&r);
+    fx_end(&r);
     /* Trip count an input: the check plans the body and names the input;
      * the run (zero-filled: no iteration) plans none, and matches. */
-    run_begin(&r);
+    fx_build(&r, NULL);
     loop_model(&r, NULL);
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     s = oac_analysis_schedule(r.a);
     ck_assert_str_eq(oac_plan_step_extra(s, 0)->loop_trip_input, "M");
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
-    run_end(&r);
-    run_begin(&r);
+    fx_end(&r);
+    fx_build(&r, NULL);
     loop_model(&r, NULL);
     run_matches(&r, NULL, 1);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -567,8 +566,8 @@ START_TEST(test_function_body_transient)
 {
     /* u = F(x), F: t = Neg(a); b = Neg(t): the body peaks at 32 (t and
      * b), hands b over as u (16 in live): transient 16, peak 32. */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_mb_opset(r.mb, "local", 1);
     oac_gb *f = oac_mb_function(r.mb, "local", "F", "a", "b");
     oac_gb_node(f, "Neg", NULL, "n1", "a", "t");
@@ -580,13 +579,13 @@ START_TEST(test_function_body_transient)
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
     oac_gb_node(r.g, "F", "local", "call", "x", "u");
     oac_gb_output(r.g, "u", OAC_T_FLOAT, "4");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_plan_sched *s = oac_analysis_schedule(r.a);
     KNOWN(oac_plan_step_live(s, 0), 16);
     KNOWN(oac_plan_step_extra(s, 0)->transient, 16);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 32);
-    run_end(&r);
-    run_begin(&r);
+    fx_end(&r);
+    fx_build(&r, NULL);
     oac_mb_opset(r.mb, "local", 1);
     f = oac_mb_function(r.mb, "local", "F", "a", "b");
     oac_gb_node(f, "Neg", NULL, "n1", "a", "t");
@@ -599,7 +598,7 @@ START_TEST(test_function_body_transient)
     oac_gb_node(r.g, "F", "local", "call", "x", "u");
     oac_gb_output(r.g, "u", OAC_T_FLOAT, "4");
     run_matches(&r, NULL, 3);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -607,21 +606,21 @@ START_TEST(test_recursive_function_unknown)
 {
     /* F calls itself: no bounded body, the peak is unknown (null), and
      * the walk ends. */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_mb_opset(r.mb, "local", 1);
     oac_gb *f = oac_mb_function(r.mb, "local", "F", "a", "b");
     oac_gb_node(f, "F", "local", "again", "a", "b");
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "4");
     oac_gb_node(r.g, "F", "local", "call", "x", "u");
     oac_gb_output(r.g, "u", OAC_T_FLOAT, "4");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     UNKNOWN(oac_analysis_plan(r.a)->peak_bytes);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("plan");
     TCase *t = tcase_create("core");
@@ -644,5 +643,3 @@ static Suite *suite(void)
     suite_add_tcase(s, t);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

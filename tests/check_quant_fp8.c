@@ -1,6 +1,6 @@
 /* check_quant_fp8.c: the FLOAT8 E4M3FN codec (lib/quant_fp8.c) and its
  * declarations and grouping (lib/quant.c), contract section 1. */
-#include <check.h>
+#include "harness.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -365,7 +365,7 @@ START_TEST(test_error_bound_all_types)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("quant_fp8");
     TCase *tc = tcase_create("core");
@@ -379,9 +379,5 @@ int main(void)
     tcase_add_test(tc, test_paths_agree_all_16bit);
     tcase_add_test(tc, test_paths_agree_float);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }

@@ -1,7 +1,7 @@
 /* check_quant_linear.c: the linear codec (lib/quant_linear.c) and the
  * declaration rules and front door it shares with FP8 (lib/quant.c),
  * contract section 1.  Expected bytes are computed by hand in comments. */
-#include <check.h>
+#include "harness.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -478,7 +478,7 @@ START_TEST(test_bounds_and_fill)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("quant_linear");
     TCase *tc = tcase_create("core");
@@ -492,9 +492,5 @@ int main(void)
     tcase_add_test(tc, test_paths_agree_all_16bit);
     tcase_add_test(tc, test_paths_agree_float);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }

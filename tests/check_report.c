@@ -6,12 +6,10 @@
  * oac_diag_add, an analysis and an execution as plain structs), so the
  * reports are tested without depending on those modules' behaviour.
  */
-#include <check.h>
+#include "harness.h"
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "checker.h"
 
 /* ---- fixtures ---------------------------------------------------------- */
 
@@ -436,7 +434,7 @@ START_TEST(test_text_alloc_chaos)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("report");
@@ -447,9 +445,5 @@ int main(void)
     tcase_add_test(tc, test_sarif);
     tcase_add_test(tc, test_text_alloc_chaos);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }

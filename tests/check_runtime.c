@@ -9,7 +9,8 @@
  * deliberately misbehaving kernel; unknown dims a usage error; position
  * lengths that disagree; --dump files; every allocation failure path.
  */
-#include "runtime_util.h"
+#include "harness.h"
+#include "runtime.h"
 
 /* dense_cache at batch 1, heads 2, head_size 4, given capacity/length. */
 static size_t dense_dims(oac_dim_binding *d, int64_t cap, int64_t len)
@@ -69,7 +70,7 @@ START_TEST(identity_over_many_steps)
     ck_assert_uint_eq(f.e->cache_bytes_bound, bytes);
     for (size_t i = 0; i < bytes; i++)
         ck_assert_msg(store[i] == 0, "byte %zu not written in place", i);
-    ck_assert_int_eq(atomic_load(&b.owner), 0);   /* released after the run */
+    ck_assert_int_eq(atomic_load(&b.owner), 0);   /* released after the fx */
     fx_end(&f);
     free(store);
 }
@@ -106,8 +107,8 @@ START_TEST(overflow_after_right_steps)
     ck_assert_uint_eq(f.e->steps_requested, 6);
     ck_assert_uint_eq(f.e->steps_completed, 3);
     ck_assert_uint_eq(f.e->n_per_step, 3);
-    ck_assert_uint_eq(count_code(f.d, OAC_CAPACITY_OVERFLOW), 1);
-    const oac_diag *dg = find_code(f.d, OAC_CAPACITY_OVERFLOW);
+    ck_assert_uint_eq(diag_count(f.d, OAC_CAPACITY_OVERFLOW), 1);
+    const oac_diag *dg = diag_find(f.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL);
     ck_assert_str_eq(dg->node, "update");
     ck_assert_ptr_nonnull(strstr(dg->message, "position 9"));
     ck_assert_ptr_nonnull(strstr(dg->message, "length 3"));
@@ -136,7 +137,7 @@ START_TEST(overflow_from_input_position)
     /* 7 + 3 = 10 fits; 10 + 3 does not. */
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_ERUNTIME);
     ck_assert_uint_eq(f.e->steps_completed, 1);
-    ck_assert_ptr_nonnull(strstr(find_code(f.d, OAC_CAPACITY_OVERFLOW)->message,
+    ck_assert_ptr_nonnull(strstr(diag_find(f.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL)->message,
                                  "position 10"));
     fx_end(&f);
     unlink(path);
@@ -282,7 +283,7 @@ START_TEST(temporary_root_updated_in_place)
     oac_node_alias(g, n, 0, 0, 1);
     oac_gb_node(g, "Neg", NULL, "neg", "u", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "1,8,2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 3 };
     ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
     ck_assert_uint_eq(f.e->identity_checked, 3);
@@ -332,10 +333,10 @@ START_TEST(unsupported_operator_named)
     oac_gb_node(b, "Neg", NULL, "neg", "r", "s");
     oac_gb_output(b, "s", OAC_T_FLOAT, "2");
     oac_gb_output(g, "y", OAC_T_FLOAT, "3,2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 2 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    const oac_diag *dg = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    const oac_diag *dg = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
     ck_assert_str_eq(dg->node, "rows");
     ck_assert_str_eq(dg->op_type, "Scan");
     ck_assert_ptr_nonnull(strstr(dg->message, "Scan"));
@@ -353,11 +354,11 @@ START_TEST(unknown_op_never_skipped)
     oac_gb_node(g, "Relu", NULL, "act", "x", "y");
     oac_gb_node(g, "Frobnicate", "acme", "frob", "y", "z");
     oac_gb_output(g, "z", OAC_T_FLOAT, "2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     /* Both nodes named, before anything ran. */
-    ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 2);
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 2);
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
 }
@@ -375,10 +376,10 @@ START_TEST(huge_buffers_refused_not_attempted)
     oac_gb_input(g, "rows", OAC_T_INT64, "8192");
     oac_gb_node(g, "Gather", NULL, "gather", "data,rows", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "8192,1048576");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    const oac_diag *dg = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    const oac_diag *dg = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
     ck_assert_str_eq(dg->node, "gather");
     ck_assert_ptr_nonnull(strstr(dg->message, "limit"));
     ck_assert_ptr_nonnull(strstr(dg->message, "per buffer"));
@@ -392,9 +393,9 @@ START_TEST(huge_buffers_refused_not_attempted)
     oac_gb_input(g, "a", OAC_T_FLOAT, "2896,2896");
     oac_gb_node(g, "MatMul", NULL, "slow", "a,a", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2896,2896");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    dg = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    dg = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
     ck_assert_str_eq(dg->node, "slow");
     ck_assert_ptr_nonnull(strstr(dg->message, "multiply-adds"));
     ck_assert_uint_eq(f.e->measured_peak_bytes, 0);
@@ -405,9 +406,9 @@ START_TEST(huge_buffers_refused_not_attempted)
     oac_gb_input(g, "x", OAC_T_FLOAT, "65536,1048576");
     oac_gb_node(g, "Neg", NULL, "neg", "x", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "65536,1048576");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
-    dg = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    dg = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
     ck_assert_ptr_nonnull(strstr(dg->message, "'x'"));
     ck_assert_ptr_nonnull(strstr(dg->message, "limit"));
     fx_end(&f);
@@ -433,7 +434,7 @@ START_TEST(alias_broken_detected)
     oac_run_hooks h = { .overrides = &ov, .n_overrides = 1 };
     oac_run_opts ro = { .steps = 3 };
     ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, &h), OAC_ERUNTIME);
-    const oac_diag *dg = find_code(f.d, OAC_ALIAS_BROKEN);
+    const oac_diag *dg = diag_find(f.d, OAC_ALIAS_BROKEN, NULL, NULL, NULL);
     ck_assert_ptr_nonnull(dg);
     ck_assert_str_eq(dg->node, "update");
     ck_assert_uint_eq(f.e->identity_checked, 1);
@@ -471,10 +472,10 @@ START_TEST(position_lengths_disagree)
     oac_node_alias(g, n2, 0, 0, 1);
     oac_vi_alias_of(g, oac_gb_output(g, "a2", OAC_T_FLOAT, "1,8,2"), "a");
     oac_vi_alias_of(g, oac_gb_output(g, "b2", OAC_T_FLOAT, "1,8,2"), "b");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 2 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    const oac_diag *dg = find_code(f.d, OAC_OPERAND_INVALID);
+    const oac_diag *dg = diag_find(f.d, OAC_OPERAND_INVALID, NULL, NULL, NULL);
     ck_assert_ptr_nonnull(dg);
     ck_assert_ptr_nonnull(strstr(dg->message, "position"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
@@ -547,7 +548,58 @@ START_TEST(allocation_failures)
 }
 END_TEST
 
-static Suite *suite(void)
+/* ---- case rows: codes of the run ----------------------------------------- */
+
+/* dense_cache checked and run `steps` steps at capacity cap, length len,
+ * with the rogue CacheUpdate when rogue; the run's status must be
+ * want_rc. */
+static void dense_scene(fx *f, int64_t cap, int64_t len, uint64_t steps, bool rogue,
+                        int want_rc)
+{
+    fx_example(f, "dense_cache");
+    static oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, cap, len);
+    static const oac_kernel_override ov = { "onnx_alias", "CacheUpdate", rogue_cache_update };
+    oac_run_hooks h = { .overrides = &ov, .n_overrides = 1 };
+    oac_run_opts ro = { .steps = steps };
+    ck_assert_int_eq(fx_check_run(f, dims, nd, NULL, 0, &ro, rogue ? &h : NULL), want_rc);
+}
+
+static void dense_rogue(fx *f) { dense_scene(f, 8, 1, 3, true, OAC_ERUNTIME); }
+static void dense_3_steps(fx *f) { dense_scene(f, 8, 1, 3, false, OAC_OK); }
+/* Positions 0, 3, 6 fit in 10; 9 + 3 does not. */
+static void dense_past_capacity(fx *f) { dense_scene(f, 10, 3, 6, false, OAC_ERUNTIME); }
+static void dense_to_capacity(fx *f) { dense_scene(f, 10, 3, 3, false, OAC_OK); }
+
+/* x -> Neg -> op -> z, op from domain: refused before running when the
+ * runtime has no kernel for it. */
+static void two_ops(fx *f, const char *domain, const char *op, int want_rc)
+{
+    oac_gb *g = fx_build(f, NULL);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
+    oac_gb_node(g, "Neg", NULL, "first", "x", "y");
+    oac_gb_node(g, op, domain, "second", "y", "z");
+    oac_gb_output(g, "z", OAC_T_FLOAT, "2");
+    fx_load(f);
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run(f->ctx, &f->e, f->m, NULL, &ro, f->d), want_rc);
+}
+
+static void neg_frobnicate(fx *f) { two_ops(f, "acme", "Frobnicate", OAC_ERUNTIME); }
+static void neg_neg(fx *f) { two_ops(f, NULL, "Neg", OAC_OK); }
+
+static const scene_case run_rows[] = {
+    { "rogue_kernel", dense_rogue, WANT(OAC_ALIAS_BROKEN), "update", NULL, NULL },
+    { "own_kernel", dense_3_steps, NEAR(OAC_ALIAS_BROKEN) },
+    { "frobnicate", neg_frobnicate, WANT(OAC_UNSUPPORTED_OPERATOR), "second", NULL, NULL },
+    { "neg", neg_neg, NEAR(OAC_UNSUPPORTED_OPERATOR) },
+    { "past_capacity", dense_past_capacity, WANT(OAC_CAPACITY_OVERFLOW), "update", NULL,
+      NULL },
+    { "to_capacity", dense_to_capacity, NEAR(OAC_CAPACITY_OVERFLOW) },
+};
+CASES_TEST(run_rows)
+
+Suite *test_suite(void)
 {
     Suite *s = suite_create("runtime");
     TCase *tc = tcase_create("runtime");
@@ -571,8 +623,7 @@ static Suite *suite(void)
     tcase_add_test(tc, dump_writes_outputs_and_caches);
     tcase_add_test(tc, dump_to_missing_dir_fails);
     tcase_add_test(tc, allocation_failures);
+    ADD_CASES(tc, run_rows);
     suite_add_tcase(s, tc);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

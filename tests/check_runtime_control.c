@@ -12,7 +12,8 @@
  * refused before anything runs; a run that stops without a finding still
  * reports one; a refusal with nothing measured matches a plan of 0.
  */
-#include "runtime_util.h"
+#include "harness.h"
+#include "runtime.h"
 
 /* ---- the shipped examples -------------------------------------------- */
 
@@ -73,7 +74,7 @@ static void run_example(const char *name, const char *extra, int64_t extra_value
     oac_run_opts ro = { .steps = STEPS };
     int rc = fx_check_run(&f, dims, dense_dims(dims), in, ni, &ro, &h);
     ck_assert_msg(rc == OAC_OK, "%s: rc %d %s %s", name, rc, oac_errmsg(f.ctx),
-                  all_messages(f.d));
+                  diag_dump(f.d));
     ck_assert_uint_eq(f.e->steps_completed, STEPS);
     ck_assert_uint_eq(f.e->n_per_step, STEPS);
     ck_assert_msg(f.e->identity_checked == identity_per_step * STEPS,
@@ -158,7 +159,7 @@ START_TEST(every_valid_example_matches_plan)
     for (size_t i = 0; i < oac_examples_count; i++) {
         const oac_example *ex = &oac_examples[i];
         if (ex->expect[0] && strcmp(ex->expect[0], "alias-implied"))
-            continue;        /* broken twins never run */
+            continue;        /* broken twins never fx */
         fx f;
         fx_example(&f, ex->name);
         oac_dim_binding dd[5];
@@ -178,7 +179,7 @@ START_TEST(every_valid_example_matches_plan)
         oac_run_opts ro = { .steps = 3 };
         int rc = fx_check_run(&f, dd, nd, NULL, 0, &ro, NULL);
         ck_assert_msg(rc == OAC_OK, "%s: rc %d %s %s", ex->name, rc, oac_errmsg(f.ctx),
-                      all_messages(f.d));
+                      diag_dump(f.d));
         ck_assert_uint_eq(f.e->steps_completed, 3);
         ck_assert_uint_eq(f.e->identity_held, f.e->identity_checked);
         ck_assert_msg(f.e->peak_matches_plan, "%s: measured %llu planned %llu", ex->name,
@@ -226,7 +227,7 @@ START_TEST(if_moves_and_copies)
         oac_mb *mb;
         fx_build(&f, &mb);
         build_if_buffers(mb);
-        fx_load_mb(&f, mb);
+        fx_load(&f);
         oac_input_file in[2] = { { "x", xp }, { "c", cp } };
         oac_run_opts ro = { .steps = 2, .dump_dir = dir };
         ck_assert_int_eq(fx_check_run(&f, NULL, 0, in, cond ? 2 : 1, &ro, NULL), OAC_OK);
@@ -295,7 +296,7 @@ START_TEST(loop_carries_by_value)
     oac_gb_output(b, "cond_out", OAC_T_BOOL, "");
     oac_gb_output(b, "acc_out", OAC_T_FLOAT, "4");
     oac_gb_output(g, "acc", OAC_T_FLOAT, "4");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_input_file in[1] = { { "x", xp } };
     oac_run_opts ro = { .steps = 2, .dump_dir = dir };
     ck_assert_int_eq(fx_check_run(&f, NULL, 0, in, 1, &ro, NULL), OAC_OK);
@@ -347,7 +348,7 @@ static void build_ref_attr_call(fx *f)
                                         "updated");
     oac_node_attr_int(g, call, "cache_axis", 1);
     oac_vi_alias_of(g, oac_gb_output(g, "updated", OAC_T_FLOAT, "2,8,3"), "cache");
-    fx_load_mb(f, mb);
+    fx_load(f);
 }
 
 START_TEST(function_ref_attr_resolved)
@@ -359,7 +360,7 @@ START_TEST(function_ref_attr_resolved)
     build_ref_attr_call(&f);
     oac_run_opts ro = { .steps = 8 };
     int rc = oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d);
-    ck_assert_msg(rc == OAC_OK, "rc %d %s %s", rc, oac_errmsg(f.ctx), all_messages(f.d));
+    ck_assert_msg(rc == OAC_OK, "rc %d %s %s", rc, oac_errmsg(f.ctx), diag_dump(f.d));
     ck_assert_uint_eq(f.e->steps_completed, 8);
     ck_assert_uint_eq(f.e->identity_checked, 16);
     ck_assert_uint_eq(f.e->identity_held, 16);
@@ -370,7 +371,7 @@ START_TEST(function_ref_attr_resolved)
     ro.steps = 9;
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
     ck_assert_uint_eq(f.e->steps_completed, 8);
-    ck_assert_uint_eq(count_code(f.d, OAC_CAPACITY_OVERFLOW), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_CAPACITY_OVERFLOW), 1);
     fx_end(&f);
 }
 END_TEST
@@ -426,18 +427,17 @@ START_TEST(deep_if_nesting_refused)
         int rc = run_built(&f, mb, 2);
         if (depth <= OAC_MAX_DEPTH) {
             /* 63 levels run (c is false: the else branch at level 0). */
-            ck_assert_msg(rc == OAC_OK, "depth %d: %d %s", depth, rc, all_messages(f.d));
+            ck_assert_msg(rc == OAC_OK, "depth %d: %d %s", depth, rc, diag_dump(f.d));
             ck_assert_uint_eq(f.e->steps_completed, 2);
         } else {
             ck_assert_int_eq(rc, OAC_ERUNTIME);
-            ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
+            ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
             const oac_diag *d = oac_diags_get(f.d, 0);
             ck_assert_str_eq(d->node, "if_0");
             ck_assert_ptr_nonnull(strstr(d->message, "deeper than"));
             ck_assert_uint_eq(f.e->steps_completed, 0);
             ck_assert_uint_eq(f.e->n_per_step, 0);
         }
-        oac_mb_free(mb);
         fx_end(&f);
     }
 }
@@ -467,7 +467,6 @@ START_TEST(deep_if_nesting_true_branch_runs)
     ck_assert_uint_eq(f.e->per_step[0].alloc_calls, 1);
     ck_assert_uint_eq(f.e->measured_peak_bytes, 8);
     oac_dealloc(f.ctx, m);
-    oac_mb_free(mb);
     fx_end(&f);
     unlink(cp);
     free(cp);
@@ -488,10 +487,10 @@ START_TEST(recursive_function_refused)
     oac_gb_input(g, "x", OAC_T_FLOAT, "2");
     oac_gb_node(g, "F", "local", "call", "x", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
     ck_assert_str_eq(oac_diags_get(f.d, 0)->node, "call");
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
@@ -524,10 +523,10 @@ START_TEST(scan_and_inner_unknown_refused)
     oac_gb_output(lb, "w", OAC_T_FLOAT, "2");
     oac_gb_output(g, "sx", OAC_T_FLOAT, "2");
     oac_gb_output(g, "lx", OAC_T_FLOAT, "2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 2);
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 2);
     ck_assert_str_eq(oac_diags_get(f.d, 0)->node, "scan");
     ck_assert_str_eq(oac_diags_get(f.d, 1)->node, "loop");
     ck_assert_ptr_nonnull(strstr(oac_diags_get(f.d, 1)->message, "frob"));
@@ -546,10 +545,10 @@ START_TEST(failure_without_finding_is_reported)
     oac_gb_input(g, "x", OAC_T_FLOAT, "1,1,1,1,1,1,1,1,1");
     oac_gb_node(g, "Identity", NULL, "copy", "x", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "1,1,1,1,1,1,1,1,1");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
-    ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
     ck_assert_ptr_nonnull(strstr(oac_diags_get(f.d, 0)->message, "rank"));
     oac_report_input ri = { .path = "t.onnx", .model = f.m, .diags = f.d,
                             .execution = f.e };
@@ -569,7 +568,7 @@ START_TEST(refusal_peak_matches_at_zero)
     oac_run_opts ro = { .steps = 2, .readonly = ro_names, .n_readonly = 1 };
     ck_assert_int_eq(fx_check_run(&f, dims, dense_dims(dims), NULL, 0, &ro, NULL),
                      OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_BINDING_READONLY), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_BINDING_READONLY), 1);
     ck_assert_uint_eq(f.e->steps_completed, 0);
     ck_assert(f.e->planned_peak_bytes.known);
     ck_assert_uint_eq(f.e->planned_peak_bytes.value, 0);
@@ -608,7 +607,7 @@ START_TEST(alias_broken_inside_branch)
     oac_run_opts ro = { .steps = 3 };
     ck_assert_int_eq(fx_check_run(&f, dims, dense_dims(dims), NULL, 0, &ro, &h),
                      OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_ALIAS_BROKEN), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_ALIAS_BROKEN), 1);
     const oac_diag *d = oac_diags_get(f.d, (size_t)oac_diags_find(f.d, OAC_ALIAS_BROKEN));
     ck_assert_str_eq(d->node, "else_update");
     ck_assert_str_eq(d->graph, "else_update");
@@ -644,7 +643,7 @@ static void build_endless_loop(fx *f, int64_t trip)
     oac_gb_output(b, "co", OAC_T_BOOL, "");
     oac_gb_output(b, "xi", OAC_T_FLOAT, "2");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2");
-    fx_load_mb(f, mb);
+    fx_load(f);
 }
 
 START_TEST(endless_loop_is_bounded)
@@ -660,8 +659,8 @@ START_TEST(endless_loop_is_bounded)
         oac_run_hooks h = { .body_work = 1000 };
         oac_run_opts ro = { .steps = 3 };
         ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, &h), OAC_ERUNTIME);
-        ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
-        const oac_diag *d = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR,
+        ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
+        const oac_diag *d = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR,
                                         "unsupported-operator");
         ck_assert_str_eq(d->node, "forever");
         ck_assert_str_eq(d->op_type, "Loop");
@@ -688,7 +687,7 @@ START_TEST(endless_loop_default_budget)
     build_endless_loop(&f, -1);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    const oac_diag *d = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    const oac_diag *d = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
     ck_assert_str_eq(d->node, "forever");
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
@@ -720,12 +719,12 @@ START_TEST(call_fan_out_is_bounded)
     oac_gb_input(g, "x", OAC_T_FLOAT, "2");
     oac_gb_node(g, "F0", "local", "call", "x", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2");
-    fx_load_mb(&f, mb);
+    fx_load(&f);
     oac_run_hooks h = { .body_work = 3000 };
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, NULL, &ro, &h, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(count_code(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
-    const oac_diag *d = expect_code(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 1);
+    const oac_diag *d = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
     ck_assert_ptr_nonnull(strstr(d->message, "limit of 3000"));
     ck_assert_ptr_nonnull(strstr(d->location, "/functions/"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
@@ -766,7 +765,7 @@ static void build_nested_calls(fx *f, bool in_if)
         }
     }
     oac_vi_alias_of(g, oac_gb_output(g, "updated", OAC_T_FLOAT, "2,4,3"), "cache");
-    fx_load_mb(f, mb);
+    fx_load(f);
 }
 
 START_TEST(position_advances_through_nested_calls)
@@ -779,15 +778,15 @@ START_TEST(position_advances_through_nested_calls)
         build_nested_calls(&f, in_if);
         oac_run_opts ro = { .steps = 4 };
         int rc = oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d);
-        ck_assert_msg(rc == OAC_OK, "rc %d %s %s", rc, oac_errmsg(f.ctx), all_messages(f.d));
+        ck_assert_msg(rc == OAC_OK, "rc %d %s %s", rc, oac_errmsg(f.ctx), diag_dump(f.d));
         ck_assert_uint_eq(f.e->identity_held, f.e->identity_checked);
         fx_end(&f);
         build_nested_calls(&f, in_if);
         ro.steps = 6;
         ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
         ck_assert_uint_eq(f.e->steps_completed, 4);
-        const oac_diag *d = find_code(f.d, OAC_CAPACITY_OVERFLOW);
-        ck_assert_msg(d != NULL, "%s", all_messages(f.d));
+        const oac_diag *d = diag_find(f.d, OAC_CAPACITY_OVERFLOW, NULL, NULL, NULL);
+        ck_assert_msg(d != NULL, "%s", diag_dump(f.d));
         ck_assert_ptr_nonnull(strstr(d->message, "position 4"));
         fx_end(&f);
     }
@@ -810,7 +809,7 @@ START_TEST(allocation_failures_in_bodies)
 }
 END_TEST
 
-static Suite *suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("runtime_control");
     TCase *tc = tcase_create("control");
@@ -839,5 +838,3 @@ static Suite *suite(void)
     suite_add_tcase(s, tc);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

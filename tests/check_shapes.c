@@ -5,22 +5,17 @@
  *
  * Models are made with the builder, loaded from memory and checked with
  * oac_check; inference details are read from the ShapesContext by running
- * the passes up to shapes by hand (infer_run), which keeps the graph
+ * the passes up to shapes by hand (fx_infer), which keeps the graph
  * index alive for value lookups.
  */
-#include <check.h>
+#include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "oac_int.h"
-#include "oac_build.h"
 #include "alias.h"
-#include "checker.h"
 #include "graph.h"
 #include "shapes.h"
-
-#include "shapes_util.h"
 
 /* ---- tables ---- */
 
@@ -35,14 +30,14 @@ END_TEST
 
 START_TEST(test_class_facts_filled)
 {
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,max_len,4");
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,max_len,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_SHAPE_MISMATCH), 0);
-    ck_assert_int_eq(count(&r, OAC_TYPE_MISMATCH), 0);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_SHAPE_MISMATCH), 0);
+    ck_assert_int_eq(diag_count(r.d, OAC_TYPE_MISMATCH), 0);
     ck_assert_uint_eq(oac_analysis_class_count(r.a), 1);
     const oac_alias_class *c = oac_analysis_class(r.a, 0);
     ck_assert_str_eq(c->root, "cache");
@@ -55,54 +50,54 @@ START_TEST(test_class_facts_filled)
     ck_assert(c->bytes.known);
     ck_assert_uint_eq(c->bytes.value, 1 * 2 * 16 * 4 * 2);
     ck_assert_int_eq(oac_analysis_dim(r.a, "max_len"), 16);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_class_bytes_unknown_symbol)
 {
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,max_len,4");
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,max_len,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,max_len,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_alias_class *c = oac_analysis_class(r.a, 0);
     ck_assert_int_eq(c->dims[2], -1);
     ck_assert_str_eq(c->dim_params[2], "max_len");
     ck_assert(!c->bytes.known);
     ck_assert_int_eq(oac_analysis_dim(r.a, "max_len"), -1);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_type_mismatch)
 {
     /* 1: the output declares FLOAT for a FLOAT16 cache. */
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect_named(&r, OAC_TYPE_MISMATCH, "type-mismatch", "upd", "out");
-    ck_assert_ptr_nonnull(strstr(find(&r, OAC_TYPE_MISMATCH, NULL, NULL)->message, "cache"));
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect_named(r.d, OAC_TYPE_MISMATCH, "type-mismatch", "upd", "out");
+    ck_assert_ptr_nonnull(strstr(diag_find(r.d, OAC_TYPE_MISMATCH, NULL, NULL, NULL)->message, "cache"));
+    fx_end(&r);
 
     /* 2: a chain, the middle member declared INT8 in value_info. */
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    cu(r.g, "u1", "cache,values,position", "a", true);
-    cu(r.g, "u2", "a,values,position", "b", true);
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
+    cu_node(r.g, "u1", "cache,values,position", "a", true);
+    cu_node(r.g, "u2", "a,values,position", "b", true);
     oac_gb_value_info(r.g, "a", OAC_T_INT8, "1,2,16,4");
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect_named(&r, OAC_TYPE_MISMATCH, "type-mismatch", "u1", "a");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect_named(r.d, OAC_TYPE_MISMATCH, "type-mismatch", "u1", "a");
+    fx_end(&r);
 
     /* 3: a paged cache whose update output is declared a dense tensor. */
     int32_t allowed[] = { 0 };
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_mb_quant_linear(r.mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
     oac_vi_access(r.g, oac_gb_input_paged(r.g, "pages", OAC_T_FLOAT16, "2,2,16,8",
                                           allowed, 1), 1);
@@ -113,65 +108,65 @@ START_TEST(test_type_mismatch)
                                      "pages,page_id,values,position", "out");
     oac_node_alias(r.g, n, 0, 0, 1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "2,2,16,8"), "pages");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect_named(&r, OAC_TYPE_MISMATCH, "type-mismatch", "pu", "out");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect_named(r.d, OAC_TYPE_MISMATCH, "type-mismatch", "pu", "out");
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_rank_mismatch)
 {
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect_named(&r, OAC_RANK_MISMATCH, "rank-mismatch", "upd", "out");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect_named(r.d, OAC_RANK_MISMATCH, "rank-mismatch", "upd", "out");
+    fx_end(&r);
 
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    cu(r.g, "u1", "cache,values,position", "a", true);
-    cu(r.g, "u2", "a,values,position", "b", true);
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
+    cu_node(r.g, "u1", "cache,values,position", "a", true);
+    cu_node(r.g, "u2", "a,values,position", "b", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,1,2,16,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect_named(&r, OAC_RANK_MISMATCH, "rank-mismatch", "u2", "b");
-    ck_assert_int_eq(count(&r, OAC_RANK_MISMATCH), 1);
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect_named(r.d, OAC_RANK_MISMATCH, "rank-mismatch", "u2", "b");
+    ck_assert_int_eq(diag_count(r.d, OAC_RANK_MISMATCH), 1);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_shape_mismatch_static)
 {
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,32,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_SHAPE_MISMATCH, "upd", "out");
-    const oac_diag *x = find(&r, OAC_SHAPE_MISMATCH, NULL, NULL);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_SHAPE_MISMATCH, "upd", "out", NULL);
+    const oac_diag *x = diag_find(r.d, OAC_SHAPE_MISMATCH, NULL, NULL, NULL);
     ck_assert_ptr_nonnull(strstr(x->message, "32"));
     ck_assert_ptr_nonnull(strstr(x->message, "16"));
     ck_assert_ptr_nonnull(strstr(x->message, "cache"));
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_shape_mismatch_symbol_twice)
 {
     /* max_len is bound to 16 by one member and 32 by another. */
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,max_len,4");
-    cu(r.g, "u1", "cache,values,position", "a", true);
-    cu(r.g, "u2", "a,values,position", "b", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,max_len,4");
+    cu_node(r.g, "u1", "cache,values,position", "a", true);
+    cu_node(r.g, "u2", "a,values,position", "b", true);
     oac_gb_value_info(r.g, "a", OAC_T_FLOAT16, "1,2,16,4");
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "b", OAC_T_FLOAT16, "1,2,32,4"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_ge(count(&r, OAC_SHAPE_MISMATCH), 1);
-    const oac_diag *x = find(&r, OAC_SHAPE_MISMATCH, NULL, NULL);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_ge(diag_count(r.d, OAC_SHAPE_MISMATCH), 1);
+    const oac_diag *x = diag_find(r.d, OAC_SHAPE_MISMATCH, NULL, NULL, NULL);
     ck_assert_ptr_nonnull(x->value);
     /* Both places named. */
     ck_assert_ptr_nonnull(strstr(x->message, "16"));
@@ -179,7 +174,7 @@ START_TEST(test_shape_mismatch_symbol_twice)
     ck_assert_ptr_nonnull(strstr(x->message, "'a'"));
     ck_assert_ptr_nonnull(strstr(x->message, "'b'"));
     ck_assert_int_eq(x->severity, OAC_SEV_ERROR);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -187,39 +182,39 @@ START_TEST(test_unknown_dims_unify_quietly)
 {
     /* '?' and symbols join without findings; what one member knows holds
      * for all. */
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,?,S,4");
-    cu(r.g, "u1", "cache,values,position", "a", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,?,S,4");
+    cu_node(r.g, "u1", "cache,values,position", "a", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "a", OAC_T_FLOAT16, "1,2,8,?"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_SHAPE_MISMATCH), 0);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_SHAPE_MISMATCH), 0);
     const oac_alias_class *c = oac_analysis_class(r.a, 0);
     ck_assert_int_eq(c->dims[1], 2);
     ck_assert_int_eq(c->dims[2], 8);
     ck_assert_int_eq(c->dims[3], 4);
     ck_assert(c->bytes.known);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_bytes_overflow_unknown)
 {
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT, "1099511627776,1099511627776"), 1);
     oac_gb_input(r.g, "values", OAC_T_FLOAT, "1099511627776,1");
     oac_gb_input(r.g, "position", OAC_T_INT64, "");
-    Onnx__NodeProto *n = cu(r.g, "upd", "cache,values,position", "out", true);
+    Onnx__NodeProto *n = cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_node_attr_int(r.g, n, "axis", -1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT, "1099511627776,1099511627776"),
                     "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     const oac_alias_class *c = oac_analysis_class(r.a, 0);
     ck_assert_int_eq(c->dims[0], 1099511627776LL);
     ck_assert(!c->bytes.known);   /* 2^80 * 4 does not fit: unknown, no wrap */
     ck_assert(!oac_analysis_plan(r.a)->persistent_cache_bytes.known);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -234,30 +229,30 @@ START_TEST(test_dim_usage_errors)
         { { { "max_len", 8 }, { "max_len", 9 } }, 2, "twice" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        run r;
-        run_begin(&r);
-        dense_inputs(&r, "1,2,max_len,4");
-        cu(r.g, "upd", "cache,values,position", "out", true);
+        fx r;
+        fx_build(&r, NULL);
+        cu_f16_inputs(r.g, "1,2,max_len,4");
+        cu_node(r.g, "upd", "cache,values,position", "out", true);
         oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,max_len,4"), "cache");
         oac_check_opts o = { .dims = cases[i].b, .n_dims = cases[i].n };
-        ck_assert_int_eq(run_check(&r, &o), OAC_EINVAL);
+        ck_assert_int_eq(fx_check(&r, &o), OAC_EINVAL);
         ck_assert_ptr_nonnull(strstr(oac_errmsg(r.ctx), cases[i].msg));
         ck_assert_ptr_null(r.a);
-        run_end(&r);
+        fx_end(&r);
     }
     /* The same value twice is fine. */
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,max_len,4");
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,max_len,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,max_len,4"), "cache");
     oac_dim_binding same[] = { { "max_len", 8 }, { "max_len", 8 } };
     oac_check_opts o = { .dims = same, .n_dims = 2 };
-    ck_assert_int_eq(run_check(&r, &o), OAC_OK);
+    ck_assert_int_eq(fx_check(&r, &o), OAC_OK);
     ck_assert_int_eq(oac_analysis_dim(r.a, "max_len"), 8);
     ck_assert_uint_eq(oac_analysis_class(r.a, 0)->bytes.value, 1 * 2 * 8 * 4 * 2);
     ck_assert_uint_eq(oac_diags_count_severity(r.d, OAC_SEV_ERROR), 0);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -265,22 +260,22 @@ START_TEST(test_dim_contradicts_static)
 {
     /* --dim max_len=8 but a member declares 16: shape-mismatch naming
      * the option and the value. */
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,max_len,4");
-    cu(r.g, "upd", "cache,values,position", "out", true);
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,max_len,4");
+    cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,16,4"), "cache");
     oac_dim_binding b[] = { { "max_len", 8 } };
     oac_check_opts o = { .dims = b, .n_dims = 1 };
-    ck_assert_int_eq(run_check(&r, &o), OAC_OK);
-    expect(&r, OAC_SHAPE_MISMATCH, NULL, "out");
-    const oac_diag *x = find(&r, OAC_SHAPE_MISMATCH, NULL, "out");
+    ck_assert_int_eq(fx_check(&r, &o), OAC_OK);
+    diag_expect(r.d, OAC_SHAPE_MISMATCH, NULL, "out", NULL);
+    const oac_diag *x = diag_find(r.d, OAC_SHAPE_MISMATCH, NULL, "out", NULL);
     ck_assert_ptr_nonnull(strstr(x->message, "--dim max_len=8"));
     ck_assert_ptr_nonnull(strstr(x->message, "16"));
-    run_end(&r);
+    fx_end(&r);
 
     /* Same through inference: a Reshape makes 12 where --dim says 6. */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "3,4");
     int64_t shp[] = { 12 };
     oac_gb_init_i64(r.g, "shp", "1", shp, 1);
@@ -288,9 +283,9 @@ START_TEST(test_dim_contradicts_static)
     oac_gb_output(r.g, "y", OAC_T_FLOAT, "n");
     oac_dim_binding b2[] = { { "n", 6 } };
     oac_check_opts o2 = { .dims = b2, .n_dims = 1 };
-    ck_assert_int_eq(run_check(&r, &o2), OAC_OK);
-    expect(&r, OAC_SHAPE_MISMATCH, "flat", "y");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, &o2), OAC_OK);
+    diag_expect(r.d, OAC_SHAPE_MISMATCH, "flat", "y", NULL);
+    fx_end(&r);
 }
 END_TEST
 
@@ -299,8 +294,8 @@ END_TEST
 START_TEST(test_infer_ops)
 {
     char b[128];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb *g = r.g;
     oac_gb_input(g, "x", OAC_T_FLOAT, "B,3,4");
     oac_gb_input(g, "w", OAC_T_FLOAT, "4,5");
@@ -335,7 +330,7 @@ START_TEST(test_infer_ops)
     oac_gb_node(g, "Neg", NULL, "ng", "e16", "en16");
     oac_gb_node(g, "Mystery", "some.domain", "my", "e", "mys");          /* unknown op */
     oac_gb_output(g, "p", OAC_T_FLOAT, NULL);
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_str_eq(dims_of(&r, "xw", b, sizeof b), "B,3,5");
     ck_assert_str_eq(dims_of(&r, "xt", b, sizeof b), "B,5,3");
     ck_assert_str_eq(dims_of(&r, "xr", b, sizeof b), "B,?");
@@ -354,15 +349,15 @@ START_TEST(test_infer_ops)
     ck_assert_str_eq(dims_of(&r, "mys", b, sizeof b), "none");
     ck_assert_int_eq(elem_of(&r, "mys"), 0);
     ck_assert_uint_eq(oac_diags_count(r.d), 0);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_infer_reshape_minus_one_and_dim)
 {
     char b[128];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "B,3,4");
     int64_t shp[] = { 0, -1 };
     oac_gb_init_i64(r.g, "shp", "2", shp, 2);
@@ -372,19 +367,19 @@ START_TEST(test_infer_reshape_minus_one_and_dim)
     oac_gb_node(r.g, "Reshape", NULL, "rs2", "x,shp2", "z");
     oac_dim_binding d[] = { { "B", 5 } };
     oac_check_opts o = { .dims = d, .n_dims = 1 };
-    ck_assert_int_eq(infer_run(&r, &o), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, &o), OAC_OK);
     ck_assert_str_eq(dims_of(&r, "x", b, sizeof b), "5,3,4");
     ck_assert_str_eq(dims_of(&r, "y", b, sizeof b), "5,12");
     ck_assert_str_eq(dims_of(&r, "z", b, sizeof b), "5,3,4");
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_infer_broadcast_and_matmul_vectors)
 {
     char b[128];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "a", OAC_T_FLOAT, "2,1,4");
     oac_gb_input(r.g, "c", OAC_T_FLOAT, "3,1");
     oac_gb_input(r.g, "v", OAC_T_FLOAT, "4");
@@ -393,31 +388,31 @@ START_TEST(test_infer_broadcast_and_matmul_vectors)
     oac_gb_node(r.g, "MatMul", NULL, "mv", "v,m", "vm");   /* 6 */
     oac_gb_node(r.g, "MatMul", NULL, "am", "a,m", "amm");  /* 2,1,6 */
     oac_gb_node(r.g, "Max", NULL, "mx", "a,c,v", "mxo");   /* 2,3,4 */
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_str_eq(dims_of(&r, "ac", b, sizeof b), "2,3,4");
     ck_assert_str_eq(dims_of(&r, "vm", b, sizeof b), "6");
     ck_assert_str_eq(dims_of(&r, "amm", b, sizeof b), "2,1,6");
     ck_assert_str_eq(dims_of(&r, "mxo", b, sizeof b), "2,3,4");
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_infer_cache_ops_and_constant)
 {
     char b[128];
-    run r;
-    run_begin(&r);
-    dense_inputs(&r, "1,2,16,4");
+    fx r;
+    fx_build(&r, NULL);
+    cu_f16_inputs(r.g, "1,2,16,4");
     int64_t pos[] = { 3 };
     oac_gb_constant_i64(r.g, "p3", "", pos, 1);
-    cu(r.g, "upd", "cache,values,p3", "out", true);
+    cu_node(r.g, "upd", "cache,values,p3", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, NULL), "cache");
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_str_eq(dims_of(&r, "out", b, sizeof b), "1,2,16,4");
     ck_assert_int_eq(elem_of(&r, "out"), OAC_T_FLOAT16);
     ck_assert_str_eq(dims_of(&r, "p3", b, sizeof b), "");
     ck_assert_int_eq(elem_of(&r, "p3"), OAC_T_INT64);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -425,8 +420,8 @@ START_TEST(test_infer_subgraph_and_function_scopes)
 {
     /* Inference runs in every scope: an If branch reading an outer value
      * and a local function body. */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "2,3");
     oac_gb_input(r.g, "cond", OAC_T_BOOL, "");
     Onnx__NodeProto *n = oac_gb_node(r.g, "If", NULL, "br", "cond", "y");
@@ -437,7 +432,7 @@ START_TEST(test_infer_subgraph_and_function_scopes)
     oac_gb_node(e, "Identity", NULL, "id", "x", "ey");
     oac_gb_output(e, "ey", OAC_T_FLOAT, NULL);
     oac_gb_output(r.g, "y", OAC_T_FLOAT, NULL);
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     oac_graphs *gs = r.st.graphs;
     ck_assert_uint_ge(gs->n_scopes, 3);
     oac_value *ty = oac_scope_local(gs->scopes[1], "ty");
@@ -447,10 +442,10 @@ START_TEST(test_infer_subgraph_and_function_scopes)
     const oac_vshape *s = oac_shapes_value(r.st.shapes, ty->id);
     ck_assert_int_eq(s->rank, 2);
     ck_assert_int_eq(oac_shapes_dim(r.st.shapes, s->dims[1]), 3);
-    run_end(&r);
+    fx_end(&r);
 
     /* A local function body: its inputs typed by value_info. */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_gb *f = oac_mb_function(r.mb, "local", "F", "a", "b");
     oac_gb_value_info(f, "a", OAC_T_FLOAT, "5,K");
     Onnx__NodeProto *tn = oac_gb_node(f, "Transpose", NULL, "tr", "a", "b");
@@ -460,7 +455,7 @@ START_TEST(test_infer_subgraph_and_function_scopes)
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "5,K");
     oac_gb_node(r.g, "F", "local", "call", "x", "y");
     oac_gb_output(r.g, "y", OAC_T_FLOAT, NULL);
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     oac_scope *fs = r.st.graphs->functions[0];
     ck_assert_ptr_nonnull(fs);
     oac_value *b = oac_scope_local(fs, "b");
@@ -469,7 +464,7 @@ START_TEST(test_infer_subgraph_and_function_scopes)
     ck_assert_int_eq(s->rank, 2);
     ck_assert_str_eq(oac_shapes_dim_name(r.st.shapes, s->dims[0]), "K");
     ck_assert_int_eq(oac_shapes_dim(r.st.shapes, s->dims[1]), 5);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -478,8 +473,8 @@ START_TEST(test_hostile_inference)
     /* Overflowing products and sums, extreme slice parameters, absurd
      * ranks and negative dims: unknown, never wrapped, never a crash. */
     char b[256];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb *g = r.g;
     oac_gb_input(g, "x", OAC_T_FLOAT, "4611686018427387904,4");
     int64_t shp[] = { -1 };
@@ -507,7 +502,7 @@ START_TEST(test_hostile_inference)
         strcat(dims, i ? ",1" : "1");
     oac_gb_input(g, "deep", OAC_T_FLOAT, dims);
     oac_gb_node(g, "Neg", NULL, "ng", "deep", "deepn");
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_str_eq(dims_of(&r, "flat", b, sizeof b), "?");
     ck_assert_str_eq(dims_of(&r, "yy", b, sizeof b), "?,2");
     ck_assert_str_eq(dims_of(&r, "xs", b, sizeof b), "4611686018427387904,1");
@@ -515,11 +510,11 @@ START_TEST(test_hostile_inference)
     ck_assert_str_eq(dims_of(&r, "xu", b, sizeof b), "none");
     ck_assert_str_eq(dims_of(&r, "xt", b, sizeof b), "none");
     ck_assert_str_eq(dims_of(&r, "deepn", b, sizeof b), "none");
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
-static const oac_vshape *vshape_of(run *r, const char *name)
+static const oac_vshape *vshape_of(fx *r, const char *name)
 {
     oac_value *v = oac_scope_local(r->st.graphs->scopes[0], name);
     ck_assert_msg(v != NULL, "no value %s", name);
@@ -533,8 +528,8 @@ START_TEST(test_infer_rule_memo_and_shared_dims)
      * share one dims array (shapes.h invariant 7), whether declared,
      * copied from an input or built by a rule. */
     char b[128];
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_gb_input(r.g, "x", OAC_T_FLOAT, "2,3");
     oac_gb_input(r.g, "y", OAC_T_FLOAT, "2,3");
     const char *odd[] = { "Sqrt1", "Sqrt2", "Sqrt3", "Sqrt4", "Sqrt5", "Sqrt6" };
@@ -548,7 +543,7 @@ START_TEST(test_infer_rule_memo_and_shared_dims)
     oac_gb_node(r.g, "Transpose", NULL, "t1", "x", "xt1");
     oac_gb_node(r.g, "Transpose", NULL, "t2", "y", "xt2");
     oac_gb_node(r.g, "Add", NULL, "ad", "x,y", "xy");
-    ck_assert_int_eq(infer_run(&r, NULL), OAC_OK);
+    ck_assert_int_eq(fx_infer(&r, NULL), OAC_OK);
     ck_assert_str_eq(dims_of(&r, "u0", b, sizeof b), "none");
     ck_assert_str_eq(dims_of(&r, "u5", b, sizeof b), "none");
     ck_assert_str_eq(dims_of(&r, "z", b, sizeof b), "2,3");
@@ -561,7 +556,7 @@ START_TEST(test_infer_rule_memo_and_shared_dims)
     ck_assert_ptr_eq(vshape_of(&r, "xy")->dims, d);
     ck_assert_ptr_eq(vshape_of(&r, "xt2")->dims, vshape_of(&r, "xt1")->dims);
     ck_assert_ptr_ne(vshape_of(&r, "xt1")->dims, d);
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -599,19 +594,19 @@ static const struct {
 START_TEST(test_operand_cache_update)
 {
     for (size_t i = 0; i < sizeof bad_operands / sizeof bad_operands[0]; i++) {
-        run r;
-        run_begin(&r);
+        fx r;
+        fx_build(&r, NULL);
         oac_vi_access(r.g, oac_gb_input(r.g, "cache", bad_operands[i].cache_t, "1,2,16,4"), 1);
         oac_gb_input(r.g, "values", bad_operands[i].values_t, bad_operands[i].values_dims);
         oac_gb_input(r.g, "position", bad_operands[i].pos_t, bad_operands[i].pos_dims);
-        Onnx__NodeProto *n = cu(r.g, "upd", "cache,values,position", "out", true);
+        Onnx__NodeProto *n = cu_node(r.g, "upd", "cache,values,position", "out", true);
         if (bad_operands[i].axis)
             oac_node_attr_int(r.g, n, "axis", bad_operands[i].axis);
         oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", bad_operands[i].cache_t, "1,2,16,4"),
                         "cache");
-        ck_assert_msg(run_check(&r, NULL) == OAC_OK, "%s", bad_operands[i].why);
-        expect(&r, OAC_OPERAND_INVALID, "upd", bad_operands[i].value);
-        run_end(&r);
+        ck_assert_msg(fx_check(&r, NULL) == OAC_OK, "%s", bad_operands[i].why);
+        diag_expect(r.d, OAC_OPERAND_INVALID, "upd", bad_operands[i].value, NULL);
+        fx_end(&r);
     }
 }
 END_TEST
@@ -619,63 +614,63 @@ END_TEST
 START_TEST(test_operand_valid_near_misses)
 {
     /* position [1], axis -1 with values differing only there, symbols. */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "cache", OAC_T_FLOAT16, "B,2,4,16"), 1);
     oac_gb_input(r.g, "values", OAC_T_FLOAT16, "B,2,4,3");
     oac_gb_input(r.g, "position", OAC_T_INT64, "1");
-    Onnx__NodeProto *n = cu(r.g, "upd", "cache,values,position", "out", true);
+    Onnx__NodeProto *n = cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_node_attr_int(r.g, n, "axis", -1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "B,2,4,16"), "cache");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 0);
-    ck_assert_int_eq(count(&r, OAC_SHAPE_MISMATCH), 0);
-    ck_assert_int_eq(count(&r, OAC_TYPE_MISMATCH), 0);
-    ck_assert_int_eq(count(&r, OAC_RANK_MISMATCH), 0);
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_OPERAND_INVALID), 0);
+    ck_assert_int_eq(diag_count(r.d, OAC_SHAPE_MISMATCH), 0);
+    ck_assert_int_eq(diag_count(r.d, OAC_TYPE_MISMATCH), 0);
+    ck_assert_int_eq(diag_count(r.d, OAC_RANK_MISMATCH), 0);
+    fx_end(&r);
 }
 END_TEST
 
 START_TEST(test_operand_tensor_scatter)
 {
     /* write_indices INT32 */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
     oac_gb_input(r.g, "upd", OAC_T_FLOAT, "2,4,1,8");
     oac_gb_input(r.g, "wi", OAC_T_INT32, "2");
     Onnx__NodeProto *n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,upd,wi", "present");
     oac_node_alias(r.g, n, 0, 0, 1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "ts", "wi");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_OPERAND_INVALID, "ts", "wi", NULL);
+    fx_end(&r);
 
     /* write_indices [3] for batch 2; and a bad mode */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
     oac_gb_input(r.g, "upd", OAC_T_FLOAT, "2,4,1,8");
     oac_gb_input(r.g, "wi", OAC_T_INT64, "3");
     n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,upd,wi", "present");
     oac_node_alias(r.g, n, 0, 0, 1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "ts", "wi");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_OPERAND_INVALID, "ts", "wi", NULL);
+    fx_end(&r);
 
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
     oac_gb_input(r.g, "upd", OAC_T_FLOAT, "2,4,1,8");
     n = oac_gb_node(r.g, "TensorScatter", NULL, "ts", "past,upd", "present");
     oac_node_attr_string(r.g, n, "mode", "sideways");
     oac_node_alias(r.g, n, 0, 0, 1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "ts", NULL);
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_OPERAND_INVALID, "ts", NULL, NULL);
+    fx_end(&r);
 
     /* valid: INT64 [2], circular */
-    run_begin(&r);
+    fx_build(&r, NULL);
     oac_vi_access(r.g, oac_gb_input(r.g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
     oac_gb_input(r.g, "upd", OAC_T_FLOAT, "2,4,1,8");
     oac_gb_input(r.g, "wi", OAC_T_INT64, "2");
@@ -683,9 +678,9 @@ START_TEST(test_operand_tensor_scatter)
     oac_node_attr_string(r.g, n, "mode", "circular");
     oac_node_alias(r.g, n, 0, 0, 1);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 0);
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_OPERAND_INVALID), 0);
+    fx_end(&r);
 }
 END_TEST
 
@@ -693,7 +688,7 @@ END_TEST
  * alias_of pages) whose pages are a paged cache of INT8_PAGE pages
  * (paged) or a dense FLOAT16 tensor, of the given shape; page_id of
  * page_id_type, values of values_shape. */
-static void paged_update(run *r, bool paged, const char *shape,
+static void paged_update(fx *r, bool paged, const char *shape,
                          int32_t page_id_type, const char *values_shape)
 {
     int32_t allowed[] = { 0 };
@@ -718,37 +713,37 @@ static void paged_update(run *r, bool paged, const char *shape,
 START_TEST(test_operand_paged)
 {
     /* pages of rank 3 */
-    run r;
-    run_begin(&r);
+    fx r;
+    fx_build(&r, NULL);
     paged_update(&r, true, "2,16,8", OAC_T_INT64, "2,1,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "pu", "pages");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_OPERAND_INVALID, "pu", "pages", NULL);
+    fx_end(&r);
 
     /* a dense cache given to PagedCacheUpdate */
-    run_begin(&r);
+    fx_build(&r, NULL);
     paged_update(&r, false, "2,2,16,8", OAC_T_INT64, "2,2,1,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "pu", "pages");
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_OPERAND_INVALID, "pu", "pages", NULL);
+    fx_end(&r);
 
     /* page_id INT32 */
-    run_begin(&r);
+    fx_build(&r, NULL);
     paged_update(&r, true, "2,2,16,8", OAC_T_INT32, "2,2,1,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    expect(&r, OAC_OPERAND_INVALID, "pu", "page_id");
-    ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 1);
-    run_end(&r);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    diag_expect(r.d, OAC_OPERAND_INVALID, "pu", "page_id", NULL);
+    ck_assert_int_eq(diag_count(r.d, OAC_OPERAND_INVALID), 1);
+    fx_end(&r);
 
     /* valid paged update: no operand finding, class elem/rank filled */
-    run_begin(&r);
+    fx_build(&r, NULL);
     paged_update(&r, true, "2,2,16,8", OAC_T_INT64, "2,2,1,8");
-    ck_assert_int_eq(run_check(&r, NULL), OAC_OK);
-    ck_assert_int_eq(count(&r, OAC_OPERAND_INVALID), 0);
+    ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
+    ck_assert_int_eq(diag_count(r.d, OAC_OPERAND_INVALID), 0);
     ck_assert_int_eq(oac_analysis_class(r.a, 0)->elem_type, OAC_T_FLOAT16);
     ck_assert_int_eq(oac_analysis_class(r.a, 0)->rank, 4);
     ck_assert(!oac_analysis_class(r.a, 0)->bytes.known);   /* pages grow */
-    run_end(&r);
+    fx_end(&r);
 }
 END_TEST
 
@@ -756,16 +751,16 @@ END_TEST
 
 /* Models for the allocation-failure sweep: every file of the shapes
  * area runs on them (inference, folding, classes, capacity, plan). */
-static void chaos_model(run *r, int which)
+static void chaos_model(fx *r, int which)
 {
     oac_gb *g = r->g;
     if (which == 0) {
-        dense_inputs(r, "1,2,max_len,4");
+        cu_f16_inputs(r->g, "1,2,max_len,4");
         int64_t a = 3, b2 = 2;
         oac_gb_constant_i64(g, "c", "", &a, 1);
         oac_gb_init_i64(g, "d", "", &b2, 1);
         oac_gb_node(g, "Add", NULL, "add", "c,d", "pos");
-        cu(g, "upd", "cache,values,pos", "out", true);
+        cu_node(g, "upd", "cache,values,pos", "out", true);
         /* max_len = 4: 5 + 1 > 4 is capacity-overflow */
         oac_vi_alias_of(g, oac_gb_output(g, "out", OAC_T_FLOAT16, "1,2,4,4"), "cache");
         oac_gb_node(g, "Shape", NULL, "shp", "out", "s");
@@ -801,10 +796,10 @@ START_TEST(test_alloc_failures)
     for (int which = 0; which < 2; which++) {
         bool done = false;
         for (unsigned long n = 1; n < 20000 && !done; n++) {
-            run r;
-            run_begin(&r);
+            fx r;
+            fx_build(&r, NULL);
             chaos_model(&r, which);
-            run_load(&r);
+            fx_load(&r);
             oac_ctx_fail_alloc_after(r.ctx, n);
             int rc = oac_check(r.ctx, &r.a, r.m, NULL, r.d);
             oac_ctx_fail_alloc_after(r.ctx, 0);
@@ -814,14 +809,43 @@ START_TEST(test_alloc_failures)
             else
                 ck_assert_uint_gt(oac_diags_count(r.d), 0);
             done = rc == OAC_OK;
-            run_end(&r);
+            fx_end(&r);
         }
         ck_assert(done);
     }
 }
 END_TEST
 
-static Suite *suite(void)
+/* ---- case rows: type-, rank-, shape-mismatch ------------------------- */
+
+/* upd: out = CacheUpdate(cache FLOAT16 [1,2,16,4]), out declared with
+ * elem_type et and dims and alias_of cache. */
+static void f16_update(oac_mb *mb, int32_t et, const char *dims)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    cu_f16_inputs(g, "1,2,16,4");
+    cu_node(g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(g, oac_gb_output(g, "out", et, dims), "cache");
+}
+
+static void out_as_cache(oac_mb *mb) { f16_update(mb, OAC_T_FLOAT16, "1,2,16,4"); }
+static void out_float(oac_mb *mb) { f16_update(mb, OAC_T_FLOAT, "1,2,16,4"); }
+static void out_rank3(oac_mb *mb) { f16_update(mb, OAC_T_FLOAT16, "2,16,4"); }
+static void out_longer(oac_mb *mb) { f16_update(mb, OAC_T_FLOAT16, "1,2,32,4"); }
+static void out_unknown_dims(oac_mb *mb) { f16_update(mb, OAC_T_FLOAT16, "1,?,S,4"); }
+
+static const model_case class_rows[] = {
+    { "out_float", out_float, WANT(OAC_TYPE_MISMATCH), "upd", "out", NULL },
+    { "out_same_type", out_as_cache, NEAR(OAC_TYPE_MISMATCH) },
+    { "out_rank3", out_rank3, WANT(OAC_RANK_MISMATCH), "upd", "out", NULL },
+    { "out_same_rank", out_as_cache, NEAR(OAC_RANK_MISMATCH) },
+    { "out_longer", out_longer, WANT(OAC_SHAPE_MISMATCH), "upd", "out", NULL },
+    /* Unknown dimensions and a free symbol unify with the cache's. */
+    { "out_unknown_dims", out_unknown_dims, NEAR(OAC_SHAPE_MISMATCH) },
+};
+CASES_TEST(class_rows)
+
+Suite *test_suite(void)
 {
     Suite *s = suite_create("shapes");
     TCase *t = tcase_create("core");
@@ -849,8 +873,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_operand_tensor_scatter);
     tcase_add_test(t, test_operand_paged);
     tcase_add_test(t, test_alloc_failures);
+    ADD_CASES(t, class_rows);
     suite_add_tcase(s, t);
     return s;
 }
-
-OAC_CHECK_MAIN(suite)

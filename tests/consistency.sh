@@ -2,12 +2,16 @@
 # consistency.sh: the tables agree with what users and tests see
 # (style guide, "Tables, not scattered ifs"; contract, sections 3 and 5).
 #
-#  - every code of include/oac_diag.def is in the man page, is exactly the
-#    schema's diagnostic code enum, and is exercised by at least one test
-#    under tests/ (by its name or its OAC_ identifier) other than this one;
+#  - the man page's DIAGNOSTICS section lists exactly the codes of
+#    include/oac_diag.def, each once and with its severity;
+#  - the schema's diagnostic code enum is exactly those codes;
+#  - every code has a triggering row, WANT(OAC_X), and a clean near-miss
+#    row, NEAR(OAC_X), in the case tables of the Check programs (read by
+#    tests/case_rows.py: table rows only, never comments or free text);
 #  - every option of src/cli_opts.def is in the man page and in --help.
 #
-# Adding a code or an option without its documentation and test fails here.
+# Adding a code or an option without its documentation and tests fails
+# here (HACKING.md, "Tests").
 set -u
 : "${top_srcdir:?}" "${OAC:?}" "${PYTHON3:?}"
 
@@ -28,21 +32,35 @@ sed -n 's/^OAC_DIAG(\([A-Z_0-9]*\), *"\([a-z-]*\)".*/\1 \2/p' "$def" > "$tmp/cod
 n=$(wc -l < "$tmp/codes")
 [ "$n" -ge 28 ] || { echo "FAIL: only $n codes read from $def"; exit 1; }
 
+# The man page's DIAGNOSTICS section: each code is a ".B code" tag of a
+# ".TP" paragraph, followed by "(severity) meaning".
+sed -n '/^\.SH DIAGNOSTICS/,/^\.SH /p' "$tmp/man" | awk '
+    prev == ".TP" && $1 == ".B" { code = $2; getline; sev = $1
+                                  gsub(/[()]/, "", sev); print code, sev }
+    { prev = $0 }' | sort > "$tmp/man_codes"
+sed -n 's/^OAC_DIAG([A-Z_0-9]*, *"\([a-z-]*\)", *\([A-Z]*\).*/\1 \2/p' "$def" |
+    tr 'A-Z' 'a-z' | sort > "$tmp/def_codes"
+if ! diff -u "$tmp/def_codes" "$tmp/man_codes"; then
+    echo "FAIL: the man page's DIAGNOSTICS section differs from $def (codes and severities; diff above)"
+    fail=1
+fi
+
+# The case tables.
+"$PYTHON3" "$top_srcdir/tests/case_rows.py" "$top_srcdir" > "$tmp/rows" || {
+    grep '^FAIL' "$tmp/rows"; fail=1; }
+n=$(grep -c '^WANT\|^NEAR' "$tmp/rows")
+[ "$n" -ge 50 ] || { echo "FAIL: only $n case rows read from tests/check_*.c"; exit 1; }
 while read -r ident code; do
-    grep -qF -- "$code" "$tmp/man" || { echo "FAIL: code $code missing from the man page"; fail=1; }
-    found=no
-    for t in "$top_srcdir"/tests/*; do
-        [ -f "$t" ] || continue
-        case $t in */consistency.sh) continue ;; esac
-        # The code as a whole word (not a prefix of a longer code), or
-        # its identifier in C tests.
-        if grep -qE -e "(^|[^a-z-])$code([^a-z-]|\$)" -e "OAC_$ident([^A-Z_0-9]|\$)" -- "$t"; then
-            found=yes
-            break
-        fi
+    for kind in WANT NEAR; do
+        grep -q "^$kind OAC_$ident " "$tmp/rows" ||
+            { echo "FAIL: no $kind(OAC_$ident) row for $code in the case tables of tests/check_*.c"; fail=1; }
     done
-    [ $found = yes ] || { echo "FAIL: no test under tests/ exercises $code"; fail=1; }
 done < "$tmp/codes"
+# Rows name codes of the table only.
+cut -d' ' -f2 "$tmp/rows" | grep '^OAC_' | sort -u | while read -r ident; do
+    grep -q "^${ident#OAC_} " "$tmp/codes" ||
+        { echo "FAIL: a case row names $ident, which is no code of $def"; exit 1; }
+done || fail=1
 
 cut -d' ' -f2 "$tmp/codes" | sort > "$tmp/codes.sorted"
 "$PYTHON3" -c '
