@@ -492,6 +492,68 @@ static const char *dims_text(const Onnx__TensorProto *t, char *buf, size_t len)
     return buf;
 }
 
+/* Bytes of a varint of value v. */
+static size_t varint_len(uint64_t v)
+{
+    size_t k = 1;
+    for (; v >= 0x80; v >>= 7)
+        k++;
+    return k;
+}
+
+/* The content length of a length-delimited field left in the mapping as
+ * unknown field u, if u holds one occurrence: u->len is then the varint
+ * of the length plus the content, and L + varint_len(L) grows with L, so
+ * at most one L fits.  Computed, never read: reading the length would
+ * fault in a page of the file per payload, which the load dropped (a
+ * 2048-layer model: 70 MB resident).  When u holds several occurrences
+ * the answer is wrong; callers only take it as a hint (payload_hint). */
+static bool single_len(const ProtobufCMessageUnknownField *u, uint64_t *len)
+{
+    if (u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+        return false;
+    for (size_t k = 1; k <= 10 && k <= u->len; k++)
+        if (varint_len(u->len - k) == k) {
+            *len = u->len - k;
+            return true;
+        }
+    return false;
+}
+
+/* What t's payload holds, in bytes of dense data, as far as it can be
+ * told without reading the mapping: raw_data, or float_data and
+ * double_data (fixed-size values: their bytes are the dense bytes), each
+ * unknown field taken for one occurrence (single_len).  False for
+ * varint fields, which only counting tells. */
+static bool payload_hint(const Onnx__TensorProto *t, uint64_t *out)
+{
+    const ProtobufCMessage *m = &t->base;
+    unsigned field;
+    size_t width;
+    uint64_t n, len;
+    if (raw_present(t)) {
+        field = F_RAW;
+        n = t->has_raw_data ? t->raw_data.len : 0;
+    } else if (typed_field(t->data_type, &field, &width) &&
+               (field == F_FLOAT || field == F_DOUBLE)) {
+        n = field == F_FLOAT ? (uint64_t)t->n_float_data * 4
+                             : (uint64_t)t->n_double_data * 8;
+    } else {
+        return false;
+    }
+    size_t from = 0;
+    const ProtobufCMessageUnknownField *u;
+    while ((u = unknown_at(m, field, &from))) {
+        if (!single_len(u, &len))
+            return false;
+        /* raw_data: the one left in the mapping is the payload, as in
+         * oac_tensor_payload; typed fields add up */
+        n = field == F_RAW ? len : n + len;
+    }
+    *out = n;
+    return true;
+}
+
 bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
                              char *why, size_t why_len)
 {
@@ -519,6 +581,12 @@ bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
     uint64_t want, have;
     if (!type || !oac_elem_bytes(t->data_type, n, &want))
         return true;   /* no fixed size: nothing to measure it by */
+    /* Most payloads are told right without reading them; the rest (and
+     * any hint that disagrees) are measured exactly.  A hint that agrees
+     * for a payload split into several occurrences could be wrong; such a
+     * payload is still measured when it is read (oac_tensor_read). */
+    if (payload_hint(t, &have) && have == want)
+        return true;
     /* A malformed payload is an answer, not a failure: the context's
      * message stays as it was. */
     char saved[sizeof ctx->errmsg];

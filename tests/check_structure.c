@@ -128,6 +128,27 @@ static void raw_short(oac_mb *mb) { raw(mb, 12); }
 static void raw_long(oac_mb *mb) { raw(mb, 20); }
 static void raw_exact(oac_mb *mb) { raw(mb, 16); }
 
+/* A FLOAT[32] initializer from len bytes of raw_data, or from n of 32
+ * float_data values: over the loader's threshold, so the payload stays in
+ * the file as an unknown field (lib/decode.h) and is measured there. */
+static void big(oac_mb *mb, size_t len, size_t n)
+{
+    float v[40] = { 0 };
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "32");
+    if (len)
+        oac_gb_init_raw(g, "w", OAC_T_FLOAT, "32", v, len);
+    else
+        oac_gb_init_f32(g, "w", "32", v, 32)->n_float_data = n;
+    oac_gb_node(g, "Add", NULL, "add", "x,w", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "32");
+}
+static void big_raw_short(oac_mb *mb) { big(mb, 124, 0); }
+static void big_raw_long(oac_mb *mb) { big(mb, 160, 0); }
+static void big_raw_exact(oac_mb *mb) { big(mb, 128, 0); }
+static void big_floats_short(oac_mb *mb) { big(mb, 0, 31); }
+static void big_floats_exact(oac_mb *mb) { big(mb, 0, 32); }
+
 /* float_data with n of 4 values. */
 static void floats(oac_mb *mb, size_t n)
 {
@@ -275,6 +296,14 @@ static const model_case cases[] = {
     { "raw_short", raw_short, WANT(OAC_MODEL_INVALID), NULL, "w", "/graph/initializer/0" },
     { "raw_long", raw_long, WANT(OAC_MODEL_INVALID), NULL, "w", "/graph/initializer/0" },
     { "raw_exact", raw_exact, NEAR(OAC_MODEL_INVALID) },
+    { "big_raw_short", big_raw_short, WANT(OAC_MODEL_INVALID), NULL, "w",
+      "/graph/initializer/0" },
+    { "big_raw_long", big_raw_long, WANT(OAC_MODEL_INVALID), NULL, "w",
+      "/graph/initializer/0" },
+    { "big_raw_exact", big_raw_exact, NEAR(OAC_MODEL_INVALID) },
+    { "big_floats_short", big_floats_short, WANT(OAC_MODEL_INVALID), NULL, "w",
+      "/graph/initializer/0" },
+    { "big_floats_exact", big_floats_exact, NEAR(OAC_MODEL_INVALID) },
     { "floats_short", floats_short, WANT(OAC_MODEL_INVALID), NULL, "w", "/graph/initializer/0" },
     { "floats_exact", floats_exact, NEAR(OAC_MODEL_INVALID) },
     { "ints_short", ints_short, WANT(OAC_MODEL_INVALID), NULL, "w", "/graph/initializer/0" },
