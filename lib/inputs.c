@@ -136,7 +136,9 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
             return rc;
         char why[sizeof ctx->errmsg];
         if (rc) {
-            /* The loader's message names the file already. */
+            /* The loader's reason, without the path it starts with
+             * (unreadable() names the file); then the context's message
+             * goes: this is a finding, not a failure of the check. */
             const char *m = oac_errmsg(ctx);
             size_t pl = strlen(in->path);
             if (!strncmp(m, in->path, pl) && !strncmp(m + pl, ": ", 2))

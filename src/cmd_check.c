@@ -23,7 +23,6 @@
  *  4. With several models, each is given only the --dim and --input names
  *     it has, since a name need occur in only one of them (contract 5).
  */
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
