@@ -1,4 +1,4 @@
-/* builder.c: the model builder of include/oac_build.h.
+/* builder.c: the model builder of lib/oac_build.h.
  *
  * Owns: struct oac_mb (a model under construction), struct oac_gb (one
  * graph or function body in it), the builder's arena, and the parsing of
@@ -36,6 +36,13 @@
 
 #include "oac_int.h"
 #include "oac_build.h"
+#include "ops.h"
+
+/* The op_type of a Constant node (its row of ops.def). */
+static const char *constant_op(void)
+{
+    return oac_op_get(OAC_OP_CONSTANT)->op_type;
+}
 
 /* ---- the arena ------------------------------------------------------- */
 
@@ -938,7 +945,7 @@ static Onnx__TensorProto *add_init(oac_gb *g, Onnx__TensorProto *t)
     if (!t)
         return NULL;
     if (g->fn) {
-        Onnx__NodeProto *n = oac_gb_node(g, "Constant", NULL, NULL, NULL, t->name);
+        Onnx__NodeProto *n = oac_gb_node(g, constant_op(), NULL, NULL, NULL, t->name);
         return oac_node_attr_tensor(g, n, "value", t) ? t : NULL;
     }
     return push_ptr(g->mb, &g->graph->initializer, &g->graph->n_initializer, t) ? t : NULL;
@@ -1018,7 +1025,7 @@ Onnx__NodeProto *oac_gb_constant_i64(oac_gb *g, const char *name,
     Onnx__TensorProto *t = tensor_i64(g, NULL, dims, v, count);
     if (!t)
         return NULL;
-    Onnx__NodeProto *n = oac_gb_node(g, "Constant", NULL, NULL, NULL, name);
+    Onnx__NodeProto *n = oac_gb_node(g, constant_op(), NULL, NULL, NULL, name);
     return oac_node_attr_tensor(g, n, "value", t) ? n : NULL;
 }
 

@@ -20,7 +20,8 @@
  *  4. One finding per node and rule: the first offending batch row of
  *     write_indices is named.
  *  5. Which port is the position, the values, the page_id, and which
- *     attribute is the axis come from the operator table (ops.def).
+ *     attribute is the axis come from the operator table (ops.def), as
+ *     does the rule itself (the row's .capacity, oac_capacity_*).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,10 +29,12 @@
 
 #include "checker.h"
 #include "graph.h"
+#include "op_fns.h"
 #include "ops.h"
 #include "shapes.h"
 
-typedef struct cap_ctx {
+/* What a capacity rule of a row (ops.def .capacity) sees of its node. */
+typedef struct oac_cap {
     oac_check_state *st;
     const oac_shapes *sh;
     oac_scope *s;
@@ -143,7 +146,7 @@ static int64_t axis_of(const cap_ctx *c, const oac_vshape *cache)
     return axis < 0 ? axis + cache->rank : axis;
 }
 
-static int cache_update(cap_ctx *c)
+int oac_capacity_cache_update(cap_ctx *c)
 {
     const oac_vshape *cv = port_vs(c, 0, NULL);
     const oac_vshape *vv = port_vs(c, c->op->values_port, NULL);
@@ -164,7 +167,7 @@ static int cache_update(cap_ctx *c)
     return check_one(c, c->op->position_port, "position", pk->v[0], len, cap, "");
 }
 
-static int tensor_scatter(cap_ctx *c)
+int oac_capacity_tensor_scatter(cap_ctx *c)
 {
     const oac_vshape *cv = port_vs(c, 0, NULL);
     const oac_vshape *uv = port_vs(c, c->op->values_port, NULL);
@@ -231,7 +234,7 @@ static int tensor_scatter(cap_ctx *c)
     return OAC_OK;
 }
 
-static int paged_update(cap_ctx *c)
+int oac_capacity_paged(cap_ctx *c)
 {
     const oac_vshape *cv = port_vs(c, 0, NULL);
     const oac_vshape *vv = port_vs(c, c->op->values_port, NULL);
@@ -265,15 +268,6 @@ static int paged_update(cap_ctx *c)
 
 /* The capacity rule of each cache-update operator (ops.def rows with
  * OAC_OPF_CACHE_UPDATE). */
-static const struct {
-    oac_op_id op;
-    int (*fn)(cap_ctx *c);
-} rules[] = {
-    { OAC_OP_CACHE_UPDATE, cache_update },
-    { OAC_OP_TENSOR_SCATTER, tensor_scatter },
-    { OAC_OP_PAGED_CACHE_UPDATE, paged_update },
-};
-
 int oac_pass_capacity(oac_check_state *st)
 {
     if (!st->graphs || !st->shapes)
@@ -283,16 +277,12 @@ int oac_pass_capacity(oac_check_state *st)
         oac_scope *s = st->graphs->scopes[si];
         for (size_t i = 0; i < s->n_nodes && !rc; i++) {
             const oac_node *nd = &s->nodes[i];
-            if (!oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE))
+            if (!nd->op || !nd->op->capacity)
                 continue;
             cap_ctx c = { .st = st, .sh = st->shapes, .s = s, .i = (long)i,
                           .nd = nd, .op = nd->op,
                           .cache = nd->proto->n_input ? nd->proto->input[0] : NULL };
-            for (size_t k = 0; k < sizeof rules / sizeof rules[0]; k++)
-                if (rules[k].op == nd->op->id) {
-                    rc = rules[k].fn(&c);
-                    break;
-                }
+            rc = nd->op->capacity(&c);
         }
     }
     return rc;

@@ -6,8 +6,8 @@
  * a --input given to check, or the result of Add, Sub, Mul, Neg, Min,
  * Max, Identity, Cast, Squeeze, Unsqueeze, Reshape over known values, or
  * of Shape/Size over static or --dim-bound dims.  Nothing else is folded
- * (the table below is the whole list; seeding of initializers and
- * --input files is in shapes.c and inputs.c).
+ * (the rows of ops.def with a .fold column are the whole list; seeding
+ * of initializers and --input files is in shapes.c and inputs.c).
  *
  * Invariants:
  *  1. Only integer tensors of at most OAC_KNOWN_MAX elements are known;
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "op_fns.h"
 #include "shapes.h"
 
 static bool is_int_type(int32_t t)
@@ -122,7 +123,7 @@ static int out_known_like(oac_infer *c, size_t k, int32_t elem, size_t n,
 
 /* ---- rules ---- */
 
-static int f_constant(oac_infer *c)
+int oac_fold_constant(oac_infer *c)
 {
     const Onnx__NodeProto *n = c->proto;
     if (!c->n_out)
@@ -156,7 +157,7 @@ static int f_constant(oac_infer *c)
 
 /* Identity, Squeeze, Unsqueeze, Reshape: the same elements, the output's
  * (inferred, static) shape. */
-static int f_relabel(oac_infer *c)
+int oac_fold_relabel(oac_infer *c)
 {
     const oac_known *x = kin(c, 0);
     if (!x)
@@ -170,7 +171,7 @@ static int f_relabel(oac_infer *c)
     return OAC_OK;
 }
 
-static int f_cast(oac_infer *c)
+int oac_fold_cast(oac_infer *c)
 {
     const oac_known *x = kin(c, 0);
     int32_t to = (int32_t)oac_shapes_attr_int(c->proto, "to", 0);
@@ -189,7 +190,7 @@ static int f_cast(oac_infer *c)
     return OAC_OK;
 }
 
-static int f_neg(oac_infer *c)
+int oac_fold_neg(oac_infer *c)
 {
     const oac_known *x = kin(c, 0);
     if (!x)
@@ -284,13 +285,13 @@ static int fold_bin(oac_infer *c, enum bop op)
     return OAC_OK;
 }
 
-static int f_add(oac_infer *c) { return c->n_in == 2 ? fold_bin(c, B_ADD) : OAC_OK; }
-static int f_sub(oac_infer *c) { return c->n_in == 2 ? fold_bin(c, B_SUB) : OAC_OK; }
-static int f_mul(oac_infer *c) { return c->n_in == 2 ? fold_bin(c, B_MUL) : OAC_OK; }
-static int f_min(oac_infer *c) { return fold_bin(c, B_MIN); }
-static int f_max(oac_infer *c) { return fold_bin(c, B_MAX); }
+int oac_fold_add(oac_infer *c) { return c->n_in == 2 ? fold_bin(c, B_ADD) : OAC_OK; }
+int oac_fold_sub(oac_infer *c) { return c->n_in == 2 ? fold_bin(c, B_SUB) : OAC_OK; }
+int oac_fold_mul(oac_infer *c) { return c->n_in == 2 ? fold_bin(c, B_MUL) : OAC_OK; }
+int oac_fold_min(oac_infer *c) { return fold_bin(c, B_MIN); }
+int oac_fold_max(oac_infer *c) { return fold_bin(c, B_MAX); }
 
-static int f_shape(oac_infer *c)
+int oac_fold_shape(oac_infer *c)
 {
     const oac_vshape *x = c->n_in ? c->in[0] : NULL;
     if (!x || x->kind != OAC_VK_TENSOR || x->rank < 0 || !c->n_out)
@@ -317,7 +318,7 @@ static int f_shape(oac_infer *c)
     return OAC_OK;
 }
 
-static int f_size(oac_infer *c)
+int oac_fold_size(oac_infer *c)
 {
     const oac_vshape *x = c->n_in ? c->in[0] : NULL;
     if (!x || x->kind != OAC_VK_TENSOR || x->rank < 0 || !c->n_out)
@@ -334,47 +335,4 @@ static int f_size(oac_infer *c)
     k->v[0] = (int64_t)n;
     c->out_known[0] = k;
     return OAC_OK;
-}
-
-/* The contract's complete list, sorted by op_type for bsearch. */
-static const struct row {
-    const char *op_type;
-    oac_rule_fn fn;
-} rows[] = {
-    { "Add", f_add },
-    { "Cast", f_cast },
-    { "Constant", f_constant },
-    { "Identity", f_relabel },
-    { "Max", f_max },
-    { "Min", f_min },
-    { "Mul", f_mul },
-    { "Neg", f_neg },
-    { "Reshape", f_relabel },
-    { "Shape", f_shape },
-    { "Size", f_size },
-    { "Squeeze", f_relabel },
-    { "Sub", f_sub },
-    { "Unsqueeze", f_relabel },
-};
-
-static int row_cmp(const void *k, const void *r)
-{
-    return strcmp((const char *)k, ((const struct row *)r)->op_type);
-}
-
-bool oac_fold_table_sorted(void)
-{
-    for (size_t i = 1; i < sizeof rows / sizeof rows[0]; i++)
-        if (strcmp(rows[i - 1].op_type, rows[i].op_type) >= 0)
-            return false;
-    return true;
-}
-
-oac_rule_fn oac_fold_rule(const char *domain, const char *op_type)
-{
-    if (domain)
-        return NULL;
-    const struct row *r = bsearch(op_type, rows, sizeof rows / sizeof rows[0],
-                                  sizeof rows[0], row_cmp);
-    return r ? r->fn : NULL;
 }

@@ -94,11 +94,6 @@ static char *pool_printf(oac_graphs *g, const char *fmt, ...)
 
 /* ---- small helpers -------------------------------------------------- */
 
-bool oac_domain_is_onnx(const char *domain)
-{
-    return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
-}
-
 static const char *norm_domain(const char *d)
 {
     return oac_domain_is_onnx(d) ? "" : d;

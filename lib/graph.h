@@ -324,9 +324,6 @@ static inline const Onnx__TensorProto *oac_value_init(const oac_value *v)
                               : NULL;
 }
 
-/* Is the node's domain the ONNX domain ("" or "ai.onnx")? */
-bool oac_domain_is_onnx(const char *domain);
-
 /* The subgraph of node n held by its attribute `name` ("then_branch",
  * "body", ...), or NULL. */
 oac_scope *oac_node_subgraph(const oac_node *n, const char *name);

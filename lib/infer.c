@@ -1,4 +1,4 @@
-/* infer.c: per-operator shape inference, one table row per operator.
+/* infer.c: per-operator shape inference (the .infer column of ops.def).
  *
  * Owns: the rules that give a node's output types from its input types
  * (and, for Reshape, Slice, Unsqueeze, Squeeze, the known values of shape
@@ -9,8 +9,8 @@
  * Invariants:
  *  1. A rule only fills c->out; it never reports a finding (operand types
  *     are judged in shapes.c, where the graph is in view).  An operator
- *     missing from the table, or an input a rule cannot read, leaves the
- *     outputs unknown: never an error.
+ *     without a rule in its row, or an input a rule cannot read, leaves
+ *     the outputs unknown: never an error.
  *  2. A dimension a rule cannot compute is a fresh anonymous symbol, not a
  *     guess: a static dim is written only when it is certain.
  *  3. Arithmetic on dimensions is overflow-checked (Concat sums, Reshape
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "op_fns.h"
 #include "shapes.h"
 
 /* ---- helpers ---- */
@@ -102,14 +103,14 @@ static bool norm_axis(int64_t axis, int32_t rank, int32_t *out)
 /* ---- rules ---- */
 
 /* Output 0 has input 0's type (cache updates, Identity, unary maths). */
-static int r_same(oac_infer *c)
+int oac_infer_same(oac_infer *c)
 {
     if (c->n_in && c->in[0] && c->n_out)
         c->out[0] = *c->in[0];
     return OAC_OK;
 }
 
-static int r_cast(oac_infer *c)
+int oac_infer_cast(oac_infer *c)
 {
     const oac_vshape *x = tin(c, 0);
     if (!x || !c->n_out)
@@ -210,11 +211,11 @@ static int broadcast(oac_infer *c, size_t first, int32_t out_elem,
     return OAC_OK;
 }
 
-static int r_bcast(oac_infer *c) { return broadcast(c, 0, 0, 0); }
-static int r_compare(oac_infer *c) { return broadcast(c, 0, 9 /* BOOL */, 0); }
-static int r_where(oac_infer *c) { return broadcast(c, 0, 0, 1); }
+int oac_infer_bcast(oac_infer *c) { return broadcast(c, 0, 0, 0); }
+int oac_infer_compare(oac_infer *c) { return broadcast(c, 0, 9 /* BOOL */, 0); }
+int oac_infer_where(oac_infer *c) { return broadcast(c, 0, 0, 1); }
 
-static int r_matmul(oac_infer *c)
+int oac_infer_matmul(oac_infer *c)
 {
     const oac_vshape *a = tin(c, 0), *b = tin(c, 1);
     if (!a || !b)
@@ -256,7 +257,7 @@ static int r_matmul(oac_infer *c)
     return OAC_OK;
 }
 
-static int r_transpose(oac_infer *c)
+int oac_infer_transpose(oac_infer *c)
 {
     const oac_vshape *x = tin(c, 0);
     if (!x)
@@ -279,7 +280,7 @@ static int r_transpose(oac_infer *c)
     return OAC_OK;
 }
 
-static int r_reshape(oac_infer *c)
+int oac_infer_reshape(oac_infer *c)
 {
     const oac_vshape *x = tin(c, 0);
     const oac_known *s = kin(c, 1);
@@ -331,7 +332,7 @@ static int r_reshape(oac_infer *c)
 
 /* Slice: opset >= 10 reads starts/ends/axes/steps from inputs 1-4,
  * earlier opsets from attributes. */
-static int r_slice(oac_infer *c)
+int oac_infer_slice(oac_infer *c)
 {
     const oac_vshape *x = tin(c, 0);
     if (!x)
@@ -397,7 +398,7 @@ static int r_slice(oac_infer *c)
     return OAC_OK;
 }
 
-static int r_concat(oac_infer *c)
+int oac_infer_concat(oac_infer *c)
 {
     const oac_vshape *f = NULL;
     for (size_t i = 0; i < c->n_in && !f; i++)
@@ -433,7 +434,7 @@ static int r_concat(oac_infer *c)
     return OAC_OK;
 }
 
-static int r_gather(oac_infer *c)
+int oac_infer_gather(oac_infer *c)
 {
     const oac_vshape *x = tin(c, 0), *idx = tin(c, 1);
     if (!x)
@@ -474,7 +475,7 @@ static bool shape_range(const oac_infer *c, int32_t rank, int32_t *b, int32_t *e
     return true;
 }
 
-static int r_shape(oac_infer *c)
+int oac_infer_shape(oac_infer *c)
 {
     const oac_vshape *x = c->n_in ? c->in[0] : NULL;
     oac_dimref *d;
@@ -492,12 +493,12 @@ static int r_shape(oac_infer *c)
     return rc;
 }
 
-static int r_size(oac_infer *c)
+int oac_infer_size(oac_infer *c)
 {
     return set_out(c, 7, 0, NULL);
 }
 
-static int r_constant(oac_infer *c)
+int oac_infer_constant(oac_infer *c)
 {
     const Onnx__NodeProto *n = c->proto;
     for (size_t i = 0; i < n->n_attribute; i++) {
@@ -534,7 +535,7 @@ static int r_constant(oac_infer *c)
     return OAC_OK;
 }
 
-static int r_unsqueeze(oac_infer *c)
+int oac_infer_unsqueeze(oac_infer *c)
 {
     const oac_vshape *x = tin(c, 0);
     if (!x)
@@ -564,7 +565,7 @@ static int r_unsqueeze(oac_infer *c)
     return OAC_OK;
 }
 
-static int r_squeeze(oac_infer *c)
+int oac_infer_squeeze(oac_infer *c)
 {
     const oac_vshape *x = tin(c, 0);
     if (!x)
@@ -606,77 +607,4 @@ static int r_squeeze(oac_infer *c)
         if (!drop[k])
             d[j++] = x->dims[k];
     return OAC_OK;
-}
-
-/* ---- the table, sorted by op_type for bsearch ---- */
-
-static const struct row {
-    const char *op_type;
-    const char *domain;   /* "" ONNX, else exact */
-    oac_rule_fn fn;
-} rows[] = {
-    { "Abs", "", r_same },
-    { "Add", "", r_bcast },
-    { "CacheUpdate", "onnx_alias", r_same },
-    { "Cast", "", r_cast },
-    { "Concat", "", r_concat },
-    { "Constant", "", r_constant },
-    { "Div", "", r_bcast },
-    { "Equal", "", r_compare },
-    { "Erf", "", r_same },
-    { "Exp", "", r_same },
-    { "Gather", "", r_gather },
-    { "Gelu", "", r_same },
-    { "Greater", "", r_compare },
-    { "Identity", "", r_same },
-    { "LayerNormalization", "", r_same },
-    { "Less", "", r_compare },
-    { "Log", "", r_same },
-    { "MatMul", "", r_matmul },
-    { "Max", "", r_bcast },
-    { "Min", "", r_bcast },
-    { "Mul", "", r_bcast },
-    { "Neg", "", r_same },
-    { "PagedCacheUpdate", "onnx_alias", r_same },
-    { "Pow", "", r_bcast },
-    { "RMSNormalization", "", r_same },
-    { "Reciprocal", "", r_same },
-    { "Relu", "", r_same },
-    { "Reshape", "", r_reshape },
-    { "Shape", "", r_shape },
-    { "Sigmoid", "", r_same },
-    { "Size", "", r_size },
-    { "Slice", "", r_slice },
-    { "Softmax", "", r_same },
-    { "Sqrt", "", r_same },
-    { "Squeeze", "", r_squeeze },
-    { "Sub", "", r_bcast },
-    { "Tanh", "", r_same },
-    { "TensorScatter", "", r_same },
-    { "Transpose", "", r_transpose },
-    { "Unsqueeze", "", r_unsqueeze },
-    { "Where", "", r_where },
-};
-
-static int row_cmp(const void *k, const void *r)
-{
-    return strcmp((const char *)k, ((const struct row *)r)->op_type);
-}
-
-bool oac_infer_table_sorted(void)
-{
-    for (size_t i = 1; i < sizeof rows / sizeof rows[0]; i++)
-        if (strcmp(rows[i - 1].op_type, rows[i].op_type) >= 0)
-            return false;
-    return true;
-}
-
-oac_rule_fn oac_infer_rule(const char *domain, const char *op_type)
-{
-    const struct row *r = bsearch(op_type, rows, sizeof rows / sizeof rows[0],
-                                  sizeof rows[0], row_cmp);
-    if (!r)
-        return NULL;
-    bool dom_ok = r->domain[0] ? (domain && !strcmp(domain, r->domain)) : !domain;
-    return dom_ok ? r->fn : NULL;
 }

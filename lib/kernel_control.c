@@ -55,14 +55,10 @@
 #include "plan.h"
 #include "runtime.h"
 
-static bool is_onnx(const char *d)
+/* Is np the operator of row `id` (ops.def)? */
+static bool op_is(const Onnx__NodeProto *np, oac_op_id id)
 {
-    return !d || !*d || !strcmp(d, "ai.onnx");
-}
-
-static bool op_is(const Onnx__NodeProto *np, const char *op)
-{
-    return is_onnx(np->domain) && np->op_type && !strcmp(np->op_type, op);
+    return oac_op_is(oac_op_find(np->domain, np->op_type), id);
 }
 
 static bool nonempty(const char *s)
@@ -244,7 +240,7 @@ int oac_rt_output_source(oac_ctx *ctx, const oac_model *model,
             return OAC_OK;
         }
     }
-    if (op_is(np, "If")) {
+    if (op_is(np, OAC_OP_IF)) {
         /* Aliased when every branch returns a value of one outer root and
          * at least one of them updates it (alias.h, OAC_EDGE_BRANCH). */
         const char *names[2] = { "then_branch", "else_branch" };
@@ -325,10 +321,10 @@ static int walk_node(precheck *p, const Onnx__NodeProto *np, const char *where,
     const char *nm = nonempty(np->name) ? np->name : "(unnamed)";
     const char *op = np->op_type ? np->op_type : "(no op_type)";
     int rc = OAC_OK;
-    if (op_is(np, "Scan"))
+    if (op_is(np, OAC_OP_SCAN))
         return refuse(p, "node %s: the reference runtime does not run Scan "
                       "(node '%s' in %s)", p->at->node, nm, where);
-    if (op_is(np, "Loop")) {
+    if (op_is(np, OAC_OP_LOOP)) {
         const Onnx__GraphProto *body = graph_attr(np, "body", NULL);
         size_t carried = np->n_input > 2 ? np->n_input - 2 : 0;
         if (!body)
@@ -336,11 +332,11 @@ static int walk_node(precheck *p, const Onnx__NodeProto *np, const char *where,
         if (body->n_output > carried + 1 || np->n_output > carried)
             return refuse(p, "node %s: the reference runtime does not run Loop scan "
                           "outputs (node '%s' in %s)", p->at->node, nm, where);
-    } else if (op_is(np, "If")) {
+    } else if (op_is(np, OAC_OP_IF)) {
         if (!graph_attr(np, "then_branch", NULL) || !graph_attr(np, "else_branch", NULL))
             return refuse(p, "node %s: If '%s' in %s lacks a branch", p->at->node, nm, where);
     }
-    bool control = op_is(np, "If") || op_is(np, "Loop");
+    bool control = op_is(np, OAC_OP_IF) || op_is(np, OAC_OP_LOOP);
     bool kernel = control || p->has_kernel(p->arg, np);
     /* A table kernel wins over a local function of the same name, as in
      * oac_rt_kernel. */
@@ -936,6 +932,7 @@ static int exec_node(struct rt_frame *fr, size_t i)
                           "at another address", name, np->output[j]);
         rc = rc ? rc : OAC_ERUNTIME;
     }
+    bool constant = op_is(orig, OAC_OP_CONSTANT);
     for (size_t j = 0; !rc && j < np->n_output; j++) {
         if (!fr->out_buf[j])
             continue;
@@ -944,7 +941,7 @@ static int exec_node(struct rt_frame *fr, size_t i)
                          name, j);
             break;
         }
-        if (op_is(orig, "Constant"))
+        if (constant)
             fr->out_buf[j]->writable = false;
     }
     if (!rc)

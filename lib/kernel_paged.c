@@ -1,7 +1,7 @@
 /* kernel_paged.c: the PagedCacheUpdate kernel (contract section 2; page
  * formats of section 1 through quant.h).
  *
- * Owns oac_kernel_paged_cache_update (the kernels.def row) and its core
+ * Owns oac_kernel_paged_cache_update (its ops.def row's kernel) and its core
  * oac_paged_update (kernel_paged.h).  The cache is a page table
  * (oac_paged) of packed pages [2, heads, page_size, head_size]; values
  * E[2, heads, new_length, head_size] are quantized straight into rows

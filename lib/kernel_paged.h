@@ -2,7 +2,7 @@
  * runtime's kernel-call plumbing (contract section 2), so that tests can
  * drive it with their own allocator and page table.
  *
- * oac_kernel_paged_cache_update (runtime.h, kernels.def) gathers the
+ * oac_kernel_paged_cache_update (op_fns.h, ops.def) gathers the
  * node's inputs, makes the out-of-place copy when the node lacks
  * output_alias, and calls oac_paged_update; this header states what that
  * core does.  Include after runtime.h's types are needed (it includes it).

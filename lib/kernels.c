@@ -1,46 +1,25 @@
-/* kernels.c: the kernel table and what every kernel shares (contract
- * sections 2 and 5).
+/* kernels.c: what every kernel shares (contract sections 2 and 5).
  *
- * Owns the one table of kernels (built from kernels.def), the lookup by
- * (domain, op_type), attribute accessors, and the page-table helpers of
- * paged caches.  A node without a row is unsupported-operator: the
+ * Owns the runtime's lookup of a kernel (a read of the operator's row,
+ * ops.def), attribute accessors, and the page-table helpers of paged
+ * caches.  A node whose row has no kernel is unsupported-operator: the
  * runtime refuses it before running anything, it never skips it.
  *
  * Invariants:
- *  1. The table is const and built at compile time: no registration, no
- *     global mutable state.
- *  2. The ONNX domain is "" or "ai.onnx"; any other domain matches only
- *     itself.
+ *  1. The kernels are the .kernel column of ops.def, built at compile
+ *     time: no registration, no global mutable state.
+ *  2. The ONNX domain is oac_domain_is_onnx's (ops.c); any other domain
+ *     matches only itself.
  */
 #include <string.h>
 
+#include "ops.h"
 #include "runtime.h"
-
-static const struct {
-    const char *domain;
-    const char *op_type;
-    oac_kernel_fn fn;
-} table[] = {
-#define OAC_KERNEL(domain, op, fn) { domain, op, fn },
-#include "kernels.def"
-#undef OAC_KERNEL
-};
-
-static const char *norm_domain(const char *d)
-{
-    return !d || !strcmp(d, "ai.onnx") ? "" : d;
-}
 
 oac_kernel_fn oac_kernel_lookup(const char *domain, const char *op_type)
 {
-    if (!op_type)
-        return NULL;
-    domain = norm_domain(domain);
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (!strcmp(table[i].domain, domain) &&
-            !strcmp(table[i].op_type, op_type))
-            return table[i].fn;
-    return NULL;
+    const oac_op *op = oac_op_find(domain, op_type);
+    return op ? op->kernel : NULL;
 }
 
 bool oac_tensor_numel_rt(const oac_tensor *t, uint64_t *out)

@@ -1,9 +1,18 @@
 /* ops.h: the operator table (ops.def) as data.
  *
- * Owns: lookup of an operator row by (domain, op_type) and the questions
- * the passes ask of a row.  Contract: section 2, section 3 "Details".
+ * Owns: struct oac_op (one row per operator: alias facts, cache-update
+ * ports, shape inference, constant folding, capacity rule, kernel), the
+ * lookup of a row
+ * by (domain, op_type), the one answer to "is this the ONNX domain", and
+ * the questions the passes ask of a row.  Contract: section 2, section 3
+ * "Details"; section 6 adds rows (the pair, condition and length columns
+ * are shaped for it).
  * Invariants: the table is constant; lookups never allocate; every fact
- * about a specific operator lives in ops.def, not in the passes.
+ * about a specific operator lives in its ops.def row, not in the passes
+ * or kernels (tests/op_names.sh: no quoted operator name elsewhere in
+ * lib/, but for a kernel naming its own operator).  This header stays
+ * light: the rule and kernel signatures name their structs only by
+ * forward declaration (the functions are declared in op_fns.h).
  */
 #ifndef OAC_OPS_H
 #define OAC_OPS_H
@@ -12,50 +21,120 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct oac_infer;         /* shapes.h */
+struct oac_cap;           /* capacity.c */
+struct oac_kernel_call;   /* runtime.h */
+
+/* A shape inference or constant-folding rule (infer.c, consts.c): fills
+ * the node's output facts; fails only with OAC_ENOMEM. */
+typedef int (*oac_rule_fn)(struct oac_infer *c);
+/* A capacity rule (capacity.c): capacity-overflow findings of one node. */
+typedef int (*oac_capacity_fn)(struct oac_cap *c);
+/* A kernel of the reference runtime (kernel_*.c); see runtime.h. */
+typedef int (*oac_kernel_fn)(struct oac_kernel_call *k);
+
+/* How outputs may alias inputs. */
 typedef enum oac_op_alias {
     OAC_AL_NONE = 0,
-    OAC_AL_PORT0 = 1,   /* output 0 may alias input 0 */
+    OAC_AL_PAIRS = 1,   /* the row's pairs[] (output_alias must state them) */
     OAC_AL_LOOP = 2,    /* Loop: output i <- input i+2 */
     OAC_AL_SCAN = 3,    /* Scan: state output i <- input i */
     OAC_AL_BRANCH = 4   /* If: outputs alias through their branches */
 } oac_op_alias;
 
+/* One pairing of a past input with its present output (NodeProto ports). */
+typedef struct oac_op_pair {
+    int8_t in, out;
+} oac_op_pair;
+#define OAC_OP_MAX_PAIRS 2
+
+/* When the pairs of an OAC_AL_PAIRS row hold in place. */
+typedef enum oac_op_cond {
+    OAC_COND_ALWAYS = 0,    /* whenever output_alias states them */
+    OAC_COND_INPUT,         /* input cond_port is present */
+    OAC_COND_ATTR,          /* int attribute cond_attr is 1 */
+    OAC_COND_NEVER          /* never: the output grows; the listed pairs
+                               (ONNX Attention) or, on a row without
+                               pairs (Concat, Pad), any pair is refused */
+} oac_op_cond;
+
+/* What length an update leaves, checked against the capacity (the past
+ * input's dim on the capacity axis): data for a .capacity rule that
+ * reads it (section 6).  The section-2 operators' rules are functions
+ * of their own (position + values length, capacity.c). */
+typedef enum oac_op_len {
+    OAC_LEN_NONE = 0,       /* nothing checked by this column */
+    OAC_LEN_VALUE,          /* known value of input `port` + `plus` +
+                               (seq_port >= 0: dim seq_axis of seq_port) */
+    OAC_LEN_INDICES,        /* known indices must lie inside the data */
+    OAC_LEN_UNCHECKED       /* listed as not checkable (block tables) */
+} oac_op_len;
+
+typedef struct oac_op_length {
+    oac_op_len kind;
+    int8_t port;            /* -1: none */
+    int8_t seq_port;        /* -1: none */
+    int8_t seq_axis;
+    int8_t plus;
+} oac_op_length;
+
+/* Properties a pass asks about; derived facts (folds: fold != NULL;
+ * control flow: alias LOOP/SCAN/BRANCH) are not flags. */
 enum {
     OAC_OPF_CACHE_UPDATE = 1 << 0,    /* alias-implied without output_alias 0<-0 */
     OAC_OPF_PAGED = 1 << 1,           /* cache is a sequence of pages */
-    OAC_OPF_CONTROL = 1 << 2,         /* If / Loop / Scan */
-    OAC_OPF_CONSTANT = 1 << 3,        /* its output is "a constant" */
-    OAC_OPF_NO_STORAGE_READ = 1 << 4, /* reads only metadata (Shape, Size) */
-    OAC_OPF_FOLD = 1 << 5             /* a known value folds through it */
+    OAC_OPF_CONSTANT = 1 << 2,        /* its output is "a constant" */
+    OAC_OPF_NO_STORAGE_READ = 1 << 3  /* reads only metadata (Shape, Size) */
 };
 
 typedef enum oac_op_id {
-#define OAC_OP(id, dom, op, al, axa, axd, pos, val, page, mi, ma, fl, ea, ev) \
-    OAC_OP_##id,
+#define OAC_OP(id, dom, op, ...) OAC_OP_##id,
 #include "ops.def"
 #undef OAC_OP
     OAC_OP_COUNT
 } oac_op_id;
 
+/* One row.  Port fields are NodeProto input indices, -1 for none (the
+ * row macro's defaults, ops.c). */
 typedef struct oac_op {
     oac_op_id id;
     const char *domain;       /* "" is the ONNX domain */
     const char *op_type;
+    unsigned flags;           /* OAC_OPF_* */
+
+    /* Aliasing (contract 2, 3 "Details", 6). */
     oac_op_alias alias;
+    uint8_t n_pairs;          /* OAC_AL_PAIRS: pairs[0 .. n_pairs) */
+    oac_op_pair pairs[OAC_OP_MAX_PAIRS];
+    oac_op_cond cond;
+    int cond_port;            /* OAC_COND_INPUT */
+    const char *cond_attr;    /* OAC_COND_ATTR */
+    oac_op_length length;
+
+    /* Operands of the cache updates (contract 2). */
     const char *axis_attr;    /* capacity-axis attribute, or NULL */
-    int axis_default;
-    int position_port;        /* -1: none */
-    int values_port;          /* -1: none */
-    int page_id_port;         /* -1: none */
-    int min_inputs;           /* -1: unchecked */
-    int max_inputs;
-    unsigned flags;
+    int axis_default;         /* the capacity axis when it is absent */
+    int position_port;        /* position / write_indices */
+    int values_port;          /* the update values */
+    int page_id_port;
+    int min_inputs;           /* input count bounds (operand-invalid); */
+    int max_inputs;           /*   -1: unchecked */
     const char *enum_attr;    /* closed-set string attribute, or NULL */
     const char *enum_values;  /* "a|b", the first the default */
+
+    /* What the passes run for it; NULL: nothing (outputs unknown, no
+     * folding, unsupported-operator at run time). */
+    oac_rule_fn infer;        /* shape inference (infer.c) */
+    oac_rule_fn fold;         /* known-value folding (consts.c), after infer */
+    oac_capacity_fn capacity; /* capacity-overflow (capacity.c) */
+    oac_kernel_fn kernel;     /* the runtime's kernel (kernel_*.c) */
 } oac_op;
 
-/* The row for (domain, op_type), or NULL.  domain NULL, "" and "ai.onnx"
- * are the ONNX domain. */
+/* Is domain the ONNX domain?  NULL, "" and "ai.onnx" are. */
+bool oac_domain_is_onnx(const char *domain);
+
+/* The row for (domain, op_type), or NULL.  Case-sensitive; any ONNX
+ * spelling of the domain finds the ONNX rows. */
 const oac_op *oac_op_find(const char *domain, const char *op_type);
 /* Is value (len bytes) one of op->enum_values?  True without enum_attr. */
 bool oac_op_enum_ok(const oac_op *op, const char *value, size_t len);
@@ -68,10 +147,17 @@ static inline bool oac_op_has(const oac_op *op, unsigned flag)
     return op && (op->flags & flag);
 }
 
-/* For an op whose aliasing is fixed by the table (PORT0, LOOP, SCAN):
+/* Is op the row `id`?  (NULL is no row.) */
+static inline bool oac_op_is(const oac_op *op, oac_op_id id)
+{
+    return op && op->id == id;
+}
+
+/* For an op whose aliasing is fixed by the table (PAIRS, LOOP, SCAN):
  * the input port output `out` may alias given n_in inputs and (Scan)
- * num_scan_inputs, or -1.  Loop: out i <- in i+2 for i < n_in-2; Scan:
- * out i <- in i for i < n_in - num_scan_inputs. */
+ * num_scan_inputs, or -1.  PAIRS: the pair of output `out` when its
+ * input exists; Loop: out i <- in i+2 for i < n_in-2; Scan: out i <- in i
+ * for i < n_in - num_scan_inputs.  Conditions (cond) are not judged. */
 int oac_op_alias_input(const oac_op *op, size_t out, size_t n_in,
                        long num_scan_inputs);
 

@@ -7,7 +7,7 @@
  * binding READ_WRITE inputs once, running --steps steps in one or more
  * sessions, advancing position inputs (also those that updates nested
  * in bodies and calls at any depth read), and filling oac_execution.  If,
- * Loop and calls of local functions are kernels (kernels.def) that run
+ * Loop and calls of local functions are kernels (ops.def) that run
  * their bodies in frames (kernel_control.c) under the same memory rule;
  * an If output aliased through its branches is the outer value itself
  * (alias_slot), checked for pointer identity like a port alias.
@@ -669,30 +669,26 @@ static uint64_t binding_need(const rt_run *r, size_t b)
     return v->kind == OAC_VAL_TENSOR ? v->t.bytes : 0;
 }
 
-/* Which port of a cache-update node is its position, values and page. */
+/* Which port of a cache-update node is its position, values and page:
+ * its row's (ops.def), -1 for none. */
 static void update_ports(const Onnx__NodeProto *n, int *pos, int *values,
                          int *page, bool *paged)
 {
-    *pos = *values = *page = -1;
-    *paged = false;
-    const char *d = n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
-    if (!strcmp(d, "onnx_alias") && !strcmp(n->op_type, "CacheUpdate")) {
-        *pos = 2; *values = 1;
-    } else if (!strcmp(d, "onnx_alias") && !strcmp(n->op_type, "PagedCacheUpdate")) {
-        *pos = 3; *values = 2; *page = 1; *paged = true;
-    } else if (!*d && !strcmp(n->op_type, "TensorScatter")) {
-        *pos = 2; *values = 1;
-    }
+    const oac_op *op = oac_op_find(n->domain, n->op_type);
+    *pos = op ? op->position_port : -1;
+    *values = op ? op->values_port : -1;
+    *page = op ? op->page_id_port : -1;
+    *paged = oac_op_has(op, OAC_OPF_PAGED);
 }
 
 static oac_kernel_fn override_fn(const rt_run *r, const Onnx__NodeProto *n,
                                        bool *found)
 {
     *found = false;
-    const char *d = n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
+    const char *d = oac_domain_is_onnx(n->domain) ? "" : n->domain;
     for (size_t i = 0; r->hooks && i < r->hooks->n_overrides; i++) {
         const oac_kernel_override *o = &r->hooks->overrides[i];
-        const char *od = o->domain && strcmp(o->domain, "ai.onnx") ? o->domain : "";
+        const char *od = oac_domain_is_onnx(o->domain) ? "" : o->domain;
         if (!strcmp(od, d) && o->op_type && !strcmp(o->op_type, n->op_type)) {
             *found = true;
             return o->fn;
@@ -980,7 +976,8 @@ static int build_nodes_memo(rt_run *r, oac_diags *diags, int *fmemo,
                 return OAC_ENOMEM;
             r->slots[s].producer = (long)i;
             r->slots[s].port = j;
-            r->slots[s].constant_out = !strcmp(np->op_type ? np->op_type : "", "Constant");
+            r->slots[s].constant_out =
+                oac_op_has(oac_op_find(np->domain, np->op_type), OAC_OPF_CONSTANT);
             n->out[j] = s;
         }
         for (size_t a = 0; a < np->n_output_alias; a++) {

@@ -5,8 +5,8 @@
  * Owns: oac_tensor / oac_paged / oac_value (what flows along graph edges
  * at run time), the instrumented allocator oac_ralloc (alloc.c), bindings
  * of caller-owned storage (bind.c), the kernel call record and the kernel
- * table (kernels.def, kernels.c), and the session that executes one graph
- * (runtime.c).
+ * lookup (kernels.c; the kernels are a column of ops.def), and the
+ * session that executes one graph (runtime.c).
  *
  * Invariants:
  *  1. Every byte the runtime allocates for node outputs, kernel workspace
@@ -35,6 +35,8 @@
 
 #include "oac_build.h"   /* OAC_T_* element type numbers */
 #include "oac_int.h"
+#include "op_fns.h"
+#include "ops.h"
 
 /* Ranks above this are refused with OAC_EUNSUPPORTED (the contract's
  * caches are rank 4; the toy decoder stays below 6). */
@@ -219,7 +221,7 @@ void oac_bindings_release_all(oac_binding *const *b, size_t n,
                               const void *session);
 
 /* ------------------------------------------------------------------ */
-/* Kernels (kernels.def, kernels.c, kernel_*.c)                         */
+/* Kernels (ops.def's .kernel column, kernels.c, kernel_*.c)           */
 /* ------------------------------------------------------------------ */
 
 typedef struct oac_session oac_session;   /* runtime.c */
@@ -254,18 +256,15 @@ typedef struct oac_kernel_call {
     struct rt_frame *frame;
 } oac_kernel_call;
 
-/* 0 on success; a negative oac_status on failure, after a diagnostic
- * (oac_kernel_fail) for run-time findings or oac_err for operational
- * failures. */
-typedef int (*oac_kernel_fn)(oac_kernel_call *k);
+/* A kernel (oac_kernel_fn, ops.h; the .kernel column of ops.def,
+ * declared in op_fns.h) returns 0 on success; a negative oac_status on
+ * failure, after a diagnostic (oac_kernel_fail) for run-time findings or
+ * oac_err for operational failures. */
 
-/* The kernel for (domain, op_type), "" and "ai.onnx" being the ONNX
- * domain; NULL when the runtime has none (unsupported-operator). */
+/* The kernel of the row for (domain, op_type) (oac_op_find: "" and
+ * "ai.onnx" are the ONNX domain); NULL when the runtime has none
+ * (unsupported-operator).  Callers holding the row read op->kernel. */
 oac_kernel_fn oac_kernel_lookup(const char *domain, const char *op_type);
-
-#define OAC_KERNEL(domain, op, fn) int fn(oac_kernel_call *k);
-#include "kernels.def"
-#undef OAC_KERNEL
 /* A call of a local function (kernel_control.c; not a table row). */
 int oac_kernel_call_function(oac_kernel_call *k);
 

@@ -1,6 +1,8 @@
 /* shapes.c: the ShapesContext pass (oac_pass_shapes): declared types,
  * dimension symbols, --dim bindings, inference over every scope, the
- * type parts of operand-invalid, and alias-class unification.
+ * type parts of operand-invalid, and alias-class unification.  What it
+ * fills (symbols, interned dims, known values) is the store of
+ * shapes_store.c; this file walks the scopes and reports.
  *
  * Contract: section 2 (operand types of CacheUpdate, PagedCacheUpdate,
  * TensorScatter), section 3 (type-mismatch, rank-mismatch,
@@ -18,289 +20,22 @@
  *     usage errors: OAC_EINVAL with the message on ctx, nothing reported.
  *  4. Everything is linear in the model: one strmap lookup per dim_param,
  *     near-constant union-find steps (path halving, union by binding),
- *     one lookup of the rule memo per node and one probe of the dims
- *     table per new shape.
+ *     the rules read from the node's row (no lookup per node) and one
+ *     probe of the dims table per new shape.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "alias.h"
-#include "arena.h"
 #include "checker.h"
 #include "graph.h"
 #include "ops.h"
-#include "plan.h"
 #include "shapes.h"
 
 /* ------------------------------------------------------------------ */
-/* Allocation and symbols                                               */
+/* Node attributes (the rules read them too)                            */
 /* ------------------------------------------------------------------ */
-
-int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n)
-{
-    if (n > SIZE_MAX / sizeof(int64_t)) {
-        oac_err(sh->ctx, OAC_ENOMEM, "shape too large");
-        return NULL;
-    }
-    int64_t *d = oac_arena_alloc(sh->arena, n ? n * sizeof *d : 1);
-    if (!d)
-        oac_err(sh->ctx, OAC_ENOMEM, "out of memory");
-    return d;
-}
-
-/* One interned dims array (shapes.h invariant 7). */
-struct oac_dims_slot {
-    const oac_dimref *dims;         /* NULL: free slot */
-    uint32_t hash;
-    int32_t rank;
-};
-
-static inline bool dims_eq(const oac_dimref *a, const oac_dimref *b, size_t n)
-{
-    /* Ranks are small: a loop beats a call to memcmp. */
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
-static inline struct oac_dims_slot *dims_probe(struct oac_dims_slot *tab,
-                                               size_t cap, uint32_t hash,
-                                               const oac_dimref *d, size_t n)
-{
-    size_t i = hash & (cap - 1);
-    while (tab[i].dims &&
-           (tab[i].hash != hash || (size_t)tab[i].rank != n ||
-            !dims_eq(tab[i].dims, d, n)))
-        i = (i + 1) & (cap - 1);
-    return &tab[i];
-}
-
-static int dims_grow(oac_shapes *sh)
-{
-    size_t cap = sh->cap_dims_tab ? 2 * sh->cap_dims_tab : 256;
-    struct oac_dims_slot *t = oac_calloc(sh->ctx, cap, sizeof *t);
-    if (!t)
-        return OAC_ENOMEM;
-    for (size_t i = 0; i < sh->cap_dims_tab; i++) {
-        const struct oac_dims_slot *o = &sh->dims_tab[i];
-        if (o->dims)
-            *dims_probe(t, cap, o->hash, o->dims, (size_t)o->rank) = *o;
-    }
-    oac_dealloc(sh->ctx, sh->dims_tab);
-    sh->dims_tab = t;
-    sh->cap_dims_tab = cap;
-    return OAC_OK;
-}
-
-const oac_dimref *oac_shapes_intern(oac_shapes *sh, const oac_dimref *d,
-                                    size_t n)
-{
-    if (n > OAC_SHAPE_MAX_RANK) {
-        oac_err(sh->ctx, OAC_ENOMEM, "shape too large");
-        return NULL;
-    }
-    for (size_t k = 0; k < 4; k++)
-        if (sh->dims_recent[k] && (size_t)sh->dims_recent_rank[k] == n &&
-            dims_eq(sh->dims_recent[k], d, n))
-            return sh->dims_recent[k];
-    if (2 * (sh->n_dims_tab + 1) > sh->cap_dims_tab && dims_grow(sh))
-        return NULL;
-    uint64_t x = n;
-    for (size_t i = 0; i < n; i++)
-        x = (x ^ (uint64_t)d[i]) * 0x9E3779B97F4A7C15u;
-    uint32_t h = (uint32_t)(x >> 32) ^ (uint32_t)x;
-    struct oac_dims_slot *slot = dims_probe(sh->dims_tab, sh->cap_dims_tab, h, d, n);
-    if (!slot->dims) {
-        oac_dimref *copy = oac_shapes_new_i64(sh, n);
-        if (!copy)
-            return NULL;
-        oac_shapes_copy(copy, d, n * sizeof *d);
-        *slot = (struct oac_dims_slot){ .dims = copy, .hash = h, .rank = (int32_t)n };
-        sh->n_dims_tab++;
-    }
-    sh->dims_recent[sh->dims_next % 4] = slot->dims;
-    sh->dims_recent_rank[sh->dims_next++ % 4] = (int16_t)n;
-    return slot->dims;
-}
-
-/* The table is only for building: values keep their arrays. */
-static void intern_done(oac_shapes *sh)
-{
-    oac_dealloc(sh->ctx, sh->dims_tab);
-    sh->dims_tab = NULL;
-    sh->n_dims_tab = sh->cap_dims_tab = 0;
-    for (size_t k = 0; k < 4; k++)
-        sh->dims_recent[k] = NULL;
-}
-
-oac_known *oac_shapes_new_known(oac_shapes *sh, int32_t elem_type,
-                                int32_t rank, size_t n)
-{
-    if (n > OAC_KNOWN_MAX || rank < 0 || rank > OAC_SHAPE_MAX_RANK)
-        return NULL;
-    oac_known *k = oac_arena_alloc(sh->arena, sizeof *k);
-    int64_t *shape = oac_shapes_new_i64(sh, (size_t)rank);
-    int64_t *v = oac_shapes_new_i64(sh, n);
-    if (!k || !shape || !v) {
-        oac_err(sh->ctx, OAC_ENOMEM, "out of memory");
-        return NULL;
-    }
-    k->elem_type = elem_type;
-    k->rank = rank;
-    k->shape = shape;
-    k->n = n;
-    k->v = v;
-    return k;
-}
-
-static size_t sym_find(const oac_shapes *sh, size_t i)
-{
-    /* Path halving would write; lookups from const readers walk only. */
-    while (sh->syms[i].parent != i)
-        i = sh->syms[i].parent;
-    return i;
-}
-
-static size_t sym_find_mut(oac_shapes *sh, size_t i)
-{
-    while (sh->syms[i].parent != i) {
-        sh->syms[i].parent = sh->syms[sh->syms[i].parent].parent;
-        i = sh->syms[i].parent;
-    }
-    return i;
-}
-
-static int sym_new(oac_shapes *sh, const char *name, size_t *out)
-{
-    if (oac_grow(sh->ctx, (void **)&sh->syms, &sh->cap_syms, sh->n_syms + 1,
-                 sizeof *sh->syms))
-        return OAC_ENOMEM;
-    size_t id = sh->n_syms++;
-    sh->syms[id] = (oac_sym){ .parent = id, .value = -1, .name = name,
-                              .origin_value = SIZE_MAX };
-    *out = id;
-    return OAC_OK;
-}
-
-int oac_shapes_fresh(oac_shapes *sh, oac_dimref *out)
-{
-    size_t id;
-    if (sym_new(sh, NULL, &id))
-        return OAC_ENOMEM;
-    *out = OAC_DIM_SYM(id);
-    return OAC_OK;
-}
-
-int64_t oac_shapes_sym_value(const oac_shapes *sh, oac_dimref d)
-{
-    if (!OAC_DIM_IS_SYM(d))
-        return d;
-    size_t id = OAC_DIM_SYM_ID(d);
-    if (!sh || id >= sh->n_syms)
-        return -1;
-    return sh->syms[sym_find(sh, id)].value;
-}
-
-const char *oac_shapes_dim_name(const oac_shapes *sh, oac_dimref d)
-{
-    if (!OAC_DIM_IS_SYM(d))
-        return NULL;
-    size_t id = OAC_DIM_SYM_ID(d);
-    if (!sh || id >= sh->n_syms)
-        return NULL;
-    if (sh->syms[id].name)
-        return sh->syms[id].name;
-    return sh->syms[sym_find(sh, id)].name;
-}
-
-const oac_vshape *oac_shapes_value(const oac_shapes *sh, size_t id)
-{
-    return sh && id < sh->n_values ? &sh->vals[id] : NULL;
-}
-
-struct oac_known_slot {
-    size_t id;
-    oac_known *k;           /* NULL: a free slot */
-};
-
-static size_t known_slot(const struct oac_known_slot *tab, size_t cap,
-                         size_t id)
-{
-    size_t i = (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15u) >> 32) & (cap - 1);
-    while (tab[i].k && tab[i].id != id)
-        i = (i + 1) & (cap - 1);
-    return i;
-}
-
-static bool known_bit(const oac_shapes *sh, size_t id)
-{
-    return (sh->known_bits[id / 64] >> (id % 64)) & 1;
-}
-
-static oac_known *known_get(const oac_shapes *sh, size_t id)
-{
-    if (!known_bit(sh, id))
-        return NULL;
-    return sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)].k;
-}
-
-/* Value id is known as k (NULL: unknown). */
-static int known_set(oac_shapes *sh, size_t id, oac_known *k)
-{
-    if (known_bit(sh, id)) {
-        /* Values are set once in practice; a NULL keeps the slot (the
-         * bit, not the slot, says whether there is a value). */
-        struct oac_known_slot *sl =
-            &sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)];
-        if (k) {
-            sl->k = k;
-            return OAC_OK;
-        }
-        sh->known_bits[id / 64] &= ~((uint64_t)1 << (id % 64));
-        return OAC_OK;
-    }
-    if (!k)
-        return OAC_OK;
-    if (2 * (sh->n_known + 1) > sh->cap_known) {
-        size_t cap = sh->cap_known ? 2 * sh->cap_known : 64;
-        struct oac_known_slot *t = oac_calloc(sh->ctx, cap, sizeof *t);
-        if (!t)
-            return OAC_ENOMEM;
-        for (size_t i = 0; i < sh->cap_known; i++)
-            if (sh->known_tab[i].k)
-                t[known_slot(t, cap, sh->known_tab[i].id)] = sh->known_tab[i];
-        oac_dealloc(sh->ctx, sh->known_tab);
-        sh->known_tab = t;
-        sh->cap_known = cap;
-    }
-    sh->known_tab[known_slot(sh->known_tab, sh->cap_known, id)] =
-        (struct oac_known_slot){ .id = id, .k = k };
-    sh->n_known++;
-    sh->known_bits[id / 64] |= (uint64_t)1 << (id % 64);
-    return OAC_OK;
-}
-
-const oac_known *oac_shapes_known(const oac_shapes *sh, size_t id)
-{
-    return sh && id < sh->n_values ? known_get(sh, id) : NULL;
-}
-
-bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
-                      uint64_t *out)
-{
-    if (!v || v->kind != OAC_VK_TENSOR || v->quantized || v->rank < 0 ||
-        !v->elem_type)
-        return false;
-    uint64_t n = 1;
-    for (int32_t i = 0; i < v->rank; i++) {
-        int64_t d = oac_shapes_dim(sh, v->dims[i]);
-        if (d < 0 || oac_mul_overflow_u64(n, (uint64_t)d, &n))
-            return false;
-    }
-    return oac_elem_bytes(v->elem_type, n, out);
-}
 
 const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
                                             const char *name)
@@ -321,25 +56,6 @@ int64_t oac_shapes_attr_int(const Onnx__NodeProto *n, const char *name,
     return a && a->has_i ? a->i : def;
 }
 
-void oac_shapes_free(oac_shapes *sh)
-{
-    if (!sh)
-        return;
-    oac_ctx *ctx = sh->ctx;
-    for (size_t i = 0; i < sh->n_inputs; i++)
-        oac_pbfile_free(sh->inputs[i].file);
-    oac_dealloc(ctx, sh->inputs);
-    oac_plan_sched_free(ctx, sh->sched);
-    oac_strmap_fini(&sh->sym_by_name);
-    oac_dealloc(ctx, sh->syms);
-    oac_dealloc(ctx, sh->vals);
-    oac_dealloc(ctx, sh->known_bits);
-    oac_dealloc(ctx, sh->known_tab);
-    intern_done(sh);
-    oac_arena_free(sh->arena);
-    oac_dealloc(ctx, sh);
-}
-
 /* ------------------------------------------------------------------ */
 /* Places: where a dimension was seen, for messages                     */
 /* ------------------------------------------------------------------ */
@@ -350,29 +66,21 @@ typedef struct place {
     int32_t dim;
 } place;
 
-/* The rules of one operator: two table searches per distinct (domain,
- * op_type) of the model instead of per node. */
-typedef struct rule_memo {
-    const char *op_type;    /* borrowed from the first node seen */
-    const char *domain;     /* NULL for the ONNX domain */
-    struct rule_memo *next; /* another domain's operator of that name */
-    oac_rule_fn infer, fold;
-    /* Output dims the operator made lately (interned): the nodes of one
-     * type in a layer make a few shapes, and every layer the same. */
+/* Output dims one operator made lately (interned): the nodes of one
+ * type in a layer make a few shapes, and every layer the same. */
+typedef struct op_recent {
     const oac_dimref *recent[4];
     int16_t recent_rank[4];
     unsigned next_recent;
-} rule_memo;
+} op_recent;
 
 typedef struct pass {
     oac_check_state *st;
     oac_shapes *sh;
     oac_graphs *g;
-    /* Operators without a row: op_type -> rule_memo list (sh->arena). */
-    oac_strmap memo;
-    /* The operators of ops.def by their row: graph.c found the row of
-     * each node already, so these need neither hash nor compare. */
-    rule_memo by_op[OAC_OP_COUNT];
+    /* By row of ops.def: graph.c found the row of each node already
+     * (oac_node.op), and the row carries the rules. */
+    op_recent by_op[OAC_OP_COUNT];
 } pass;
 
 static const char *vname(const pass *p, size_t id)
@@ -470,13 +178,10 @@ static int report_dim_conflict(pass *p, const place *a, int64_t na,
 static int bind_sym(pass *p, size_t id, int64_t n, const place *pl)
 {
     oac_shapes *sh = p->sh;
-    size_t r = sym_find_mut(sh, id);
-    oac_sym *s = &sh->syms[r];
+    size_t r = oac_shapes_sym_root(sh, id);
+    const oac_sym *s = &sh->syms[r];
     if (s->value < 0) {
-        s->value = n;
-        s->origin = pl->kind;
-        s->origin_value = pl->value;
-        s->origin_dim = pl->dim;
+        oac_shapes_sym_bind(sh, r, n, pl->kind, pl->value, pl->dim);
         return OAC_OK;
     }
     if (s->value == n)
@@ -506,51 +211,24 @@ static int unify_dim(pass *p, oac_dimref a, const place *pa, oac_dimref b,
         *res = b;
         return bind_sym(p, OAC_DIM_SYM_ID(a), b, pb);
     }
-    size_t ra = sym_find_mut(sh, OAC_DIM_SYM_ID(a));
-    size_t rb = sym_find_mut(sh, OAC_DIM_SYM_ID(b));
+    size_t ra = oac_shapes_sym_root(sh, OAC_DIM_SYM_ID(a));
+    size_t rb = oac_shapes_sym_root(sh, OAC_DIM_SYM_ID(b));
     if (ra == rb)
         return OAC_OK;
-    oac_sym *A = &sh->syms[ra], *B = &sh->syms[rb];
-    if (A->value >= 0 && B->value >= 0) {
-        if (A->value == B->value)
-            goto join;
+    const oac_sym *A = &sh->syms[ra], *B = &sh->syms[rb];
+    if (A->value >= 0 && B->value >= 0 && A->value != B->value) {
         place fa = { A->origin, A->origin_value, A->origin_dim };
         place fb = { B->origin, B->origin_value, B->origin_dim };
         const char *nm = A->name ? A->name : B->name;
         return report_dim_conflict(p, &fa, A->value, &fb, B->value, nm);
     }
-join:
-    /* The root keeps a binding and a name, whichever side has them. */
-    if (A->value < 0 && B->value >= 0) {
-        A->value = B->value;
-        A->origin = B->origin;
-        A->origin_value = B->origin_value;
-        A->origin_dim = B->origin_dim;
-    }
-    if (!A->name)
-        A->name = B->name;
-    B->parent = ra;
+    oac_shapes_sym_join(sh, ra, rb);
     return OAC_OK;
 }
 
 /* ------------------------------------------------------------------ */
 /* Declared types                                                       */
 /* ------------------------------------------------------------------ */
-
-static int sym_named(pass *p, const char *name, oac_dimref *out)
-{
-    void *hit = oac_strmap_get(&p->sh->sym_by_name, name);
-    size_t id;
-    if (hit) {
-        id = (size_t)(uintptr_t)hit - 1;
-    } else {
-        if (sym_new(p->sh, name, &id) ||
-            oac_strmap_put(&p->sh->sym_by_name, name, (void *)(uintptr_t)(id + 1)))
-            return OAC_ENOMEM;
-    }
-    *out = OAC_DIM_SYM(id);
-    return OAC_OK;
-}
 
 static int parse_shape(pass *p, const Onnx__TensorShapeProto *shp,
                        oac_vshape *out)
@@ -570,7 +248,7 @@ static int parse_shape(pass *p, const Onnx__TensorShapeProto *shp,
         else if (d && d->value_case ==
                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                  d->dim_param && d->dim_param[0])
-            rc = sym_named(p, d->dim_param, &dims[i]);
+            rc = oac_shapes_sym_named(p->sh, d->dim_param, &dims[i]);
         else
             rc = oac_shapes_fresh(p->sh, &dims[i]);
         if (rc)
@@ -692,12 +370,11 @@ static int apply_dim_options(pass *p)
                                "--dim %s given twice with different values (%" PRId64
                                " and %" PRId64 ")", b->name, o->dims[j].value,
                                b->value);
-        void *hit = oac_strmap_get(&p->sh->sym_by_name, b->name);
-        if (!hit)
+        size_t id = oac_shapes_sym_by_name(p->sh, b->name);
+        if (id == SIZE_MAX)
             return oac_err(p->st->ctx, OAC_EINVAL,
                            "--dim %s: no dimension of the model is named '%s'",
                            b->name, b->name);
-        size_t id = (size_t)(uintptr_t)hit - 1;
         place pl = { OAC_ORIGIN_OPTION, SIZE_MAX, 0 };
         int rc = bind_sym(p, id, b->value, &pl);
         if (rc)
@@ -757,7 +434,7 @@ static int seed_value(pass *p, const oac_value *v)
             oac_known *k;
             if ((rc = oac_known_from_tensor(sh, t, &k)))
                 return rc;
-            if ((rc = known_set(sh, v->id, k)))
+            if ((rc = oac_shapes_known_set(sh, v->id, k)))
                 return rc;
         }
     }
@@ -833,7 +510,7 @@ static int seed_input_file(pass *p, const oac_value *v)
         oac_known *k;
         if ((rc = oac_known_from_tensor(sh, t, &k)))
             return rc;
-        if ((rc = known_set(sh, v->id, k)))
+        if ((rc = oac_shapes_known_set(sh, v->id, k)))
             return rc;
     }
     return OAC_OK;
@@ -845,18 +522,18 @@ static int seed_input_file(pass *p, const oac_value *v)
  * those arrays, in that order, is cheaper than hashing.  What is found
  * becomes recent. */
 static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
-                                    rule_memo *m)
+                                    op_recent *m)
 {
     int16_t rank = c->out[0].rank;
     size_t n = (size_t)rank;
     for (size_t k = 0; k < 4; k++)
         if (m->recent[k] && m->recent_rank[k] == rank &&
-            dims_eq(m->recent[k], c->scratch, n))
+            oac_dims_eq(m->recent[k], c->scratch, n))
             return m->recent[k];
     const oac_dimref *d = NULL;
     for (size_t k = 0; k < c->n_in && !d; k++)
         if (c->in[k] && c->in[k]->rank == rank &&
-            dims_eq(c->in[k]->dims, c->scratch, n))
+            oac_dims_eq(c->in[k]->dims, c->scratch, n))
             d = c->in[k]->dims;
     if (!d)
         d = oac_shapes_intern(sh, c->scratch, n);
@@ -865,46 +542,6 @@ static const oac_dimref *intern_out(oac_shapes *sh, const oac_infer *c,
         m->recent_rank[m->next_recent++ % 4] = rank;
     }
     return d;
-}
-
-/* The rules of node nd (*out NULL when it has no op_type). */
-static int node_rules(pass *p, const oac_node *nd, rule_memo **out)
-{
-    const Onnx__NodeProto *np = nd->proto;
-    *out = NULL;
-    if (!np->op_type)
-        return OAC_OK;
-    const char *d = np->domain;
-    if (nd->op) {
-        /* The row stands for (domain, op_type), any ONNX spelling alike
-         * (ops.h), as the memo's key does. */
-        rule_memo *m = &p->by_op[nd->op->id];
-        if (!m->op_type) {
-            const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
-            *m = (rule_memo){ .op_type = np->op_type, .domain = dom,
-                              .infer = oac_infer_rule(dom, np->op_type),
-                              .fold = oac_fold_rule(dom, np->op_type) };
-        }
-        *out = m;
-        return OAC_OK;
-    }
-    const char *dom = !d || !*d || !strcmp(d, "ai.onnx") ? NULL : d;
-    rule_memo *first = oac_strmap_get(&p->memo, np->op_type), *m;
-    for (m = first; m; m = m->next)
-        if (m->domain == dom || (m->domain && dom && !strcmp(m->domain, dom)))
-            break;
-    if (!m) {
-        if (!(m = oac_arena_alloc(p->sh->arena, sizeof *m)))
-            return OAC_ENOMEM;
-        *m = (rule_memo){ .op_type = np->op_type, .domain = dom, .next = first,
-                          .infer = oac_infer_rule(dom, np->op_type),
-                          .fold = oac_fold_rule(dom, np->op_type) };
-        int rc = oac_strmap_put(&p->memo, np->op_type, m);
-        if (rc)
-            return rc;
-    }
-    *out = m;
-    return OAC_OK;
 }
 
 static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
@@ -926,30 +563,30 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     c.n_out = np->n_output;
     c.out = out;
     c.out_known = out_known;
-    rule_memo *rules;
-    int rc = node_rules(p, nd, &rules);
-    if (rc)
-        return rc;
+    /* The node's row (NULL: no rules, the outputs stay unknown). */
+    const oac_op *op = nd->op;
+    int rc = OAC_OK;
     /* The ports graph.c resolved (oac_node_input's answers, without its
      * range checks per port). */
     oac_value *const *ports = nd->in_vals;
     for (size_t k = 0; k < np->n_input; k++) {
         oac_value *v = ports ? ports[k] : oac_node_input(s, i, k);
         in[k] = v ? &p->sh->vals[v->id] : NULL;
-        in_known[k] = v ? known_get(p->sh, v->id) : NULL;
+        in_known[k] = v ? oac_shapes_known_get(p->sh, v->id) : NULL;
     }
     for (size_t k = 0; k < np->n_output; k++) {
         out[k] = (oac_vshape){ .kind = OAC_VK_UNKNOWN, .rank = -1 };
         out_known[k] = NULL;
     }
-    if (rules && rules->infer)
-        rc = rules->infer(&c);
-    if (!rc && rules && rules->fold)
-        rc = rules->fold(&c);
+    if (op && op->infer)
+        rc = op->infer(&c);
+    if (!rc && op && op->fold)
+        rc = op->fold(&c);
     if (rc)
         return rc;
+    /* Only a rule writes the scratch, so op is a row here. */
     if (np->n_output && out[0].rank >= 0 && out[0].dims == c.scratch &&
-        !(out[0].dims = intern_out(p->sh, &c, rules)))
+        !(out[0].dims = intern_out(p->sh, &c, &p->by_op[op->id])))
         return OAC_ENOMEM;
     for (size_t k = 0; k < np->n_output; k++) {
         oac_value *v = ports ? ports[np->n_input + k] : oac_node_output(s, i, k);
@@ -965,8 +602,8 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
             *vs = out[k];
         else if ((rc = merge_declared(p, v->id, vs, &out[k])))
             return rc;
-        if ((out_known[k] || known_bit(p->sh, v->id)) &&
-            (rc = known_set(p->sh, v->id, out_known[k])))
+        if ((out_known[k] || oac_shapes_known_bit(p->sh, v->id)) &&
+            (rc = oac_shapes_known_set(p->sh, v->id, out_known[k])))
             return rc;
     }
     return OAC_OK;
@@ -1038,7 +675,6 @@ static int infer_scopes(pass *p)
         }
     }
 done:
-    oac_strmap_fini(&p->memo);
     oac_dealloc(p->sh->ctx, in);
     oac_dealloc(p->sh->ctx, in_known);
     oac_dealloc(p->sh->ctx, out);
@@ -1461,8 +1097,7 @@ static int fill_dims(pass *p)
     size_t n = 0;
     for (size_t i = 0; i < p->sh->n_syms; i++)
         if (p->sh->syms[i].name && oac_shapes_dim(p->sh, OAC_DIM_SYM(i)) >= 0 &&
-            oac_strmap_get(&p->sh->sym_by_name, p->sh->syms[i].name) ==
-                (void *)(uintptr_t)(i + 1))
+            oac_shapes_sym_by_name(p->sh, p->sh->syms[i].name) == i)
             n++;
     if (!n)
         return OAC_OK;
@@ -1473,7 +1108,7 @@ static int fill_dims(pass *p)
     for (size_t i = 0; i < p->sh->n_syms; i++) {
         const oac_sym *s = &p->sh->syms[i];
         if (!s->name || oac_shapes_dim(p->sh, OAC_DIM_SYM(i)) < 0 ||
-            oac_strmap_get(&p->sh->sym_by_name, s->name) != (void *)(uintptr_t)(i + 1))
+            oac_shapes_sym_by_name(p->sh, s->name) != i)
             continue;
         if (!(out->dim_names[out->n_dims] = oac_strdup(ctx, s->name)))
             return OAC_ENOMEM;
@@ -1490,13 +1125,11 @@ int oac_pass_shapes(oac_check_state *st)
 {
     if (!st->graphs)
         return OAC_OK;
-    oac_ctx *ctx = st->ctx;
-    oac_shapes *sh = oac_calloc(ctx, 1, sizeof *sh);
-    if (!sh)
-        return OAC_ENOMEM;
-    sh->ctx = ctx;
+    oac_shapes *sh;
+    int rc = oac_shapes_new(st->ctx, st->graphs->n_values, &sh);
+    if (rc)
+        return rc;
     sh->graphs = st->graphs;
-    oac_strmap_init(&sh->sym_by_name, ctx);
     /* Owned by the analysis from here on (check.c frees it through
      * shapes_free, also when a later step fails). */
     st->shapes = sh;
@@ -1504,25 +1137,14 @@ int oac_pass_shapes(oac_check_state *st)
         st->out->shapes = sh;
         st->out->shapes_free = oac_shapes_free;
     }
-    sh->arena = oac_arena_new(ctx);
-    size_t n = st->graphs->n_values;
-    sh->n_values = n;
-    sh->vals = oac_calloc(ctx, n ? n : 1, sizeof *sh->vals);
-    sh->known_bits = oac_calloc(ctx, n / 64 + 1, sizeof *sh->known_bits);
-    if (!sh->arena || !sh->vals || !sh->known_bits)
-        return OAC_ENOMEM;
-    oac_prefault(sh->vals, n * sizeof *sh->vals);   /* all written next */
-    for (size_t i = 0; i < n; i++)
-        sh->vals[i].rank = -1;
 
     pass p = { .st = st, .sh = sh, .g = st->graphs };
-    oac_strmap_init(&p.memo, ctx);
-    int rc = infer_scopes(&p);
+    rc = infer_scopes(&p);
     if (rc)
         return rc;
     if ((rc = unify_classes(&p)))
         return rc;
-    intern_done(sh);
+    oac_shapes_intern_done(sh);
     for (size_t si = 0; si < p.g->n_scopes; si++) {
         oac_scope *s = p.g->scopes[si];
         for (size_t i = 0; i < s->n_nodes; i++)

@@ -1,11 +1,13 @@
 /* shapes.h: the shape lattice, dimension symbols and known values
  * (ShapesContext) the checker's later passes and the runtime read.
  *
- * Owns: struct oac_shapes, built by oac_pass_shapes (shapes.c) over every
+ * Owns: struct oac_shapes, a store (shapes_store.c: symbols, interned
+ * dims, known values) filled by oac_pass_shapes (shapes.c) over every
  * scope of graph.h, with per-op rules in infer.c, known-value folding in
- * consts.c and --input files in inputs.c.  Contract: section 2 (operand
- * types), section 3 (type-/rank-/shape-mismatch, "A value is known when",
- * --dim), section 4 (alias_classes elem_type/shape/dim_param/bytes).
+ * consts.c (both named by the rows of ops.def) and --input files in
+ * inputs.c.  Contract: section 2 (operand types), section 3
+ * (type-/rank-/shape-mismatch, "A value is known when", --dim), section
+ * 4 (alias_classes elem_type/shape/dim_param/bytes).
  *
  * Invariants:
  *  1. A dimension is an oac_dimref: >= 0 a static size, < 0 a reference
@@ -140,9 +142,11 @@ typedef struct oac_shapes {
     struct oac_plan_sched *sched;
 } oac_shapes;
 
-void oac_shapes_free(oac_shapes *sh);
+/* ---- the store (shapes_store.c) ---- */
 
-/* ---- symbols (shapes.c) ---- */
+/* An empty store for n_values values (every value unknown, rank -1). */
+int oac_shapes_new(oac_ctx *ctx, size_t n_values, oac_shapes **out);
+void oac_shapes_free(oac_shapes *sh);
 
 /* The number symbol reference d (< 0) stands for, or -1 when unknown. */
 int64_t oac_shapes_sym_value(const oac_shapes *sh, oac_dimref d);
@@ -165,10 +169,11 @@ const oac_known *oac_shapes_known(const oac_shapes *sh, size_t id);
  * false when unknown or on overflow (never wraps). */
 bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
                       uint64_t *out);
-/* The --input file given for a graph input, or NULL. */
+/* The --input file given for a graph input, or NULL (inputs.c). */
 const oac_pbfile *oac_shapes_input(const oac_shapes *sh, const char *name);
 
-/* ---- internal to the shapes pass (shapes.c, infer.c, consts.c) ---- */
+/* ---- internal to the shapes pass (shapes.c, shapes_store.c, infer.c,
+ * consts.c) ---- */
 
 /* memcpy that accepts (NULL, 0): empty dims arrays of protobuf-c are NULL. */
 static inline void oac_shapes_copy(void *dst, const void *src, size_t n)
@@ -177,15 +182,72 @@ static inline void oac_shapes_copy(void *dst, const void *src, size_t n)
         __builtin_memcpy(dst, src, n);
 }
 
+static inline bool oac_dims_eq(const oac_dimref *a, const oac_dimref *b,
+                               size_t n)
+{
+    /* Ranks are small: a loop beats a call to memcmp. */
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 /* Arena allocation of n int64s (NULL with OAC_ENOMEM on ctx). */
 int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n);
 /* The interned copy of dims d[0..n) (invariant 7; never NULL on success,
  * also for n == 0): NULL with OAC_ENOMEM on ctx. */
 const oac_dimref *oac_shapes_intern(oac_shapes *sh, const oac_dimref *d,
                                     size_t n);
+/* Interning is over: drop its table (the arrays stay). */
+void oac_shapes_intern_done(oac_shapes *sh);
 /* A known value with room for n elements of rank `rank` (or NULL). */
 oac_known *oac_shapes_new_known(oac_shapes *sh, int32_t elem_type,
                                 int32_t rank, size_t n);
+
+/* Symbols: the root of symbol id (path halving); the symbol of a
+ * dim_param, made on first use; the id of a dim_param's symbol, or
+ * SIZE_MAX when the model has none of that name. */
+size_t oac_shapes_sym_root(oac_shapes *sh, size_t id);
+int oac_shapes_sym_named(oac_shapes *sh, const char *name, oac_dimref *out);
+size_t oac_shapes_sym_by_name(const oac_shapes *sh, const char *name);
+/* Bind root (unbound) to n, remembering where (oac_origin_kind, value
+ * id, axis) for messages. */
+void oac_shapes_sym_bind(oac_shapes *sh, size_t root, int64_t n,
+                         uint8_t origin, size_t origin_value, int32_t origin_dim);
+/* Join root rb into root ra (ra != rb; their bindings agree or one is
+ * unbound): ra keeps a binding and a name, whichever side has them. */
+void oac_shapes_sym_join(oac_shapes *sh, size_t ra, size_t rb);
+
+/* Known values by value id (invariant 3).  Inline: the pass asks for
+ * every input of every node. */
+struct oac_known_slot {
+    size_t id;
+    oac_known *k;           /* NULL: a free slot */
+};
+
+static inline size_t oac_shapes_known_slot(const struct oac_known_slot *tab,
+                                           size_t cap, size_t id)
+{
+    size_t i = (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15u) >> 32) & (cap - 1);
+    while (tab[i].k && tab[i].id != id)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static inline bool oac_shapes_known_bit(const oac_shapes *sh, size_t id)
+{
+    return (sh->known_bits[id / 64] >> (id % 64)) & 1;
+}
+
+static inline oac_known *oac_shapes_known_get(const oac_shapes *sh, size_t id)
+{
+    if (!oac_shapes_known_bit(sh, id))
+        return NULL;
+    return sh->known_tab[oac_shapes_known_slot(sh->known_tab, sh->cap_known, id)].k;
+}
+
+/* Value id is known as k (NULL: unknown from now on). */
+int oac_shapes_known_set(oac_shapes *sh, size_t id, oac_known *k);
 
 /* What one inference or folding rule sees: the node, its input facts and
  * the output facts it fills (kind UNKNOWN on entry). */
@@ -206,29 +268,16 @@ typedef struct oac_infer {
     oac_dimref scratch[OAC_SHAPE_MAX_RANK];
 } oac_infer;
 
-/* A rule of infer.c or consts.c. */
-typedef int (*oac_rule_fn)(oac_infer *c);
-
-/* Per-op shape inference (infer.c): the rule that fills c->out for an
- * operator of its table, or NULL (outputs stay unknown).  domain is NULL
- * for the ONNX domain ("", "ai.onnx"), else the node's domain; op_type is
- * not NULL.  A rule fails only with OAC_ENOMEM.  shapes.c resolves the
- * rules once per distinct operator of the model, not per node. */
-oac_rule_fn oac_infer_rule(const char *domain, const char *op_type);
-/* The table is sorted (bsearch relies on it); for tests. */
-bool oac_infer_table_sorted(void);
-/* Known-value folding (consts.c): the rule that fills c->out_known for
- * Constant and the folding ops of the contract (run after the inference
- * rule), or NULL; domain and op_type as for oac_infer_rule. */
-oac_rule_fn oac_fold_rule(const char *domain, const char *op_type);
-bool oac_fold_table_sorted(void);
+/* The rules themselves are columns of the operator's row (ops.def:
+ * .infer, then .fold), declared in op_fns.h; a rule fails only with
+ * OAC_ENOMEM. */
 /* A known value from a TensorProto (initializer, Constant value, --input
  * file): NULL (not an error) when not a small integer tensor.  A
  * malformed payload is not an error either: the value stays unknown. */
 int oac_known_from_tensor(oac_shapes *sh, const Onnx__TensorProto *t,
                           oac_known **out);
 
-/* The integer attribute of a node (def when absent). */
+/* The integer attribute of a node (def when absent; shapes.c). */
 int64_t oac_shapes_attr_int(const Onnx__NodeProto *n, const char *name,
                             int64_t def);
 const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,

@@ -1,4 +1,4 @@
-/* check_kernels.c: the kernel table and the kernels (lib/kernels.c,
+/* check_kernels.c: the kernel lookup and the kernels (lib/kernels.c,
  * kernel_cache.c, kernel_math.c, kernel_shape.c; contract 2 and 5).
  *
  * The cache kernels are compared with an independent reference: after N
@@ -26,6 +26,14 @@ START_TEST(table_lookup)
     ck_assert_ptr_null(oac_kernel_lookup("onnx_alias", "MatMul"));
     ck_assert_ptr_null(oac_kernel_lookup("", "Relu"));
     ck_assert_ptr_null(oac_kernel_lookup("", NULL));
+    /* The runtime's kernel is the row's, under any spelling of the
+     * row's domain. */
+    for (int i = 0; i < OAC_OP_COUNT; i++) {
+        const oac_op *op = oac_op_get((oac_op_id)i);
+        ck_assert_ptr_eq(oac_kernel_lookup(op->domain, op->op_type), op->kernel);
+        if (oac_domain_is_onnx(op->domain))
+            ck_assert_ptr_eq(oac_kernel_lookup("ai.onnx", op->op_type), op->kernel);
+    }
 }
 END_TEST
 

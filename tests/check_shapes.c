@@ -17,15 +17,6 @@
 #include "graph.h"
 #include "shapes.h"
 
-/* ---- tables ---- */
-
-START_TEST(test_tables_sorted)
-{
-    ck_assert(oac_infer_table_sorted());
-    ck_assert(oac_fold_table_sorted());
-}
-END_TEST
-
 /* ---- alias-class unification ---- */
 
 START_TEST(test_class_facts_filled)
@@ -850,7 +841,6 @@ Suite *test_suite(void)
     Suite *s = suite_create("shapes");
     TCase *t = tcase_create("core");
     tcase_set_timeout(t, 60);
-    tcase_add_test(t, test_tables_sorted);
     tcase_add_test(t, test_class_facts_filled);
     tcase_add_test(t, test_class_bytes_unknown_symbol);
     tcase_add_test(t, test_type_mismatch);

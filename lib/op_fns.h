@@ -1,0 +1,88 @@
+/* op_fns.h: every function the operator table (ops.def) names.
+ *
+ * Owns nothing but declarations: the shape inference rules (infer.c),
+ * the known-value folding rules (consts.c), the capacity rules
+ * (capacity.c) and the runtime's kernels (kernel_*.c), so ops.c can build the table and each defining file sees
+ * its own prototypes.  Contract: as ops.def.
+ * Invariants: a function named by a row is declared here (the build
+ * fails otherwise); the structs are forward declarations only, so this
+ * header (like ops.h) pulls in neither shapes.h nor runtime.h.
+ */
+#ifndef OAC_OP_FNS_H
+#define OAC_OP_FNS_H
+
+struct oac_infer;
+struct oac_cap;
+struct oac_kernel_call;
+
+/* ---- shape inference (infer.c) ---- */
+int oac_infer_same(struct oac_infer *c);       /* output 0 = input 0's type */
+int oac_infer_cast(struct oac_infer *c);
+int oac_infer_bcast(struct oac_infer *c);      /* numpy broadcasting */
+int oac_infer_compare(struct oac_infer *c);    /* broadcasting, BOOL */
+int oac_infer_where(struct oac_infer *c);      /* broadcasting, input 1's type */
+int oac_infer_matmul(struct oac_infer *c);
+int oac_infer_transpose(struct oac_infer *c);
+int oac_infer_reshape(struct oac_infer *c);
+int oac_infer_slice(struct oac_infer *c);
+int oac_infer_concat(struct oac_infer *c);
+int oac_infer_gather(struct oac_infer *c);
+int oac_infer_shape(struct oac_infer *c);
+int oac_infer_size(struct oac_infer *c);
+int oac_infer_constant(struct oac_infer *c);
+int oac_infer_unsqueeze(struct oac_infer *c);
+int oac_infer_squeeze(struct oac_infer *c);
+
+/* ---- known-value folding (consts.c) ---- */
+int oac_fold_constant(struct oac_infer *c);
+int oac_fold_relabel(struct oac_infer *c);     /* same elements, new shape */
+int oac_fold_cast(struct oac_infer *c);
+int oac_fold_neg(struct oac_infer *c);
+int oac_fold_add(struct oac_infer *c);
+int oac_fold_sub(struct oac_infer *c);
+int oac_fold_mul(struct oac_infer *c);
+int oac_fold_min(struct oac_infer *c);
+int oac_fold_max(struct oac_infer *c);
+int oac_fold_shape(struct oac_infer *c);
+int oac_fold_size(struct oac_infer *c);
+
+/* ---- capacity rules (capacity.c) ---- */
+int oac_capacity_cache_update(struct oac_cap *c);
+int oac_capacity_tensor_scatter(struct oac_cap *c);   /* linear / circular */
+int oac_capacity_paged(struct oac_cap *c);            /* page_size, page_id */
+
+/* ---- kernels ---- */
+/* kernel_cache.c (contract 2) */
+int oac_kernel_cache_update(struct oac_kernel_call *k);
+int oac_kernel_tensor_scatter(struct oac_kernel_call *k);
+/* kernel_paged.c (paged, quantized cache; codecs in quant.h) */
+int oac_kernel_paged_cache_update(struct oac_kernel_call *k);
+/* kernel_math.c */
+int oac_kernel_identity(struct oac_kernel_call *k);
+int oac_kernel_add(struct oac_kernel_call *k);
+int oac_kernel_sub(struct oac_kernel_call *k);
+int oac_kernel_mul(struct oac_kernel_call *k);
+int oac_kernel_div(struct oac_kernel_call *k);
+int oac_kernel_neg(struct oac_kernel_call *k);
+int oac_kernel_matmul(struct oac_kernel_call *k);
+int oac_kernel_softmax(struct oac_kernel_call *k);
+int oac_kernel_cast(struct oac_kernel_call *k);
+/* kernel_shape.c */
+int oac_kernel_reshape(struct oac_kernel_call *k);
+int oac_kernel_transpose(struct oac_kernel_call *k);
+int oac_kernel_slice(struct oac_kernel_call *k);
+int oac_kernel_concat(struct oac_kernel_call *k);
+int oac_kernel_gather(struct oac_kernel_call *k);
+int oac_kernel_shape(struct oac_kernel_call *k);
+int oac_kernel_size(struct oac_kernel_call *k);
+int oac_kernel_constant(struct oac_kernel_call *k);
+int oac_kernel_unsqueeze(struct oac_kernel_call *k);
+int oac_kernel_squeeze(struct oac_kernel_call *k);
+/* kernel_control.c: bodies run in frames with the main graph's memory
+ * rule.  Calls of local functions are no row: a node whose (domain,
+ * op_type) has no row with a kernel but names a ModelProto.functions
+ * entry runs oac_kernel_call_function (runtime.h). */
+int oac_kernel_if(struct oac_kernel_call *k);
+int oac_kernel_loop(struct oac_kernel_call *k);
+
+#endif /* OAC_OP_FNS_H */
