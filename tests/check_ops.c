@@ -325,6 +325,281 @@ START_TEST(test_alias_mapping)
 }
 END_TEST
 
+
+/* ---- section 6: the table's rows as the checker applies them ----------
+ *
+ * For every row of contract section 6's table: a valid annotated model
+ * and its broken twins, built from the operators' definitions (ONNX
+ * Runtime's ContribOperators.md, ONNX's Operators.md; the ports below
+ * are written from those pages, not read from ops.def, so a wrong row
+ * fails here).  Caches are BNSH with capacity 16 on axis 2 (combined
+ * [2, B, N, S, H]: axis 3). */
+
+typedef struct io6 {
+    const char *name;       /* "" = an omitted optional input */
+    int32_t type;
+    const char *dims;
+} io6;
+
+typedef struct row6 {
+    const char *domain, *op, *node;
+    io6 in[10];
+    size_t n_in;
+    io6 out[3];
+    size_t n_out;
+    int pin[2], pout[2];    /* past input -> present output */
+    size_t n_pairs;
+    int len_port;           /* the length input a twin makes known, or -1 */
+    const char *cond_attr;  /* int attribute set to 1 when in place */
+} row6;
+
+#define F OAC_T_FLOAT
+#define I32 OAC_T_INT32
+
+static const row6 gqa6 = {
+    "com.microsoft", "GroupQueryAttention", "gqa",
+    { { "query", F, "1,1,8" }, { "key", F, "1,1,4" }, { "value", F, "1,1,4" },
+      { "past_key", F, "1,1,16,4" }, { "past_value", F, "1,1,16,4" },
+      { "seqlens_k", I32, "1" }, { "total_sequence_length", I32, "" } }, 7,
+    { { "out", F, "1,1,8" }, { "present_key", F, "1,1,16,4" },
+      { "present_value", F, "1,1,16,4" } }, 3,
+    { 3, 4 }, { 1, 2 }, 2, 6, NULL
+};
+static const row6 mha6 = {
+    "com.microsoft", "MultiHeadAttention", "mha",
+    { { "query", F, "1,1,8" }, { "key", F, "1,1,8" }, { "value", F, "1,1,8" },
+      { "", 0, NULL }, { "", 0, NULL }, { "", 0, NULL },
+      { "past_key", F, "1,2,16,4" }, { "past_value", F, "1,2,16,4" },
+      { "past_sequence_length", I32, "1" } }, 9,
+    { { "out", F, "1,1,8" }, { "present_key", F, "1,2,16,4" },
+      { "present_value", F, "1,2,16,4" } }, 3,
+    { 6, 7 }, { 1, 2 }, 2, 8, NULL
+};
+static const row6 dmmha6 = {
+    "com.microsoft", "DecoderMaskedMultiHeadAttention", "dmmha",
+    { { "query", F, "1,1,8" }, { "key", F, "1,1,8" }, { "value", F, "1,1,8" },
+      { "", 0, NULL }, { "", 0, NULL },
+      { "past_key", F, "1,2,16,4" }, { "past_value", F, "1,2,16,4" },
+      { "past_sequence_length", I32, "1" } }, 8,
+    { { "out", F, "1,1,8" }, { "present_key", F, "1,2,16,4" },
+      { "present_value", F, "1,2,16,4" } }, 3,
+    { 5, 6 }, { 1, 2 }, 2, 7, "past_present_share_buffer"
+};
+static const row6 msattn6 = {
+    "com.microsoft", "Attention", "attn",
+    { { "input", F, "1,1,8" }, { "weights", F, "8,24" }, { "bias", F, "24" },
+      { "", 0, NULL }, { "past", F, "2,1,2,16,4" }, { "", 0, NULL },
+      { "past_sequence_length", I32, "1" } }, 7,
+    { { "out", F, "1,1,8" }, { "present", F, "2,1,2,16,4" } }, 2,
+    { 4, -1 }, { 1, -1 }, 1, 6, "past_present_share_buffer"
+};
+static const row6 paged6 = {
+    "com.microsoft", "PagedAttention", "paged",
+    { { "query", OAC_T_FLOAT16, "3,8" }, { "key", OAC_T_FLOAT16, "3,4" },
+      { "value", OAC_T_FLOAT16, "3,4" },
+      { "key_cache", OAC_T_FLOAT16, "4,16,1,4" },
+      { "value_cache", OAC_T_FLOAT16, "4,16,1,4" },
+      { "cumulative_sequence_length", I32, "2" }, { "past_seqlens", I32, "1" },
+      { "block_table", I32, "1,4" } }, 8,
+    { { "out", OAC_T_FLOAT16, "3,8" },
+      { "key_cache_out", OAC_T_FLOAT16, "4,16,1,4" },
+      { "value_cache_out", OAC_T_FLOAT16, "4,16,1,4" } }, 3,
+    { 3, 4 }, { 1, 2 }, 2, -1, NULL
+};
+static const row6 sparse6 = {
+    "com.microsoft", "SparseAttention", "sparse",
+    { { "query", F, "1,1,8" }, { "key", F, "1,1,4" }, { "value", F, "1,1,4" },
+      { "past_key", F, "1,1,16,4" }, { "past_value", F, "1,1,16,4" },
+      { "block_row_indices", I32, "1,2" }, { "block_col_indices", I32, "1,1" },
+      { "total_sequence_length", I32, "1" },
+      { "key_total_sequence_lengths", I32, "1" } }, 9,
+    { { "out", F, "1,1,8" }, { "present_key", F, "1,1,16,4" },
+      { "present_value", F, "1,1,16,4" } }, 3,
+    { 3, 4 }, { 1, 2 }, 2, 7, NULL
+};
+
+typedef enum v6 {
+    V6_ANNOTATED,   /* every pair declared, past READ_WRITE, alias_of */
+    V6_STOCK,       /* as exported: no annotation */
+    V6_HALF,        /* only the first pair declared */
+    V6_WRONG,       /* the first present declared on input 0 */
+    V6_NO_COND      /* annotated, but the condition's input / attribute
+                       is missing */
+} v6;
+
+/* r's model in variant v; len >= 0 makes the length input a known
+ * initializer of that value (INT32). */
+static void build6(oac_mb *mb, const row6 *r, v6 v, int32_t len)
+{
+    oac_mb_opset(mb, r->domain, 1);
+    oac_gb *g = oac_mb_graph(mb);
+    char ins[512] = "", outs[256] = "";
+    size_t n_in = r->n_in;
+    if (v == V6_NO_COND && !r->cond_attr && r->len_port == (int)n_in - 1)
+        n_in--;                     /* drop the condition input (MHA 8) */
+    for (size_t k = 0; k < n_in; k++) {
+        const io6 *x = &r->in[k];
+        strcat(ins, k ? "," : "");
+        strcat(ins, x->name);
+        if (!x->name[0])
+            continue;
+        if ((int)k == r->len_port && len >= 0) {
+            oac_gb_init_raw(g, x->name, I32, x->dims, &len, sizeof len);
+            continue;
+        }
+        Onnx__ValueInfoProto *vi = oac_gb_input(g, x->name, x->type, x->dims);
+        bool past = (int)k == r->pin[0] || (r->n_pairs > 1 && (int)k == r->pin[1]);
+        bool declared = (v == V6_ANNOTATED || v == V6_NO_COND) ||
+                        ((v == V6_HALF || v == V6_WRONG) && (int)k == r->pin[0]);
+        if (past && declared)
+            oac_vi_access(g, vi, 1);
+    }
+    for (size_t k = 0; k < r->n_out; k++) {
+        strcat(outs, k ? "," : "");
+        strcat(outs, r->out[k].name);
+    }
+    Onnx__NodeProto *n = oac_gb_node(g, r->op, r->domain, r->node, ins, outs);
+    if (r->cond_attr)
+        oac_node_attr_int(g, n, r->cond_attr, v == V6_NO_COND ? 0 : 1);
+    for (size_t k = 0; k < r->n_pairs; k++) {
+        bool declared = v == V6_ANNOTATED || v == V6_NO_COND ||
+                        ((v == V6_HALF || v == V6_WRONG) && k == 0);
+        if (declared)
+            oac_node_alias(g, n, r->pout[k], v == V6_WRONG ? 0 : r->pin[k], 1);
+    }
+    for (size_t k = 0; k < r->n_out; k++) {
+        const io6 *x = &r->out[k];
+        Onnx__ValueInfoProto *vi = oac_gb_output(g, x->name, x->type, x->dims);
+        for (size_t p = 0; p < r->n_pairs; p++) {
+            bool declared = v == V6_ANNOTATED || v == V6_NO_COND ||
+                            ((v == V6_HALF || v == V6_WRONG) && p == 0);
+            if ((int)k == r->pout[p] && declared)
+                oac_vi_alias_of(g, vi, r->in[r->pin[p]].name);
+        }
+    }
+}
+
+#define M6(fn, row, v, len) \
+    static void fn(oac_mb *mb) { build6(mb, &(row), (v), (len)); }
+M6(gqa_annotated, gqa6, V6_ANNOTATED, -1)
+M6(gqa_stock, gqa6, V6_STOCK, -1)
+M6(gqa_half, gqa6, V6_HALF, -1)
+M6(gqa_wrong, gqa6, V6_WRONG, -1)
+M6(gqa_total_17, gqa6, V6_ANNOTATED, 17)
+M6(gqa_total_16, gqa6, V6_ANNOTATED, 16)
+M6(gqa_stock_total_17, gqa6, V6_STOCK, 17)   /* grows: no rule */
+M6(mha_annotated, mha6, V6_ANNOTATED, -1)
+M6(mha_stock, mha6, V6_STOCK, -1)
+M6(mha_half, mha6, V6_HALF, -1)
+M6(mha_no_past_len, mha6, V6_NO_COND, -1)
+M6(mha_past_16, mha6, V6_ANNOTATED, 16)
+M6(mha_past_15, mha6, V6_ANNOTATED, 15)
+M6(dmmha_annotated, dmmha6, V6_ANNOTATED, -1)
+M6(dmmha_stock, dmmha6, V6_STOCK, -1)
+M6(dmmha_unshared, dmmha6, V6_NO_COND, -1)
+M6(dmmha_wrong, dmmha6, V6_WRONG, -1)
+M6(dmmha_past_16, dmmha6, V6_ANNOTATED, 16)
+M6(dmmha_past_15, dmmha6, V6_ANNOTATED, 15)
+M6(msattn_annotated, msattn6, V6_ANNOTATED, -1)
+M6(msattn_stock, msattn6, V6_STOCK, -1)
+M6(msattn_unshared, msattn6, V6_NO_COND, -1)
+M6(msattn_wrong, msattn6, V6_WRONG, -1)
+M6(msattn_past_16, msattn6, V6_ANNOTATED, 16)
+M6(msattn_past_15, msattn6, V6_ANNOTATED, 15)
+M6(paged_annotated, paged6, V6_ANNOTATED, -1)
+M6(paged_stock, paged6, V6_STOCK, -1)
+M6(paged_half, paged6, V6_HALF, -1)
+M6(sparse_annotated, sparse6, V6_ANNOTATED, -1)
+M6(sparse_stock, sparse6, V6_STOCK, -1)
+M6(sparse_half, sparse6, V6_HALF, -1)
+M6(sparse_total_17, sparse6, V6_ANNOTATED, 17)
+M6(sparse_stock_total_17, sparse6, V6_STOCK, 17)
+M6(sparse_total_16, sparse6, V6_ANNOTATED, 16)
+
+static const model_case kv_cases[] = {
+    /* GroupQueryAttention: 3->1, 4->2, always; total_sequence_length. */
+    { "gqa_stock", gqa_stock, WANT(OAC_ALIAS_IMPLIED), "gqa", "present_key",
+      "/graph/node/0" },
+    { "gqa_annotated", gqa_annotated, NEAR(OAC_ALIAS_IMPLIED) },
+    { "gqa_half", gqa_half, WANT(OAC_ALIAS_UNSUPPORTED), "gqa", "present_key",
+      "/graph/node/0/output_alias/0" },
+    { "gqa_wrong", gqa_wrong, WANT(OAC_ALIAS_UNSUPPORTED), "gqa", "present_key",
+      "/graph/node/0/output_alias/0" },
+    { "gqa_annotated", gqa_annotated, NEAR(OAC_ALIAS_UNSUPPORTED) },
+    { "gqa_total_17", gqa_total_17, WANT(OAC_CAPACITY_OVERFLOW), "gqa",
+      "past_key", "/graph/node/0/input/6" },
+    { "gqa_total_16", gqa_total_16, NEAR(OAC_CAPACITY_OVERFLOW) },
+    /* MultiHeadAttention: 6->1, 7->2 when input 8 is present. */
+    { "mha_stock", mha_stock, WANT(OAC_ALIAS_IMPLIED), "mha", "present_key",
+      "/graph/node/0" },
+    { "mha_annotated", mha_annotated, NEAR(OAC_ALIAS_IMPLIED) },
+    { "mha_no_past_len", mha_no_past_len, WANT(OAC_ALIAS_UNSUPPORTED), "mha",
+      "present_key", "/graph/node/0/output_alias/0" },
+    { "mha_half", mha_half, WANT(OAC_ALIAS_UNSUPPORTED), "mha", "present_key",
+      "/graph/node/0/output_alias/0" },
+    { "mha_annotated", mha_annotated, NEAR(OAC_ALIAS_UNSUPPORTED) },
+    { "mha_past_16", mha_past_16, WANT(OAC_CAPACITY_OVERFLOW), "mha",
+      "past_key", "/graph/node/0/input/8" },
+    { "mha_past_15", mha_past_15, NEAR(OAC_CAPACITY_OVERFLOW) },
+    /* DecoderMaskedMultiHeadAttention: 5->1, 6->2 with
+     * past_present_share_buffer = 1; input 7 + 1. */
+    { "dmmha_stock", dmmha_stock, WANT(OAC_ALIAS_IMPLIED), "dmmha",
+      "present_key", "/graph/node/0" },
+    { "dmmha_annotated", dmmha_annotated, NEAR(OAC_ALIAS_IMPLIED) },
+    { "dmmha_unshared", dmmha_unshared, WANT(OAC_ALIAS_UNSUPPORTED), "dmmha",
+      "present_key", "/graph/node/0/output_alias/0" },
+    { "dmmha_wrong", dmmha_wrong, WANT(OAC_ALIAS_UNSUPPORTED), "dmmha",
+      "present_key", "/graph/node/0/output_alias/0" },
+    { "dmmha_past_16", dmmha_past_16, WANT(OAC_CAPACITY_OVERFLOW), "dmmha",
+      "past_key", "/graph/node/0/input/7" },
+    { "dmmha_past_15", dmmha_past_15, NEAR(OAC_CAPACITY_OVERFLOW) },
+    /* com.microsoft Attention: 4->1 combined, past_present_share_buffer;
+     * input 6 + sequence length, capacity on axis 3. */
+    { "msattn_stock", msattn_stock, WANT(OAC_ALIAS_IMPLIED), "attn",
+      "present", "/graph/node/0" },
+    { "msattn_annotated", msattn_annotated, NEAR(OAC_ALIAS_IMPLIED) },
+    { "msattn_unshared", msattn_unshared, WANT(OAC_ALIAS_UNSUPPORTED), "attn",
+      "present", "/graph/node/0/output_alias/0" },
+    { "msattn_wrong", msattn_wrong, WANT(OAC_ALIAS_UNSUPPORTED), "attn",
+      "present", "/graph/node/0/output_alias/0" },
+    { "msattn_past_16", msattn_past_16, WANT(OAC_CAPACITY_OVERFLOW), "attn",
+      "past", "/graph/node/0/input/6" },
+    { "msattn_past_15", msattn_past_15, NEAR(OAC_CAPACITY_OVERFLOW) },
+    /* PagedAttention: 3->1, 4->2, always; length unchecked. */
+    { "paged_stock", paged_stock, WANT(OAC_ALIAS_IMPLIED), "paged",
+      "key_cache_out", "/graph/node/0" },
+    { "paged_annotated", paged_annotated, NEAR(OAC_ALIAS_IMPLIED) },
+    { "paged_half", paged_half, WANT(OAC_ALIAS_UNSUPPORTED), "paged",
+      "key_cache_out", "/graph/node/0/output_alias/0" },
+    /* SparseAttention: 3->1, 4->2, always; total_sequence_length (7),
+     * checked with or without output_alias (one buffer by definition). */
+    { "sparse_stock", sparse_stock, WANT(OAC_ALIAS_IMPLIED), "sparse",
+      "present_key", "/graph/node/0" },
+    { "sparse_annotated", sparse_annotated, NEAR(OAC_ALIAS_IMPLIED) },
+    { "sparse_half", sparse_half, WANT(OAC_ALIAS_UNSUPPORTED), "sparse",
+      "present_key", "/graph/node/0/output_alias/0" },
+    { "sparse_total_17", sparse_total_17, WANT(OAC_CAPACITY_OVERFLOW),
+      "sparse", "past_key", "/graph/node/0/input/7" },
+    { "sparse_stock_total_17", sparse_stock_total_17,
+      WANT(OAC_CAPACITY_OVERFLOW), "sparse", "past_key",
+      "/graph/node/0/input/7" },
+    { "sparse_total_16", sparse_total_16, NEAR(OAC_CAPACITY_OVERFLOW) },
+};
+CASES_TEST(kv_cases)
+
+/* A stock GroupQueryAttention's present grows (past_sequence_length +
+ * new): its total_sequence_length is checked only where the pair shares
+ * the past's buffer. */
+START_TEST(test_gqa_stock_grows)
+{
+    fx f;
+    fx_check_model(&f, gqa_stock_total_17);
+    ck_assert_uint_eq(diag_count(f.d, OAC_CAPACITY_OVERFLOW), 0);
+    ck_assert_uint_eq(diag_count(f.d, OAC_ALIAS_IMPLIED), 2);
+    fx_end(&f);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("ops");
@@ -339,5 +614,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_section2_ports);
     tcase_add_test(tc, test_alias_mapping);
     suite_add_tcase(s, tc);
+    TCase *t6 = tcase_create("section6");
+    ADD_CASES(t6, kv_cases);
+    tcase_add_test(t6, test_gqa_stock_grows);
+    suite_add_tcase(s, t6);
     return s;
 }
