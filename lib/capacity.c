@@ -356,8 +356,8 @@ int oac_capacity_length(cap_ctx *c)
                           "least 0", L->port, vname ? vname : "");
         if (L->seq_port >= 0 && seq_known && at >= 0 && (size_t)at < sizeof parts)
             at += snprintf(parts + at, sizeof parts - (size_t)at,
-                           " + %" PRId64 " new positions of '%s'", seq,
-                           sname ? sname : "");
+                           " + %" PRId64 " new position%s of '%s'", seq,
+                           seq == 1 ? "" : "s", sname ? sname : "");
         if (L->plus && at >= 0 && (size_t)at < sizeof parts)
             snprintf(parts + at, sizeof parts - (size_t)at, " + %d new",
                      (int)L->plus);
