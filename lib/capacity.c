@@ -139,6 +139,18 @@ static int check_one(cap_ctx *c, int port, const char *what, int64_t pos,
     return OAC_OK;
 }
 
+/* An update whose length alone exceeds the capacity overflows at any
+ * position (a position is never negative): reported with the position
+ * unknown (issue 10, item 4). */
+static int length_alone(cap_ctx *c, int port, const char *what, int64_t len,
+                        int64_t cap)
+{
+    return finding(c, port,
+                   "node '%s': the update length %" PRId64 " alone exceeds the "
+                   "capacity %" PRId64 " of '%s', whatever the %s (never "
+                   "negative)", c->nd->display, len, cap, c->cache, what);
+}
+
 static int64_t axis_of(const cap_ctx *c, const oac_vshape *cache)
 {
     int64_t axis = c->op->axis_default;
@@ -163,6 +175,8 @@ int oac_capacity_cache_update(cap_ctx *c)
     if (pk && pk->n == 1 && pk->v[0] < 0)
         return check_one(c, c->op->position_port, "position", pk->v[0], len,
                          cap, "");
+    if ((!pk || pk->n != 1) && cap >= 0 && len > cap)
+        return length_alone(c, c->op->values_port, "position", len, cap);
     if (!pk || pk->n != 1)
         return unchecked(c, "position is not known");
     if (cap < 0)
@@ -220,6 +234,8 @@ int oac_capacity_tensor_scatter(cap_ctx *c)
             snprintf(row, sizeof row, "[%zu] = ", b);
             return check_one(c, port, "write_indices", wk->v[b], len, max_len, row);
         }
+    if (have_wi && !wk && max_len >= 0 && len > max_len)
+        return length_alone(c, c->op->values_port, "write_indices", len, max_len);
     if (have_wi && !wk)
         return unchecked(c, "write_indices are not known");
     if (max_len < 0)
@@ -262,6 +278,8 @@ int oac_capacity_paged(cap_ctx *c)
      * (contract 2: a run-time capacity-overflow), never decidable here. */
     if (pk && pk->n == 1 && pk->v[0] < 0)
         return check_one(c, c->op->position_port, "position", pk->v[0], len, cap, "");
+    if ((!pk || pk->n != 1) && cap >= 0 && len > cap)
+        return length_alone(c, c->op->values_port, "position", len, cap);
     if (!pk || pk->n != 1)
         return unchecked(c, "position is not known");
     if (cap < 0)
