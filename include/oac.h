@@ -21,15 +21,21 @@
  *
  * - Ownership.  Output parameters come first after the context and are
  *   named out; what comes back through `**out` belongs to the caller and is
- *   released with the matching *_free function.  Every *_free accepts NULL.
- *   Pointers returned by accessors (const results) are borrowed: they live
- *   as long as the object they came from.  Objects keep a borrowed pointer
- *   to their context; free them before the context.
+ *   released with the matching *_free function: oac_model_free, ...; a
+ *   plain buffer (oac_model_save_buffer, oac_report_text) with oac_free.
+ *   Every *_free accepts NULL.  Pointers returned by accessors (const
+ *   results) are borrowed: they live as long as the object they came from.
+ *   Objects keep a borrowed pointer to their context; free them before the
+ *   context.
  *
  * - Untrusted input.  Model and data files are hostile: every length,
  *   index and dimension product is checked, recursion is bounded
  *   (OAC_MAX_DEPTH), and payload bytes (weights) are never copied to check
  *   a model.
+ *
+ * The shared library exports exactly the functions declared here: it is
+ * built with hidden visibility, and the declarations below are marked
+ * default (tests/check_exports.sh compares both ways).
  */
 #ifndef OAC_H
 #define OAC_H
@@ -40,6 +46,10 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
 #endif
 
 #define OAC_TOOL_NAME "onnx-alias-check"
@@ -75,6 +85,9 @@ const char *oac_errmsg(const oac_ctx *ctx);
 void oac_ctx_fail_alloc_after(oac_ctx *ctx, unsigned long n);
 /* Allocations made through this context so far. */
 unsigned long oac_ctx_alloc_count(const oac_ctx *ctx);
+/* Release a buffer the library returned (oac_model_save_buffer,
+ * oac_report_text); NULL is fine. */
+void oac_free(void *buf);
 
 /* ------------------------------------------------------------------ */
 /* Diagnostics                                                          */
@@ -151,13 +164,20 @@ void oac_model_free(oac_model *model);
 /* Write the model back.  A model read and written back differs only where
  * it was changed: unknown fields and payloads are kept. */
 int oac_model_save(oac_ctx *ctx, const oac_model *model, const char *path);
-/* The same into a new malloc'ed buffer (free() it). */
-int oac_model_save_buffer(oac_ctx *ctx, const oac_model *model,
-                          uint8_t **out, size_t *out_len);
+/* The same into a new buffer of *out_len bytes (release it with
+ * oac_free). */
+int oac_model_save_buffer(oac_ctx *ctx, uint8_t **out, size_t *out_len,
+                          const oac_model *model);
 
 const char *oac_model_path(const oac_model *model);
-/* The parsed ModelProto (struct Onnx__ModelProto from onnx.pb-c.h). */
-const struct Onnx__ModelProto *oac_model_proto(const oac_model *model);
+/* Whether dim_param `name` occurs in a declared type of the model: an
+ * input, output or value_info of the main graph, of any subgraph or of a
+ * local function, at any nesting of sequence, optional and map types
+ * (the names --dim may bind, contract 5). */
+bool oac_model_has_dim_param(const oac_model *model, const char *name);
+/* Whether `name` is an input of the main graph (the names --input may
+ * give values, contract 5). */
+bool oac_model_has_input(const oac_model *model, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Analysis: alias classes, shapes, capacity, memory plan               */
@@ -305,11 +325,15 @@ struct json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in);
 struct json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in,
                                 size_t n);
 /* GCC-style text: one line per diagnostic, then a summary line.  Returns a
- * new malloc'ed string (free() it), or NULL on allocation failure. */
+ * new string (release it with oac_free), or NULL on allocation failure. */
 char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* "ok" or "error" under the report's rules (errors, or warnings with
  * werror). */
 bool oac_report_failed(const oac_report_input *in);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
