@@ -245,7 +245,7 @@ START_TEST(test_node_attribute)
     k.attr = 1;                     /* in range, not allowed */
     oac_diags *d = check_knobs(ctx, &k, NULL);
     expect_one(d, "/graph/node/0/attribute/0", "quantized_type 1", "'FP8_PAGE'",
-               "'cache'", "(0, 2)", NULL);
+               "'cache'", "(0 'INT4_PAGE', 2 'INT2_PAGE')", NULL);
     oac_diags_free(d);
     k.attr = 2;                     /* near miss */
     d = check_knobs(ctx, &k, NULL);
