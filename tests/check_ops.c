@@ -837,6 +837,38 @@ START_TEST(test_pair_api)
 }
 END_TEST
 
+/* An annotated model has one alias class per pair, rooted at its
+ * READ_WRITE past, with the present as its member. */
+START_TEST(test_annotated_classes)
+{
+    static const struct { model_fn fn; size_t n; const char *root, *member; } m[] = {
+        { gqa_annotated, 2, "past_key", "present_key" },
+        { mha_annotated, 2, "past_key", "present_key" },
+        { dmmha_annotated, 2, "past_value", "present_value" },
+        { msattn_annotated, 1, "past", "present" },
+        { paged_annotated, 2, "key_cache", "key_cache_out" },
+        { sparse_annotated, 2, "past_value", "present_value" },
+        { nd_annotated, 1, "data", "out" },
+        { el_annotated, 1, "data", "out" },
+        { identity_annotated, 1, "x", "y" },
+    };
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+        fx f;
+        fx_check_model(&f, m[k].fn);
+        ck_assert_uint_eq(oac_analysis_class_count(f.a), m[k].n);
+        bool found = false;
+        for (size_t c = 0; c < m[k].n; c++) {
+            const oac_alias_class *cl = oac_analysis_class(f.a, c);
+            ck_assert(cl->read_write);
+            ck_assert_uint_eq(cl->n_members, 2);
+            found |= !strcmp(cl->root, m[k].root) && !strcmp(cl->members[1], m[k].member);
+        }
+        ck_assert_msg(found, "%s: no class %s -> %s", m[k].root, m[k].root, m[k].member);
+        fx_end(&f);
+    }
+}
+END_TEST
+
 /* The lengths come from --input and --dim too ("whenever they are
  * known", section 6). */
 START_TEST(test_length_from_options)
@@ -944,6 +976,7 @@ Suite *test_suite(void)
     tcase_add_test(t6, test_pair_api);
     tcase_add_test(t6, test_paged_unchecked);
     tcase_add_test(t6, test_length_from_options);
+    tcase_add_test(t6, test_annotated_classes);
     suite_add_tcase(s, t6);
     return s;
 }
