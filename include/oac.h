@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -138,6 +139,16 @@ const oac_diag *oac_diags_get(const oac_diags *diags, size_t i);
 size_t oac_diags_count_severity(const oac_diags *diags, oac_severity sev);
 /* Index of the first diagnostic with that code, or -1. */
 long oac_diags_find(const oac_diags *diags, oac_code code);
+/* The caller's work on a model stopped with an operational failure
+ * (status < 0, from a call on ctx): one diagnostic says so, "what: " and
+ * ctx's message, so that the report says what the exit status says
+ * (contract 8): parse-error for OAC_EIO and OAC_EPARSE (input that could
+ * not be read), analysis-failed for anything else (out of memory, a bug).
+ * Allocation failures injected with oac_ctx_fail_alloc_after end here
+ * (a real failure leaves memory to report with once the failed call has
+ * released what it took).  OAC_ENOMEM when even that fails. */
+int oac_diags_add_failure(oac_diags *diags, oac_ctx *ctx, int status,
+                          const char *what);
 
 /* ------------------------------------------------------------------ */
 /* Models: loading and saving                                           */
@@ -243,10 +254,16 @@ typedef struct oac_analysis oac_analysis;
 /* Check every static rule of the contract.  Findings go to diags; the
  * return value is an oac_status (OAC_EINVAL for a bad --dim or --input,
  * with the message on ctx).  *out receives the results even when the model
- * has errors. */
+ * has errors.  The analysis borrows the model (oac_run runs on it): use
+ * it only while the model lives. */
 int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
               const oac_check_opts *opts, oac_diags *diags);
 void oac_analysis_free(oac_analysis *analysis);
+/* Release what only oac_run reads (the graph index, schedule, alias
+ * forest, types, --input files and per-graph plans); the accessors below
+ * and the reports read what stays.  oac_run on a trimmed analysis makes
+ * its own from its options.  For a caller that only reports. */
+void oac_analysis_trim(oac_analysis *analysis);
 
 size_t oac_analysis_class_count(const oac_analysis *a);
 const oac_alias_class *oac_analysis_class(const oac_analysis *a, size_t i);
@@ -295,9 +312,11 @@ typedef struct oac_execution {
     uint64_t cache_bytes_bound;    /* caller-bound cache storage, once */
 } oac_execution;
 
-/* Run a checked model (analysis from oac_check with the same dims).
- * Refusals and run-time findings are diagnostics; the return is an
- * oac_status.  *out receives what was measured, also after a refusal. */
+/* Run a checked model (analysis from oac_check of this model with the
+ * same dims and inputs; NULL: the run makes one with the options', whose
+ * findings it does not report).  Refusals and run-time findings are
+ * diagnostics; the return is an oac_status.  *out receives what was
+ * measured, also after a refusal. */
 int oac_run(oac_ctx *ctx, oac_execution **out, const oac_model *model,
             const oac_analysis *analysis, const oac_run_opts *opts,
             oac_diags *diags);
@@ -330,6 +349,26 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* "ok" or "error" under the report's rules (errors, or warnings with
  * werror). */
 bool oac_report_failed(const oac_report_input *in);
+
+/* ------------------------------------------------------------------ */
+/* Output files                                                         */
+/* ------------------------------------------------------------------ */
+
+/* A file written whole or not at all, never through a symbolic link
+ * (contract 8: -o and --dump).  oac_outfile_open refuses a final path
+ * that is a symbolic link, a folder or a special file other than a
+ * character device or a FIFO (OAC_EIO, the reason on the context); a
+ * regular or new file is written to a new temporary file in the same
+ * folder (O_EXCL, O_NOFOLLOW) and renamed over the path by
+ * oac_outfile_commit; a character device or a FIFO with a reader is
+ * written in place.  Write through oac_outfile_stream.  commit and abort
+ * free the object (commit: OAC_EIO when anything failed, the old file
+ * then as it was); abort removes the temporary file. */
+typedef struct oac_outfile oac_outfile;
+int oac_outfile_open(oac_ctx *ctx, oac_outfile **out, const char *path);
+FILE *oac_outfile_stream(oac_outfile *file);
+int oac_outfile_commit(oac_outfile *file);
+void oac_outfile_abort(oac_outfile *file);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

@@ -28,5 +28,44 @@ for m in examples/toy_decoder.onnx examples/paged_cache.onnx examples/tensor_sca
   rc=$?
   if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: run $m (exit $rc)"; bad=1; fi
 done
-[ $bad -eq 0 ] && echo "valgrind: clean on $(ls examples/*.onnx | wc -l) examples${extra:+, a generated decoder} and bad input"
+# The interpreter at every depth (If branches, Loop bodies, local
+# functions) and the bindings: the examples' dims as the quickstart binds
+# them, so each run executes its steps.
+dense="--dim batch=1 --dim heads=2 --dim max_length=16 --dim head_size=8 --dim new_length=1"
+for m in dense_cache chained_updates if_branches loop_cache function_cache; do
+  [ -f "examples/$m.onnx" ] || continue
+  # shellcheck disable=SC2086
+  $vg $tool run --steps 4 --format=json $dense "examples/$m.onnx" > /dev/null 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then echo "valgrind: run $m (exit $rc)"; bad=1; fi
+  # Two sessions on two threads: one runs, one reports binding-busy (1).
+  # shellcheck disable=SC2086
+  $vg $tool run --steps 2 --sessions 2 --format=json $dense "examples/$m.onnx" > /dev/null 2>&1
+  rc=$?
+  if [ $rc -ne 1 ]; then echo "valgrind: run --sessions 2 $m (exit $rc)"; bad=1; fi
+done
+# The reproducers of issue 12 (tests/hostile_models, built by make
+# check): check and run each, with a --dump, and FIFOs as a model and an
+# --input.
+hostile=0
+if [ -x tests/hostile_models ] && mkdir "$tmp/h" && tests/hostile_models "$tmp/h" > /dev/null 2>&1; then
+  mkfifo "$tmp/fifo"
+  for m in "$tmp"/h/*.onnx; do
+    hostile=$((hostile + 1))
+    for cmd in "check" "run --dump $tmp/d"; do
+      # shellcheck disable=SC2086
+      timeout 60 $vg $tool $cmd --format=json "$m" > /dev/null 2>&1
+      rc=$?
+      if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: $cmd $m (exit $rc)"; bad=1; fi
+    done
+  done
+  for args in "check $tmp/fifo" "run --input x=$tmp/fifo $tmp/h/raw_near.onnx" \
+              "run --input x=$tmp/h/x4_short.pb $tmp/h/raw_near.onnx"; do
+    # shellcheck disable=SC2086
+    timeout 60 $vg $tool $args > /dev/null 2>&1
+    rc=$?
+    if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: $args (exit $rc)"; bad=1; fi
+  done
+fi
+[ $bad -eq 0 ] && echo "valgrind: clean on $(ls examples/*.onnx | wc -l) examples${extra:+, a generated decoder}, $hostile hostile models and bad input"
 exit $bad
