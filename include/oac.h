@@ -243,10 +243,16 @@ typedef struct oac_analysis oac_analysis;
 /* Check every static rule of the contract.  Findings go to diags; the
  * return value is an oac_status (OAC_EINVAL for a bad --dim or --input,
  * with the message on ctx).  *out receives the results even when the model
- * has errors. */
+ * has errors.  The analysis borrows the model (oac_run runs on it): use
+ * it only while the model lives. */
 int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
               const oac_check_opts *opts, oac_diags *diags);
 void oac_analysis_free(oac_analysis *analysis);
+/* Release what only oac_run reads (the graph index, schedule, alias
+ * forest, types, --input files and per-graph plans); the accessors below
+ * and the reports read what stays.  oac_run on a trimmed analysis makes
+ * its own from its options.  For a caller that only reports. */
+void oac_analysis_trim(oac_analysis *analysis);
 
 size_t oac_analysis_class_count(const oac_analysis *a);
 const oac_alias_class *oac_analysis_class(const oac_analysis *a, size_t i);
@@ -295,9 +301,11 @@ typedef struct oac_execution {
     uint64_t cache_bytes_bound;    /* caller-bound cache storage, once */
 } oac_execution;
 
-/* Run a checked model (analysis from oac_check with the same dims).
- * Refusals and run-time findings are diagnostics; the return is an
- * oac_status.  *out receives what was measured, also after a refusal. */
+/* Run a checked model (analysis from oac_check of this model with the
+ * same dims and inputs; NULL: the run makes one with the options', whose
+ * findings it does not report).  Refusals and run-time findings are
+ * diagnostics; the return is an oac_status.  *out receives what was
+ * measured, also after a refusal. */
 int oac_run(oac_ctx *ctx, oac_execution **out, const oac_model *model,
             const oac_analysis *analysis, const oac_run_opts *opts,
             oac_diags *diags);

@@ -307,6 +307,8 @@ int cmd_check(oac_ctx *ctx, const cli *c)
             status = CLI_EXIT_USAGE;
             goto done;
         }
+        /* `check` reports only: what a run would read goes now. */
+        oac_analysis_trim(models[i].analysis);
         cli_model_settle(c, &models[i]);
         if (models[i].exit > status)
             status = models[i].exit;
