@@ -8,7 +8,7 @@
  * alias class per pair holding its past and present, and annotating the
  * written file again must keep every pair and write the same bytes.
  * Further tests: --partial, --capacity, --ignore-config, a conflicting
- * annotation, unknown fields, the config's own errors (config-invalid,
+ * annotation, unknown fields, an annotated model that fails the check, the config's own errors (config-invalid,
  * with its near miss) and the failure of every allocation.
  */
 #include <dirent.h>
@@ -384,6 +384,33 @@ START_TEST(test_unknown_fields)
 }
 END_TEST
 
+/* The pair holds but the annotated model fails the check: its findings
+ * are reported and nothing is written. */
+START_TEST(test_check_fails)
+{
+    fx f;
+    scratch s;
+    fx_begin(&f);
+    scratch_new(&s, f.ctx, "stale_reader");
+    oac_annotation *a = annotate_file(&f, s.in, s.out, NULL);
+    ck_assert_int_eq(oac_annotation_pair(a, 0)->verdict, OAC_VERDICT_ANNOTATED);
+    diag_expect(f.d, OAC_ALIAS_HAZARD, "stale", "past_0", NULL);
+    ck_assert_ptr_null(oac_annotation_output(a));
+    ck_assert(!exists(s.out));
+    /* No temporary file is left beside it either. */
+    DIR *d = opendir(s.dir);
+    struct dirent *e;
+    size_t files = 0;
+    while ((e = readdir(d)))
+        files += e->d_name[0] != '.';
+    closedir(d);
+    ck_assert_uint_eq(files, 1);        /* the model */
+    oac_annotation_free(a);
+    fx_end(&f);
+    scratch_end(&s);
+}
+END_TEST
+
 /* ---- the config's own errors: config-invalid ------------------------------ */
 
 /* Annotate row `model` with `config` (NULL: the row's own) as --config. */
@@ -539,6 +566,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_ignore_config);
     tcase_add_test(tc, test_conflict);
     tcase_add_test(tc, test_unknown_fields);
+    tcase_add_test(tc, test_check_fails);
     tcase_add_test(tc, test_templates);
     tcase_add_test(tc, test_alloc_failures);
     ADD_CASES(tc, config_cases);

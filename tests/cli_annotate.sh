@@ -65,6 +65,13 @@ for case in gqa_beams:beam-search gqa_noshare:config-disabled \
     expect_eq "$row: status" "$(json 'r["status"]' "$out")" error
     [ -e "$tmp/$row.out.onnx" ] && fail "$row: a refused pair wrote $tmp/$row.out.onnx"
 done
+# Every pair holds, but the annotated model fails the check: exit 1,
+# the check's finding in the report, nothing written.
+annotate 1 -o "$tmp/stale.onnx" "$m/stale_reader.onnx"
+expect_eq "stale reader: verdicts" "$(reasons "$out")" None
+expect_eq "stale reader: finding" "$(json '[d["code"] for d in r["diagnostics"]]' "$out")" '["alias-hazard"]'
+expect_eq "stale reader: written" "$(json 'r["output"]["written"]' "$out")" false
+[ -e "$tmp/stale.onnx" ] && fail "a model that fails the check was written"
 annotate 0 --ignore-config -o "$tmp/noshare.onnx" "$m/gqa_noshare.onnx"
 annotate 1 --partial -o "$tmp/mixed.onnx" "$m/mixed.onnx"
 expect_eq "--partial: written" "$(json 'r["output"]["written"]' "$out")" true

@@ -345,6 +345,19 @@ static void mixed(oac_mb *mb)
     oac_gb_output(g, "present_1", OAC_T_FLOAT, "1,2,total_seq_len,16");
 }
 
+/* An update in place would break a reader of the stale past: the pair
+ * holds, but the annotated model fails the check (alias-hazard). */
+static void stale_reader(oac_mb *mb)
+{
+    oac_gb *g = cu_inputs(mb);
+    Onnx__NodeProto *u = oac_gb_node(g, "CacheUpdate", "onnx_alias", "update",
+                                     "past_0,values,pos", "present_0");
+    oac_node_attr_int(g, u, "axis", -2);
+    oac_gb_node(g, "Relu", NULL, "stale", "past_0", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "1,2,past_seq_len,16");
+    oac_gb_output(g, "present_0", OAC_T_FLOAT, "1,2,total_seq_len,16");
+}
+
 const genai_model genai_models[] = {
     { "gqa", gqa, GQA_CONFIG("\"past_present_share_buffer\": true") },
     { "gqa_beams", gqa, GQA_CONFIG("\"past_present_share_buffer\": true, \"num_beams\": 4") },
@@ -368,6 +381,7 @@ const genai_model genai_models[] = {
     { "not_derived", not_derived, NULL },
     { "reshape_chain", reshape_chain, NULL },
     { "mixed", mixed, NULL },
+    { "stale_reader", stale_reader, NULL },
 };
 const size_t genai_n_models = sizeof genai_models / sizeof genai_models[0];
 
