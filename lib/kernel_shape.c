@@ -13,6 +13,9 @@
  *     naming the node.
  *  2. Outputs come from oac_kernel_output; nothing else is allocated,
  *     except Constant's payload, read straight into its output.
+ *  3. A tensor with a zero dimension has no storage (data is NULL): no
+ *     kernel copies from or into it, not even 0 bytes (memcpy's
+ *     arguments must not be NULL whatever the length).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -345,6 +348,10 @@ int oac_kernel_gather(oac_kernel_call *k)
     oac_tensor *y;
     if ((rc = oac_kernel_output(k, 0, x->elem_type, r, od, &y)))
         return rc;
+    /* A zero dimension anywhere: nothing to copy, and no storage to copy
+     * from or into (invariant 3). */
+    if (!y->bytes)
+        return OAC_OK;
     size_t outer = 1, inner = es;
     for (int d = 0; d < axis; d++)
         outer *= (size_t)x->dims[d];

@@ -272,8 +272,9 @@ const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
 
 /* --input files (inputs.c): load each opts->inputs entry as the message
  * its graph input's declared type calls for, into st->out->inputs
- * (analysis.h).  A missing/unreadable file or a name that is no graph
- * input of the main graph is OAC_EINVAL. */
+ * (analysis.h).  A name that is no graph input of the main graph, or
+ * given twice, is OAC_EINVAL; a file that cannot be read or is malformed
+ * is a parse-error diagnostic, and the input stays unknown. */
 int oac_shapes_load_inputs(struct oac_check_state *st, oac_shapes *sh);
 /* Read one --input file as the message a value of kind (oac_vkind:
  * OAC_VK_SEQUENCE, OAC_VK_MAP, else a tensor) calls for: the one reader,
