@@ -388,8 +388,9 @@ int oac_annotate(oac_ctx *ctx, oac_annotation **out, oac_model *model,
 /* Save the annotated model to path unless a pair was refused without
  * opts->partial: written to a new temporary file beside path, loaded
  * back and checked with oac_check (its findings go to diags), renamed
- * onto path only when that check has no error, removed otherwise.
- * OAC_EIO when writing fails (message on ctx, nothing left behind). */
+ * onto path only when that check has no error, removed otherwise.  A
+ * file that cannot be written is an output-write-failed diagnostic
+ * (nothing left behind); the return is OAC_ENOMEM or OAC_OK. */
 int oac_annotation_write(oac_ctx *ctx, oac_annotation *a,
                          const oac_model *model, const char *path,
                          oac_diags *diags);

@@ -1180,6 +1180,8 @@ int oac_annotation_write(oac_ctx *ctx, oac_annotation *a, const oac_model *model
     oac_model *back = NULL;
     oac_analysis *an = NULL;
     int rc = oac_model_save_temp(ctx, model, path, &tmp);
+    if (rc == OAC_EIO)
+        goto unwritten;
     if (rc != OAC_OK)
         goto done;
     /* The file as written, with its external data resolved beside it. */
@@ -1190,16 +1192,26 @@ int oac_annotation_write(oac_ctx *ctx, oac_annotation *a, const oac_model *model
         goto done;
     if (oac_diags_count_severity(diags, OAC_SEV_ERROR) > 0)
         goto done;              /* on any error nothing is written */
-    if (rename(tmp, path) != 0) {
-        rc = oac_err(ctx, OAC_EIO, "%s: cannot write: %s", path, strerror(errno));
+    bool failed = false;
+    const char *written = keep(a->arena, path, &failed);
+    if (failed) {
+        rc = oac_err(ctx, OAC_ENOMEM, "out of memory");
         goto done;
+    }
+    if (rename(tmp, path) != 0) {
+        oac_err(ctx, OAC_EIO, "%s: cannot rename %s into place: %s", path, tmp,
+                strerror(errno));
+        goto unwritten;
     }
     oac_dealloc(ctx, tmp);
     tmp = NULL;
-    bool failed = false;
-    a->output = keep(a->arena, path, &failed);
-    if (failed)
-        rc = oac_err(ctx, OAC_ENOMEM, "out of memory");
+    a->output = written;
+    goto done;
+unwritten:
+    /* A finding of the call, in the report (contract 8): a full disk or
+     * a folder without write permission is no reason to lose the pairs. */
+    rc = oac_diag_add(diags, OAC_OUTPUT_WRITE_FAILED, NULL,
+                      "annotate: the annotated model was not written: %s", oac_errmsg(ctx));
 done:
     oac_analysis_free(an);
     oac_model_free(back);

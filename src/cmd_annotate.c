@@ -1,48 +1,29 @@
 /* cmd_annotate.c: the `annotate` command (contract, section 7).
  *
  * Owns what the command line adds to the library's oac_annotate and
- * oac_annotation_write: refusing an -o that names the model, the exit
- * status and printing the report (text or JSON) to standard output.
+ * oac_annotation_write: the exit status and printing the report (text or
+ * JSON) to standard output.
  *
  * Invariants:
  *  1. -o never names the model read (same device and inode) nor a
- *     symbolic link: a usage error (exit 2) before anything is read, the
- *     model untouched.  The file is written beside -o under a temporary
- *     name and renamed into place only after it passed the check
- *     (oac_annotation_write).
+ *     symbolic link: main.c refuses it with cli_output_usable before this
+ *     runs (exit 2, the model untouched).  The file is written beside -o
+ *     under a temporary name and renamed into place only after it passed
+ *     the check; a file that cannot be written is output-write-failed in
+ *     the report (oac_annotation_write).
  *  2. Exit status 2 for an unreadable model or config (parse-error,
- *     config-invalid) and for bad usage; else 1 when a pair is refused or
- *     the written model has an error diagnostic; else 0.  The report's
- *     status is "ok" exactly when the exit status is 0.
+ *     config-invalid), for work the tool could not finish (analysis-failed,
+ *     cli_model_fail) and for bad usage; else 1 when a pair is refused or
+ *     the report has an error diagnostic (the written model's check, a
+ *     write that failed); else 0.  The report's status is "ok" exactly
+ *     when the exit status is 0.
  *  3. The report goes to standard output whatever happened to the model,
  *     an unreadable one included (with empty pairs).
  */
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
-
-/* Invariant 1. */
-static bool output_usable(const cli *c)
-{
-    struct stat o, in;
-    if (lstat(c->output, &o) != 0)
-        return true;            /* a new file */
-    if (S_ISLNK(o.st_mode)) {
-        cli_error("-o %s: is a symbolic link, which annotate does not follow; "
-                  "name the file itself", c->output);
-        return false;
-    }
-    if (stat(c->models[0], &in) == 0 && in.st_dev == o.st_dev && in.st_ino == o.st_ino) {
-        cli_error("-o %s: is the model %s; annotate writes a new file and leaves "
-                  "the model as it is", c->output, c->models[0]);
-        return false;
-    }
-    return true;
-}
 
 static int print_report(oac_ctx *ctx, const cli *c, const oac_report_input *in)
 {
@@ -72,8 +53,6 @@ int cmd_annotate(oac_ctx *ctx, const cli *c)
     oac_annotation *an = NULL;
     cli_model m;
 
-    if (!output_usable(c))
-        return CLI_EXIT_USAGE;
     if (!cli_model_load(ctx, &m, c->models[0])) {
         status = CLI_EXIT_USAGE;
         goto done;
@@ -86,18 +65,21 @@ int cmd_annotate(oac_ctx *ctx, const cli *c)
         int rc = oac_annotate(ctx, &an, m.model, &o, m.diags);
         if (rc == OAC_OK)
             rc = oac_annotation_write(ctx, an, m.model, c->output, m.diags);
-        if (rc < 0 && rc != OAC_EPARSE) {
-            /* Out of memory, or the file could not be written. */
-            cli_error("%s: %s", m.path, oac_errmsg(ctx));
-            m.exit = CLI_EXIT_USAGE;
-        }
+        /* Out of memory or a bug: analysis-failed in the report. */
+        if (rc < 0 && rc != OAC_EPARSE)
+            cli_model_fail(ctx, &m, rc, "annotate stopped");
+    }
+    if (m.unreportable) {
+        status = CLI_EXIT_USAGE;
+        goto done;
     }
     oac_report_input in = {
         .path = m.path, .model = m.model, .diags = m.diags,
         .annotation = an, .output = c->output,
     };
     if (oac_diags_find(m.diags, OAC_PARSE_ERROR) >= 0 ||
-        oac_diags_find(m.diags, OAC_CONFIG_INVALID) >= 0)
+        oac_diags_find(m.diags, OAC_CONFIG_INVALID) >= 0 ||
+        oac_diags_find(m.diags, OAC_ANALYSIS_FAILED) >= 0)
         m.exit = CLI_EXIT_USAGE;
     else if (oac_annotate_report_failed(&in) && m.exit < CLI_EXIT_ERRORS)
         m.exit = CLI_EXIT_ERRORS;

@@ -485,7 +485,25 @@ static void cfg_given(fx *f)
     config_scene(f, "scatter", genai_model_find("scatter")->config);
 }
 
+/* A folder that does not exist: output-write-failed, the pairs kept. */
+static void write_nowhere(fx *f)
+{
+    scratch s;
+    fx_begin(f);
+    scratch_new(&s, f->ctx, "scatter");
+    oac_annotation *a = NULL;
+    ck_assert_int_eq(oac_model_load(f->ctx, &f->m, s.in, f->d), OAC_OK);
+    ck_assert_int_eq(oac_annotate(f->ctx, &a, f->m, NULL, f->d), OAC_OK);
+    ck_assert_int_eq(oac_annotation_write(f->ctx, a, f->m, "/nonexistent/x.onnx", f->d),
+                     OAC_OK);
+    ck_assert_ptr_null(oac_annotation_output(a));
+    ck_assert_uint_eq(oac_annotation_count(a, OAC_VERDICT_ANNOTATED), 4);
+    oac_annotation_free(a);
+    scratch_end(&s);
+}
+
 static const scene_case config_cases[] = {
+    { "write_nowhere", write_nowhere, WANT(OAC_OUTPUT_WRITE_FAILED), NULL, NULL, NULL },
     { "cfg_not_json", cfg_not_json, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },
     { "cfg_no_decoder", cfg_no_decoder, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },
     { "cfg_beams_zero", cfg_beams_zero, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },

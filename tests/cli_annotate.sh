@@ -115,6 +115,36 @@ annotate 2 -o "$tmp/x.onnx" "$tmp/garbage.onnx"
 expect_eq "unreadable: code" "$(json 'r["diagnostics"][0]["code"]' "$out")" parse-error
 [ -e "$tmp/x.onnx" ] && fail "an unreadable model wrote $tmp/x.onnx"
 
+# ---- failures of the call itself: in the report, status and exit agree ----------
+annotate 1 -o "$tmp/no-such-folder/x.onnx" "$m/scatter.onnx"
+expect_eq "unwritable -o: code" "$(json '[d["code"] for d in r["diagnostics"]]' "$out")" \
+    '["output-write-failed"]'
+expect_eq "unwritable -o: written" "$(json 'r["output"]["written"]' "$out")" false
+run_oac 1 annotate -o "$tmp/no-such-folder/x.onnx" "$m/scatter.onnx"
+tail -n 1 "$out" | grep -q "nothing written (status: error)\$" || fail "unwritable -o: $(tail -n 1 "$out")"
+# OAC_FAIL_ALLOC_AFTER=N: out of memory at every 11th allocation is
+# analysis-failed (exit 2) or no report at all, never a status that lies.
+n=1
+while [ $n -le 600 ]; do
+    OAC_FAIL_ALLOC_AFTER=$n "$OAC" annotate --format=json -o "$tmp/oom.onnx" "$m/gqa.onnx" \
+        > "$out" 2> "$err"
+    got=$?
+    st=$("$PYTHON3" -c 'import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+    print(r["status"] + ("+failed" if any(d["code"] == "analysis-failed" for d in r["diagnostics"]) else ""))
+except Exception:
+    print("none")' "$out")
+    case $got:$st in
+    0:ok|2:error+failed|2:none) ;;
+    *) fail "annotate with allocation $n failing: exit $got, status $st" ;;
+    esac
+    [ $got -eq 0 ] || [ ! -e "$tmp/oom.onnx" ] || fail "allocation $n failing: a model was written"
+    [ $got -eq 0 ] && break
+    n=$((n + 11))
+done
+[ $got -eq 0 ] || fail "annotate never succeeded with allocations failing late"
+
 # ---- the real decoders (issue 10, acceptance 3) ---------------------------------
 real=""
 for d in "$top_srcdir/../shared/real-models" "$top_srcdir/../../shared/real-models"; do
