@@ -12,6 +12,7 @@
  * with its near miss) and the failure of every allocation.
  */
 #include <dirent.h>
+#include <jansson.h>
 #include <sys/stat.h>
 
 #include "genai_config.h"
@@ -574,6 +575,46 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
+/* The reports of a call with pairs and findings: every allocation of
+ * the text failing in turn gives NULL (and no leak); both forms say what
+ * the annotation says. */
+START_TEST(test_reports)
+{
+    fx f;
+    scratch s;
+    fx_begin(&f);
+    scratch_new(&s, f.ctx, "mixed");
+    oac_annotate_opts o = { .partial = true };
+    oac_annotation *a = annotate_file(&f, s.in, s.out, &o);
+    oac_report_input in = { .path = s.in, .model = f.m, .diags = f.d,
+                            .annotation = a, .output = s.out };
+    ck_assert(oac_annotate_report_failed(&in));     /* one pair refused */
+    unsigned long before = oac_ctx_alloc_count(f.ctx);
+    char *t = oac_annotate_report_text(f.ctx, &in);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_nonnull(strstr(t, "'past_1' -> 'present_1': refused [growing-cache]: "));
+    ck_assert_ptr_nonnull(strstr(t, "2 pairs: 1 annotated, 0 kept, 1 refused; wrote "));
+    ck_assert_ptr_nonnull(strstr(t, "(status: error)\n"));
+    free(t);
+    unsigned long total = oac_ctx_alloc_count(f.ctx) - before;
+    for (unsigned long n = 1; n <= total; n++) {
+        oac_ctx_fail_alloc_after(f.ctx, n);
+        ck_assert_ptr_null(oac_annotate_report_text(f.ctx, &in));
+        oac_ctx_fail_alloc_after(f.ctx, 0);
+    }
+    json_t *j = oac_annotate_report_json(f.ctx, &in);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "error");
+    json_t *p1 = json_array_get(json_object_get(j, "pairs"), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(p1, "reason")), "growing-cache");
+    ck_assert(json_is_true(json_object_get(json_object_get(j, "output"), "written")));
+    json_decref(j);
+    oac_annotation_free(a);
+    fx_end(&f);
+    scratch_end(&s);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("annotate");
@@ -587,6 +628,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_check_fails);
     tcase_add_test(tc, test_templates);
     tcase_add_test(tc, test_alloc_failures);
+    tcase_add_test(tc, test_reports);
     ADD_CASES(tc, config_cases);
     suite_add_tcase(s, tc);
     return s;
