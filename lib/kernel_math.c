@@ -12,6 +12,8 @@
  * other type is unsupported-operator naming it; a refused input is
  * kernel-error naming the value.
  *
+ * Contract: section 8 (element types, kernel-error), section 5.
+ *
  * Invariants:
  *  1. Outputs come from oac_kout (oac_kernel_output once the shape is
  *     checked; counted by the runtime's allocator); nothing else is
