@@ -33,6 +33,13 @@ int oac_infer_constant(struct oac_infer *c);
 int oac_infer_unsqueeze(struct oac_infer *c);
 int oac_infer_squeeze(struct oac_infer *c);
 int oac_infer_split(struct oac_infer *c);      /* types every output */
+/* attention and normalizations: every output typed */
+int oac_infer_group_query_attention(struct oac_infer *c);
+int oac_infer_multi_head_attention(struct oac_infer *c);
+int oac_infer_attention(struct oac_infer *c);
+int oac_infer_layer_normalization(struct oac_infer *c);
+int oac_infer_rms_normalization(struct oac_infer *c);   /* and Simplified */
+int oac_infer_skip_layer_normalization(struct oac_infer *c);
 
 /* ---- known-value folding (consts.c) ---- */
 int oac_fold_constant(struct oac_infer *c);
@@ -79,6 +86,19 @@ int oac_kernel_size(struct oac_kernel_call *k);
 int oac_kernel_constant(struct oac_kernel_call *k);
 int oac_kernel_unsqueeze(struct oac_kernel_call *k);
 int oac_kernel_squeeze(struct oac_kernel_call *k);
+/* kernel_attn.c: attention with its KV-cache semantics */
+int oac_kernel_group_query_attention(struct oac_kernel_call *k);
+int oac_kernel_multi_head_attention(struct oac_kernel_call *k);
+int oac_kernel_attention(struct oac_kernel_call *k);
+/* kernel_rope.c: rotary embeddings (ONNX, com.microsoft) */
+int oac_kernel_rotary_embedding(struct oac_kernel_call *k);
+int oac_kernel_ms_rotary_embedding(struct oac_kernel_call *k);
+/* kernel_norm.c: normalizations */
+int oac_kernel_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_rms_normalization(struct oac_kernel_call *k);
+int oac_kernel_simplified_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_skip_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_skip_simplified_layer_normalization(struct oac_kernel_call *k);
 /* kernel_control.c: bodies run in frames with the main graph's memory
  * rule.  Calls of local functions are no row: a node whose (domain,
  * op_type) has no row with a kernel but names a ModelProto.functions

@@ -235,4 +235,47 @@ void fail_each_allocation(const char *const *names, size_t n_names,
                           bool (*dims_for)(const char *name), uint64_t steps,
                           unsigned long max_n);
 
+/* ---- kernels' values (harness_values.c) --------------------------------
+ * Kernel tests give a node its inputs as initializers of any float type
+ * and read its outputs back as doubles through `run --dump`, the path the
+ * command line uses; the expected values come from a second, naive
+ * implementation in the test. */
+
+/* v rounded to element type t (FLOAT, FLOAT16, BFLOAT16; DOUBLE as is):
+ * the value a kernel sees when v is stored in a tensor of type t. */
+double elem_round(int32_t t, double v);
+/* Element i of raw little-endian data of type t (the float types, INT32,
+ * INT64, BOOL) as a double. */
+double elem_get(int32_t t, const void *raw, size_t i);
+/* n deterministic values in [-1, 1) from *seed, rounded to type t. */
+void elem_fill(int32_t t, double *v, size_t n, uint32_t *seed);
+/* Initializer `name` of type t (float types, INT32, INT64, BOOL) and
+ * dims holding v[0 .. n). */
+void init_vals(oac_gb *g, const char *name, int32_t t, const char *dims,
+               const double *v, size_t n);
+
+/* One output read back from a dump. */
+typedef struct dumped {
+    int32_t type;
+    int rank;
+    int64_t dims[8];
+    size_t n;
+    double *v;
+} dumped;
+
+/* Check f's built model (no error allowed) and run it `steps` steps with
+ * hooks h (NULL: none), dumping to a temporary directory; read outputs
+ * names[0 .. n) into out (n 0 for a name not dumped).  Returns the run's
+ * status; when it is OAC_OK, asserts that the measured peak equals the
+ * plan's. */
+int run_dump(fx *f, const struct oac_run_hooks *h, uint64_t steps,
+             const char *const *names, size_t n, dumped *out);
+void dumped_free(dumped *d, size_t n);
+/* Every value of d within tol * max(1, |want|) of want[0 .. n), and the
+ * dims "a,b,c" (NULL: not checked). */
+void dumped_near(const dumped *d, const char *dims, const double *want, size_t n,
+                 double tol, const char *what);
+/* The relative tolerance of results rounded once to type t. */
+double elem_tol(int32_t t);
+
 #endif /* OAC_TESTS_HARNESS_H */
