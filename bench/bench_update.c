@@ -75,19 +75,19 @@ int main(int argc, char **argv)
         memset(upd, 7, ubytes);
         memset(copy, 1, cbytes);
         int64_t pos = 0;
-        oac_value vc = { .kind = OAC_VAL_TENSOR, .storage = OAC_STORE_BOUND, .writable = true,
+        oac_rtval vc = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_BOUND, .writable = true,
                          .t = { .elem_type = OAC_T_FLOAT, .rank = 4,
                                 .dims = { 1, HEADS, cap, HEAD_SIZE }, .data = cache,
                                 .bytes = cbytes } };
-        oac_value vu = { .kind = OAC_VAL_TENSOR, .storage = OAC_STORE_CONST,
+        oac_rtval vu = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
                          .t = { .elem_type = OAC_T_FLOAT, .rank = 4,
                                 .dims = { 1, HEADS, NEW, HEAD_SIZE }, .data = upd,
                                 .bytes = ubytes } };
-        oac_value vp = { .kind = OAC_VAL_TENSOR, .storage = OAC_STORE_CONST,
+        oac_rtval vp = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
                          .t = { .elem_type = OAC_T_INT64, .rank = 0, .data = &pos,
                                 .bytes = sizeof pos } };
-        oac_value *in[3] = { &vc, &vu, &vp };
-        oac_value *out[1] = { &vc };   /* the MUST_ALIAS view: the cache itself */
+        oac_rtval *in[3] = { &vc, &vu, &vp };
+        oac_rtval *out[1] = { &vc };   /* the MUST_ALIAS view: the cache itself */
         int alias[1] = { 0 };
         oac_kernel_call k = { .ctx = ctx, .node = &node, .node_name = "bench",
                               .in = in, .n_in = 3, .out = out, .n_out = 1,

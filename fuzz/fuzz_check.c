@@ -60,7 +60,7 @@ static void check_and_report(oac_ctx *ctx, const oac_model *m,
         json_decref(j);
     }
     char *t = oac_report_text(ctx, &in);
-    free(t);
+    oac_free(t);
     (void)oac_report_failed(&in);
     oac_analysis_free(a);
     oac_diags_free(d);

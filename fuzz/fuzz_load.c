@@ -53,19 +53,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         decode_all(ctx, m);
         uint8_t *a = NULL, *b = NULL;
         size_t na = 0, nb = 0;
-        if (oac_model_save_buffer(ctx, m, &a, &na) != OAC_OK)
+        if (oac_model_save_buffer(ctx, &a, &na, m) != OAC_OK)
             abort();
         oac_model *m2 = NULL;
         if (oac_model_load_buffer(ctx, &m2, a, na, "fuzz2.onnx", "/nonexistent",
                                   NULL) != OAC_OK)
             abort();
-        if (oac_model_save_buffer(ctx, m2, &b, &nb) != OAC_OK)
+        if (oac_model_save_buffer(ctx, &b, &nb, m2) != OAC_OK)
             abort();
         if (na != nb || memcmp(a, b, na) != 0)
             abort();
         oac_model_free(m2);
-        free(a);
-        free(b);
+        oac_free(a);
+        oac_free(b);
         oac_model_free(m);
     } else if (rc == OAC_EPARSE) {
         if (oac_diags_count(d) != 1 ||

@@ -21,15 +21,21 @@
  *
  * - Ownership.  Output parameters come first after the context and are
  *   named out; what comes back through `**out` belongs to the caller and is
- *   released with the matching *_free function.  Every *_free accepts NULL.
- *   Pointers returned by accessors (const results) are borrowed: they live
- *   as long as the object they came from.  Objects keep a borrowed pointer
- *   to their context; free them before the context.
+ *   released with the matching *_free function: oac_model_free, ...; a
+ *   plain buffer (oac_model_save_buffer, oac_report_text) with oac_free.
+ *   Every *_free accepts NULL.  Pointers returned by accessors (const
+ *   results) are borrowed: they live as long as the object they came from.
+ *   Objects keep a borrowed pointer to their context; free them before the
+ *   context.
  *
  * - Untrusted input.  Model and data files are hostile: every length,
  *   index and dimension product is checked, recursion is bounded
  *   (OAC_MAX_DEPTH), and payload bytes (weights) are never copied to check
  *   a model.
+ *
+ * The shared library exports exactly the functions declared here: it is
+ * built with hidden visibility, and the declarations below are marked
+ * default (tests/check_exports.sh compares both ways).
  */
 #ifndef OAC_H
 #define OAC_H
@@ -40,6 +46,10 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
 #endif
 
 #define OAC_TOOL_NAME "onnx-alias-check"
@@ -75,6 +85,9 @@ const char *oac_errmsg(const oac_ctx *ctx);
 void oac_ctx_fail_alloc_after(oac_ctx *ctx, unsigned long n);
 /* Allocations made through this context so far. */
 unsigned long oac_ctx_alloc_count(const oac_ctx *ctx);
+/* Release a buffer the library returned (oac_model_save_buffer,
+ * oac_report_text); NULL is fine. */
+void oac_free(void *buf);
 
 /* ------------------------------------------------------------------ */
 /* Diagnostics                                                          */
@@ -151,13 +164,20 @@ void oac_model_free(oac_model *model);
 /* Write the model back.  A model read and written back differs only where
  * it was changed: unknown fields and payloads are kept. */
 int oac_model_save(oac_ctx *ctx, const oac_model *model, const char *path);
-/* The same into a new malloc'ed buffer (free() it). */
-int oac_model_save_buffer(oac_ctx *ctx, const oac_model *model,
-                          uint8_t **out, size_t *out_len);
+/* The same into a new buffer of *out_len bytes (release it with
+ * oac_free). */
+int oac_model_save_buffer(oac_ctx *ctx, uint8_t **out, size_t *out_len,
+                          const oac_model *model);
 
 const char *oac_model_path(const oac_model *model);
-/* The parsed ModelProto (struct Onnx__ModelProto from onnx.pb-c.h). */
-const struct Onnx__ModelProto *oac_model_proto(const oac_model *model);
+/* Whether dim_param `name` occurs in a declared type of the model: an
+ * input, output or value_info of the main graph, of any subgraph or of a
+ * local function, at any nesting of sequence, optional and map types
+ * (the names --dim may bind, contract 5). */
+bool oac_model_has_dim_param(const oac_model *model, const char *name);
+/* Whether `name` is an input of the main graph (the names --input may
+ * give values, contract 5). */
+bool oac_model_has_input(const oac_model *model, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Analysis: alias classes, shapes, capacity, memory plan               */
@@ -223,10 +243,16 @@ typedef struct oac_analysis oac_analysis;
 /* Check every static rule of the contract.  Findings go to diags; the
  * return value is an oac_status (OAC_EINVAL for a bad --dim or --input,
  * with the message on ctx).  *out receives the results even when the model
- * has errors. */
+ * has errors.  The analysis borrows the model (oac_run runs on it): use
+ * it only while the model lives. */
 int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
               const oac_check_opts *opts, oac_diags *diags);
 void oac_analysis_free(oac_analysis *analysis);
+/* Release what only oac_run reads (the graph index, schedule, alias
+ * forest, types, --input files and per-graph plans); the accessors below
+ * and the reports read what stays.  oac_run on a trimmed analysis makes
+ * its own from its options.  For a caller that only reports. */
+void oac_analysis_trim(oac_analysis *analysis);
 
 size_t oac_analysis_class_count(const oac_analysis *a);
 const oac_alias_class *oac_analysis_class(const oac_analysis *a, size_t i);
@@ -275,9 +301,11 @@ typedef struct oac_execution {
     uint64_t cache_bytes_bound;    /* caller-bound cache storage, once */
 } oac_execution;
 
-/* Run a checked model (analysis from oac_check with the same dims).
- * Refusals and run-time findings are diagnostics; the return is an
- * oac_status.  *out receives what was measured, also after a refusal. */
+/* Run a checked model (analysis from oac_check of this model with the
+ * same dims and inputs; NULL: the run makes one with the options', whose
+ * findings it does not report).  Refusals and run-time findings are
+ * diagnostics; the return is an oac_status.  *out receives what was
+ * measured, also after a refusal. */
 int oac_run(oac_ctx *ctx, oac_execution **out, const oac_model *model,
             const oac_analysis *analysis, const oac_run_opts *opts,
             oac_diags *diags);
@@ -305,11 +333,15 @@ struct json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in);
 struct json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in,
                                 size_t n);
 /* GCC-style text: one line per diagnostic, then a summary line.  Returns a
- * new malloc'ed string (free() it), or NULL on allocation failure. */
+ * new string (release it with oac_free), or NULL on allocation failure. */
 char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* "ok" or "error" under the report's rules (errors, or warnings with
  * werror). */
 bool oac_report_failed(const oac_report_input *in);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,8 @@
  *  4. Values in no class (not aliased by anything) have no class: only
  *     values that are the input or output of a must-alias edge do.
  *  5. Class i here is class i of st->out->classes (same order).
+ *  6. The forest outlives the check: the analysis keeps it (analysis.h)
+ *     and the runtime reads it; its queries are alias.c's.
  */
 #ifndef OAC_ALIAS_H
 #define OAC_ALIAS_H
@@ -109,6 +111,24 @@ static inline oac_value **oac_alias_children(const oac_aliases *al,
     return f ? al->children + al->child_start[f] : NULL;
 }
 
+/* Does value v (a node output) overwrite the storage of the value it
+ * must-aliases?  Returns that input value, or NULL. */
+oac_value *oac_value_aliased_input(const oac_value *v);
+
+/* The value whose storage v reuses through any resolved must-alias edge
+ * (port, If branch, Loop/Scan carried value), or NULL: a node output
+ * without one is a buffer of its own.  The one rule plan.c and the
+ * runtime both follow.  Without a forest (al NULL, or no edges), the
+ * resolved output_alias port alone.  Inline: the plan asks per output. */
+static inline oac_value *oac_storage_parent(const oac_aliases *al, const oac_value *v)
+{
+    if (!v)
+        return NULL;
+    if (al && al->parent && v->id < al->n_values)
+        return oac_alias_parent(al, v);
+    return oac_value_aliased_input(v);
+}
+
 /* Is a the same value as b, or does b (transitively) reuse a's storage? */
 bool oac_alias_reaches(const oac_aliases *al, const oac_value *a,
                        const oac_value *b);
@@ -128,9 +148,6 @@ const oac_aclass *oac_value_class(const oac_aliases *a, const oac_value *v);
  * function's alias_of on that output naming one of its inputs. */
 int oac_node_alias_in(const oac_scope *s, long i, size_t out);
 
-/* Does value v (a node output) overwrite the storage of the value it
- * must-aliases?  Returns that input value, or NULL. */
-oac_value *oac_value_aliased_input(const oac_value *v);
 
 /* Where the alias chain of bo (an output of branch scope br) leaves the
  * branch: bo itself when it is an outer value, the first outer value up

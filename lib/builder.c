@@ -1,4 +1,4 @@
-/* builder.c: the model builder of include/oac_build.h.
+/* builder.c: the model builder of lib/oac_build.h.
  *
  * Owns: struct oac_mb (a model under construction), struct oac_gb (one
  * graph or function body in it), the builder's arena, and the parsing of

@@ -3,8 +3,9 @@
  * Owns struct oac_ctx.  Every allocation of the library goes through
  * oac_alloc and friends so a test can make the nth one fail
  * (oac_ctx_fail_alloc_after) and walk every error path, as jansson's
- * test_chaos does.  Messages of operational failures live on the context,
- * never in a global: contexts are per thread.
+ * test_chaos does; oac_free releases what they handed to a caller.
+ * Messages of operational failures live on the context, never in a
+ * global: contexts are per thread.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +41,12 @@ void oac_ctx_fail_alloc_after(oac_ctx *ctx, unsigned long n)
 unsigned long oac_ctx_alloc_count(const oac_ctx *ctx)
 {
     return ctx->alloc_calls;
+}
+
+/* Buffers handed to the caller come from oac_alloc, malloc underneath. */
+void oac_free(void *buf)
+{
+    free(buf);
 }
 
 int oac_err(oac_ctx *ctx, int status, const char *fmt, ...)

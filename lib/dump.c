@@ -113,12 +113,12 @@ int oac_dump_values(oac_ctx *ctx, const char *dir, const oac_dump_value *v,
                     size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (!v[i].name || !v[i].value || v[i].value->kind == OAC_VAL_NONE)
+        if (!v[i].name || !v[i].value || v[i].value->kind == OAC_RTV_NONE)
             continue;
         char *path = file_name(ctx, dir, v[i].name);
         if (!path)
             return OAC_ENOMEM;
-        int rc = v[i].value->kind == OAC_VAL_PAGED
+        int rc = v[i].value->kind == OAC_RTV_PAGED
                  ? dump_paged(ctx, path, v[i].name, &v[i].value->p)
                  : dump_tensor(ctx, path, v[i].name, &v[i].value->t);
         oac_dealloc(ctx, path);

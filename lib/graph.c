@@ -54,7 +54,7 @@ typedef struct pending_list {
 struct oac_graphs_priv {
     oac_graphs pub;
     oac_arena *pool;                   /* strings the index makes */
-    pending_list pending[OAC_MAX_DEPTH];   /* by depth of the value's scope */
+    pending_list pending[OAC_MAX_DEPTH + 1]; /* by depth of the value's scope */
 };
 
 /* ---- string pool ---------------------------------------------------- */
@@ -430,7 +430,7 @@ static int index_subgraphs(oac_graphs *g, size_t *scap, oac_scope *s,
         return OAC_OK;
     if (nsub > UINT32_MAX)
         return oac_err(g->ctx, OAC_ENOMEM, "graph too large");
-    if (s->depth + 1 >= OAC_MAX_DEPTH) {
+    if (s->depth >= OAC_MAX_DEPTH) {
         s->truncated = true;
         return OAC_OK;
     }
@@ -1039,7 +1039,7 @@ void oac_graphs_free(oac_graphs *g)
         oac_dealloc(ctx, g->keys[f]);
     oac_dealloc(ctx, g->keys);
     oac_strmap_fini(&g->func_by_key);
-    for (size_t d = 0; d < OAC_MAX_DEPTH; d++)
+    for (size_t d = 0; d <= OAC_MAX_DEPTH; d++)
         oac_dealloc(ctx, p->pending[d].e);
     oac_arena_free(p->pool);
     oac_dealloc(ctx, p);

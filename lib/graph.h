@@ -26,8 +26,10 @@
  *     belongs to that enclosing node; every enclosing node on the way
  *     lists the value in outer_reads.  A subgraph output naming an outer
  *     value counts as such a read.
- *  5. Nesting is bounded by OAC_MAX_DEPTH; a deeper subgraph is not indexed
- *     and the scope that holds it is marked truncated.
+ *  5. Nesting is bounded by OAC_MAX_DEPTH: scopes of depth 0 to
+ *     OAC_MAX_DEPTH are indexed (the runtime runs bodies that deep); a
+ *     deeper subgraph is not, and the scope that holds it is marked
+ *     truncated.
  *  6. Everything is linear in the size of the model: lookups go through
  *     strmap.c's maps, no pass scans a scope per value.
  *  7. A scope has at most INT32_MAX nodes, inputs, outputs and

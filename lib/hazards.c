@@ -24,8 +24,9 @@
  *     searches together are capped at SEARCH_BUDGET steps per node and
  *     edge of the model, beyond which the rule is listed as unchecked
  *     rather than guessed.
- *  3. Topological indices are computed once per scope, on demand (Kahn;
- *     nodes on a cycle come after all others).
+ *  3. Topological indices are the schedule's places (schedule.h, pass 2),
+ *     read once per scope, on demand (nodes on a cycle come after all
+ *     others).
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #include "alias.h"
 #include "graph.h"
 #include "ops.h"
+#include "schedule.h"
 
 #define LOC_MAX 512
 #define SEARCH_BUDGET 64
@@ -80,51 +82,16 @@ static int compute_topo(hz *h, oac_scope *s)
     oac_ctx *ctx = h->st->ctx;
     scope_order *o = &h->ord[s->index];
     size_t n = s->n_nodes;
-    size_t *indeg = NULL, *queue = NULL;
-    int rc = OAC_OK;
+    const oac_scope_order *so = oac_sched_scope(h->st->schedule, s->index);
     o->topo = oac_alloc(ctx, (n ? n : 1) * sizeof *o->topo);
     o->mark = oac_calloc(ctx, n ? n : 1, sizeof *o->mark);
-    indeg = oac_calloc(ctx, n ? n : 1, sizeof *indeg);
-    queue = oac_alloc(ctx, (n ? n : 1) * sizeof *queue);
-    if (!o->topo || !o->mark || !indeg || !queue) {
-        rc = OAC_ENOMEM;
-        goto done;
-    }
-    /* Edges are the uses of the values nodes of s produce. */
-    for (size_t v = 0; v < s->n_values; v++) {
-        const oac_value *x = &s->values_block[v];
-        if (x->producer < 0)
-            continue;
-        for (size_t u = 0; u < x->n_uses; u++)
-            indeg[x->uses[u].node]++;
-    }
-    size_t head = 0, tail = 0, next = 0;
-    for (size_t i = 0; i < n; i++) {
-        o->topo[i] = SIZE_MAX;
-        if (!indeg[i])
-            queue[tail++] = i;
-    }
-    while (head < tail) {
-        size_t x = queue[head++];
-        o->topo[x] = next++;
-        const Onnx__NodeProto *np = s->nodes[x].proto;
-        for (size_t p = 0; p < np->n_output; p++) {
-            oac_value *v = oac_node_output(s, (long)x, p);
-            for (size_t u = 0; v && u < v->n_uses; u++) {
-                size_t c = (size_t)v->uses[u].node;
-                if (--indeg[c] == 0)
-                    queue[tail++] = c;
-            }
-        }
-    }
-    /* Nodes on a cycle: after everything else, in file order. */
+    if (!o->topo || !o->mark)
+        return OAC_ENOMEM;
+    /* The schedule's places (schedule.h): a topological order, with the
+     * nodes on a cycle after all others, in file order. */
     for (size_t i = 0; i < n; i++)
-        if (o->topo[i] == SIZE_MAX)
-            o->topo[i] = next++;
-done:
-    oac_dealloc(ctx, indeg);
-    oac_dealloc(ctx, queue);
-    return rc;
+        o->topo[i] = oac_sched_pos(so, i);
+    return OAC_OK;
 }
 
 /* Mark every node of s with a path to w whose topological index is at

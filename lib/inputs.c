@@ -1,5 +1,5 @@
 /* inputs.c: --input NAME=FILE.pb for check (and, through the analysis,
- * for run).
+ * for run), the one reader of --input files.
  *
  * Owns: loading each --input file as the message its graph input's
  * declared type calls for (TensorProto for tensors, SequenceProto for
@@ -14,7 +14,7 @@
  *     main graph, is a usage error: OAC_EINVAL with the message on ctx.
  *     Nothing is added to the model's diagnostics for it.
  *  2. Files stay mapped (payloads are not copied) and are owned by the
- *     shapes object, which the analysis keeps for the runtime.
+ *     analysis (analysis.h), where the runtime reads them.
  *  3. The same name given twice is a usage error (which file wins would
  *     be a guess).
  */
@@ -26,14 +26,27 @@
 #include "graph.h"
 #include "shapes.h"
 
-const oac_pbfile *oac_shapes_input(const oac_shapes *sh, const char *name)
+int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
+                   oac_pbfile **out)
 {
-    if (!sh || !name)
-        return NULL;
-    for (size_t i = 0; i < sh->n_inputs; i++)
-        if (!strcmp(sh->inputs[i].name, name))
-            return sh->inputs[i].file;
-    return NULL;
+    const ProtobufCMessageDescriptor *desc = &onnx__tensor_proto__descriptor;
+    if (kind == OAC_VK_SEQUENCE)
+        desc = &onnx__sequence_proto__descriptor;
+    else if (kind == OAC_VK_MAP)
+        desc = &onnx__map_proto__descriptor;
+    *out = NULL;
+    int rc = oac_pbfile_load(ctx, out, in->path, desc, NULL);
+    if (rc == OAC_ENOMEM)
+        return rc;
+    if (rc) {
+        /* The loader's message lives in ctx->errmsg, which oac_err
+         * overwrites: copy it first. */
+        char why[sizeof ctx->errmsg];
+        snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
+        return oac_err(ctx, OAC_EINVAL, "--input %s=%s: %s", in->name,
+                       in->path, why);
+    }
+    return OAC_OK;
 }
 
 int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
@@ -44,8 +57,9 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
     oac_ctx *ctx = st->ctx;
     const oac_graphs *g = st->graphs;
     const oac_scope *main_s = g->n_scopes ? g->scopes[0] : NULL;
-    sh->inputs = oac_calloc(ctx, o->n_inputs, sizeof *sh->inputs);
-    if (!sh->inputs)
+    oac_analysis *a = st->out;
+    a->inputs = oac_calloc(ctx, o->n_inputs, sizeof *a->inputs);
+    if (!a->inputs)
         return OAC_ENOMEM;
     for (size_t i = 0; i < o->n_inputs; i++) {
         const oac_input_file *in = &o->inputs[i];
@@ -59,25 +73,11 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
             return oac_err(ctx, OAC_EINVAL,
                            "--input %s: the main graph has no input named '%s'",
                            in->name, in->name);
-        const ProtobufCMessageDescriptor *desc = &onnx__tensor_proto__descriptor;
-        const oac_vshape *vs = &sh->vals[v->id];
-        if (vs->kind == OAC_VK_SEQUENCE)
-            desc = &onnx__sequence_proto__descriptor;
-        else if (vs->kind == OAC_VK_MAP)
-            desc = &onnx__map_proto__descriptor;
         oac_pbfile *f = NULL;
-        int rc = oac_pbfile_load(ctx, &f, in->path, desc, NULL);
-        if (rc == OAC_ENOMEM)
+        int rc = oac_input_read(ctx, in, sh->vals[v->id].kind, &f);
+        if (rc)
             return rc;
-        if (rc) {
-            /* The loader's message lives in ctx->errmsg, which oac_err
-             * overwrites: copy it first. */
-            char why[sizeof ctx->errmsg];
-            snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
-            return oac_err(ctx, OAC_EINVAL, "--input %s=%s: %s", in->name,
-                           in->path, why);
-        }
-        sh->inputs[sh->n_inputs++] = (struct oac_input_val){
+        a->inputs[a->n_inputs++] = (oac_input_val){
             .name = in->name, .value_id = v->id, .file = f };
     }
     return OAC_OK;

@@ -285,7 +285,7 @@ static int scalar_in(oac_kernel_call *k, size_t i, const char *what, int64_t *v)
 }
 
 /* Without output_alias: the output is a counted copy of every page. */
-static int copy_cache(oac_kernel_call *k, const oac_paged *src, oac_value *out)
+static int copy_cache(oac_kernel_call *k, const oac_paged *src, oac_rtval *out)
 {
     oac_paged p = *src;
     p.pages = NULL;
@@ -309,7 +309,7 @@ static int copy_cache(oac_kernel_call *k, const oac_paged *src, oac_value *out)
         oac_dealloc(k->ctx, p.pages);
         return rc;
     }
-    out->kind = OAC_VAL_PAGED;
+    out->kind = OAC_RTV_PAGED;
     out->storage = OAC_STORE_OWNED;
     out->writable = true;
     out->p = p;
@@ -318,7 +318,7 @@ static int copy_cache(oac_kernel_call *k, const oac_paged *src, oac_value *out)
 
 int oac_kernel_paged_cache_update(oac_kernel_call *k)
 {
-    if (k->n_in < 4 || !k->in[0] || k->in[0]->kind != OAC_VAL_PAGED)
+    if (k->n_in < 4 || !k->in[0] || k->in[0]->kind != OAC_RTV_PAGED)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
                                "node %s: input 0 of PagedCacheUpdate must be a "
                                "paged cache", k->node_name);
@@ -339,12 +339,12 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
         return oac_kernel_fail(k, OAC_PAGE_TYPE_INVALID,
                                "node %s: quantized_type %lld is out of range",
                                k->node_name, (long long)qa->i);
-    oac_value *cache;
+    oac_rtval *cache;
     if (k->out_alias[0] == 0) {
         /* The runtime made output 0 the input's own object (and refused
          * a read-only one before calling us). */
         cache = k->out[0];
-        if (cache->kind != OAC_VAL_PAGED)
+        if (cache->kind != OAC_RTV_PAGED)
             return oac_err(k->ctx, OAC_EINTERNAL,
                            "node %s: aliased output is not the cache", k->node_name);
     } else {

@@ -259,7 +259,7 @@ const char *oac_model_path(const oac_model *m)
     return m ? m->path : NULL;
 }
 
-const struct Onnx__ModelProto *oac_model_proto(const oac_model *m)
+const Onnx__ModelProto *oac_model_proto(const oac_model *m)
 {
     return m ? m->proto : NULL;
 }

@@ -270,6 +270,9 @@ struct oac_model {
     struct oac_arena *arena; /* owns every byte of proto */
 };
 
+/* The parsed ModelProto (load.c); borrowed, as long as the model. */
+const Onnx__ModelProto *oac_model_proto(const oac_model *model);
+
 /* Payload access that works whether a field was kept in the parsed
  * message or left in the mapping (load.c).  Raw little-endian bytes of
  * the tensor's raw_data, or of a packed typed field. */

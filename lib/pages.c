@@ -418,7 +418,7 @@ static int check_inputs(oac_check_state *st, const decls *ds)
     const oac_scope *main_s = g->scopes[0];
     for (size_t i = 0; i < o->n_inputs; i++) {
         const char *name = o->inputs[i].name;
-        const oac_pbfile *f = oac_shapes_input(st->shapes, name);
+        const oac_pbfile *f = oac_analysis_input(st->out, name);
         const oac_value *v = name ? oac_scope_local(main_s, name) : NULL;
         bool is_map;
         const char *path;

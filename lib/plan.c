@@ -5,8 +5,10 @@
  *
  * The rule, exactly (the runtime measures the same and must find
  * equality at the same dims):
- *  1. Walk the nodes of the main graph in file order (rule 8: bodies).  Dims are those
- *     known after checking (declared, --dim, --input, unified).
+ *  1. Walk the nodes of the main graph in the schedule's order (schedule.h:
+ *     a topological order of the data dependencies, the file order when
+ *     the file is sorted; rule 8: bodies).  Dims are those known after
+ *     checking (declared, --dim, --input, unified).
  *  2. A buffer is a node output that does not must-alias an input (no
  *     resolved output_alias to it: oac_value_aliased_input is NULL).  A
  *     must-aliasing output belongs to the buffer of the input it aliases,
@@ -27,7 +29,7 @@
  *     head_size] (E the page's decoded type).  Statically, with paged
  *     caches starting empty (as `run` starts them), a page's format is
  *     the one the first PagedCacheUpdate of its alias class (main-graph
- *     file order) gives it: that node's quantized_type attribute, else
+ *     schedule order) gives it: that node's quantized_type attribute, else
  *     the cache type's first allowed type, else 0.  A later update of the
  *     same class whose quantized_type attribute differs changes the
  *     format (workspace), and the page keeps the new format afterwards.
@@ -61,7 +63,7 @@
  *     tell (an If output) is sized by its declared type.
  *  9. transient(i) is what node i's body holds above live(i); peak_bytes
  *     is max_i live(i) + workspace(i) + transient(i).  The runtime runs
- *     bodies the same way (kernel_control.c):
+ *     bodies the same way (kernel_control.c, interp.c):
  *     - Loop: its outputs are its own buffers (allocated before the first
  *       iteration, carried values copied back after each), so
  *       transient = P(body); an aliased carried value is the caller's
@@ -90,8 +92,8 @@
  *
  * Invariants: linear in the size of the model (one pass over the nodes
  * and uses of each scope, function bodies once); nothing allocated outside
- * the schedule; the schedule is owned by the shapes object the analysis
- * keeps; recursion bounded by OAC_MAX_DEPTH.
+ * the schedules; every scope's schedule is owned by the analysis
+ * (analysis->plans, by scope index); recursion bounded by OAC_MAX_DEPTH.
  */
 #include <stdio.h>
 #include <string.h>
@@ -102,15 +104,13 @@
 #include "ops.h"
 #include "plan.h"
 #include "quant.h"
+#include "schedule.h"
 #include "shapes.h"
 
 void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n_bodies; i++)
-        oac_plan_sched_free(ctx, s->bodies[i].sched);
-    oac_dealloc(ctx, s->bodies);
     oac_dealloc(ctx, s->bufs);
     oac_dealloc(ctx, s->frees);
     oac_dealloc(ctx, s->steps);
@@ -133,20 +133,6 @@ const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i)
     }
     return lo < (s ? s->n_extras : 0) && s->extras[lo].step == i
         ? &s->extras[lo] : &no_extra;
-}
-
-const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a)
-{
-    return a && a->shapes ? a->shapes->sched : NULL;
-}
-
-const oac_plan_sched *oac_plan_body_schedule(const oac_plan_sched *main,
-                                             const void *proto)
-{
-    for (size_t i = 0; main && proto && i < main->n_bodies; i++)
-        if (main->bodies[i].proto == proto)
-            return main->bodies[i].sched;
-    return NULL;
 }
 
 static bool opt_zero(oac_opt_u64 v)
@@ -367,8 +353,7 @@ typedef struct walker {
     uint8_t *memo;             /* scope index -> 0 new, 1 walking, 2 done */
     oac_opt_u64 *memo_peak;    /* scope index -> peak of its walk */
     oac_opt_u64 *memo_end;     /* scope index -> live bytes when it returns */
-    oac_plan_body *bodies;     /* schedules of the bodies walked, for the runtime */
-    size_t n_bodies, cap_bodies;
+    oac_plan_sched **plans;    /* scope index -> its schedule (the analysis's) */
     bytes_slot bytes[BYTES_CACHE];
 } walker;
 
@@ -378,9 +363,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out);
  * If branch, Loop carried), or NULL: v is a buffer if a node makes it. */
 static oac_value *storage_parent(const oac_check_state *st, const oac_value *v)
 {
-    if (st->aliases && st->aliases->parent && v->id < st->aliases->n_values)
-        return oac_alias_parent(st->aliases, v);
-    return oac_value_aliased_input(v);
+    return oac_storage_parent(st->aliases, v);
 }
 
 /* Is v a buffer allocated inside scope s (not an input, an outer value or
@@ -414,13 +397,7 @@ static int body_peak(walker *w, oac_scope *b, int depth, oac_opt_u64 *peak,
     w->memo_peak[b->index] = *peak = p->totals.peak_bytes;
     w->memo_end[b->index] = *end = p->end_live;
     /* Kept for the runtime's frames (one schedule for both). */
-    if (oac_grow(w->st->ctx, (void **)&w->bodies, &w->cap_bodies, w->n_bodies + 1,
-                 sizeof *w->bodies)) {
-        oac_plan_sched_free(w->st->ctx, p);
-        return oac_err(w->st->ctx, OAC_ENOMEM, "out of memory");
-    }
-    w->bodies[w->n_bodies++] = (oac_plan_body){
-        b->graph ? (const void *)b->graph : (const void *)b->func, p };
+    w->plans[b->index] = p;
     return OAC_OK;
 }
 
@@ -555,6 +532,10 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     size_t n_pa = 0, cap_pa = 0, cap_x = 0;
     size_t ncls = st->aliases ? st->aliases->n_classes : 0;
     size_t nn = s->n_nodes;
+    /* The schedule (schedule.h): NULL arrays when the file is sorted. */
+    const oac_scope_order *so = oac_sched_scope(st->schedule, s->index);
+    const uint32_t *snode = so ? so->node : NULL, *spos = so ? so->pos : NULL;
+#define POS(i) (spos ? spos[(size_t)(i)] : (size_t)(i))
     size_t nout = 0;
     for (size_t i = 0; i < nn; i++)
         nout += s->nodes[i].proto->n_output;
@@ -583,13 +564,15 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
 
     /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
      * node adds beyond its buffers (extras, pa).  Pages the first updates
-     * create are live from the start. */
+     * create are live from the start.  Step k runs node oac_sched_node(so,
+     * k) (rule 1: the schedule's order). */
     oac_opt_u64 live = { true, 0 };
-    for (size_t i = 0; i < nn; i++) {
+    for (size_t k = 0; k < nn; k++) {
+        size_t i = snode ? snode[k] : k;
         const Onnx__NodeProto *np = s->nodes[i].proto;
         size_t first_alloc = p->n_bufs;
-        for (size_t k = 0; k < np->n_output; k++) {
-            oac_value *v = oac_node_output(s, (long)i, k);
+        for (size_t port = 0; port < np->n_output; port++) {
+            oac_value *v = oac_node_output(s, (long)i, port);
             if (!v)
                 continue;
             oac_value *in = storage_parent(st, v);
@@ -603,11 +586,12 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             bytes[b] = by.value;
             if (!by.known && first_unknown == SIZE_MAX)
                 first_unknown = b;
-            p->bufs[b] = (oac_plan_buf){ .name = v->name, .node = (uint32_t)i,
+            p->bufs[b] = (oac_plan_buf){ .name = v->name, .value = v->id,
+                                         .node = (uint32_t)i,
                                          .free_after = (int32_t)i };
             buf_of[v->id] = (uint32_t)b + 1;
         }
-        p->steps[i].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
+        p->steps[k].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
         /* Only paged updates and nodes that run a body add anything. */
         const oac_node *nd = &s->nodes[i];
         bool paged = main_graph && nd->op &&
@@ -621,13 +605,13 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             fx = paged_effects(st, s, (long)i, fmt);
         opt_add(&live, fx.created);
         oac_plan_extra x = no_extra;
-        x.step = i;
+        x.step = k;
         x.workspace = fx.workspace;
         if (!fx.during.known || fx.during.value || !fx.freed.known ||
             fx.freed.value) {
             if (oac_grow(ctx, (void **)&pa, &cap_pa, n_pa + 1, sizeof *pa))
                 goto done;
-            pa[n_pa++] = (struct page_after){ i, fx.during, fx.freed };
+            pa[n_pa++] = (struct page_after){ k, fx.during, fx.freed };
         }
         /* The node's own outputs have their buf_of already; a body's walk
          * touches only the body's values. */
@@ -650,16 +634,17 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             continue;
         size_t b = buf_of[v->id] - 1;
         for (size_t u = 0; u < v->n_uses; u++)
-            if (v->uses[u].node > p->bufs[b].free_after)
+            if (POS(v->uses[u].node) > POS(p->bufs[b].free_after))
                 p->bufs[b].free_after = (int32_t)v->uses[u].node;
     }
     for (size_t k = 0; k < s->n_outputs; k++)
         if (scope_buffer(w, s, s->outputs[k]))
             p->bufs[buf_of[s->outputs[k]->id] - 1].free_after = -1;
-    /* Free lists per node (counting sort by node, n_free the cursor). */
+    /* Free lists per step (counting sort by the step of the freeing
+     * node, n_free the cursor). */
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
-            p->steps[p->bufs[b].free_after].n_free++;
+            p->steps[POS(p->bufs[b].free_after)].n_free++;
     /* (Each step's cursor in frees is kept in its live until the walk
      * sets that.) */
     uint32_t at = 0;
@@ -669,7 +654,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
     }
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
-            p->frees[p->steps[p->bufs[b].free_after].live++] = (uint32_t)b;
+            p->frees[p->steps[POS(p->bufs[b].free_after)].live++] = (uint32_t)b;
     p->n_frees = at;
 
     /* Rule 4-6: walk. */
@@ -714,9 +699,10 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             live.known = false;
         else if (fa && live.known)
             live.value -= fa->freed.value;
-        const oac_node *nd = &s->nodes[i];
+        size_t ni = snode ? snode[i] : i;
+        const oac_node *nd = &s->nodes[ni];
         if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->proto->n_output) {
-            oac_value *o = oac_node_output(s, (long)i, 0);
+            oac_value *o = oac_node_output(s, (long)ni, 0);
             if (o && !oac_value_aliased_input(o))
                 opt_add(&t->second_cache_bytes, value_bytes(sh, w->bytes, o));
         }
@@ -738,6 +724,7 @@ done:
     oac_dealloc(ctx, bytes);
     return rc;
 }
+#undef POS
 
 int oac_pass_plan(oac_check_state *st)
 {
@@ -748,32 +735,36 @@ int oac_pass_plan(oac_check_state *st)
     if (!st->graphs || !st->shapes || !st->graphs->n_scopes ||
         st->graphs->scopes[0]->kind != OAC_SCOPE_MAIN)
         return OAC_OK;
-    oac_plan_sched *p = NULL;
+    oac_analysis *a = st->out;
     size_t nv = st->graphs->n_values, ns = st->graphs->n_scopes;
     walker w = { .st = st };
+    /* The schedules belong to the analysis from the start (rule 8: one
+     * per scope, for the runtime), so a failure frees them with it. */
+    a->plans = w.plans = oac_calloc(st->ctx, ns, sizeof *w.plans);
+    if (w.plans)
+        a->n_plans = ns;
     w.buf_of = oac_calloc(st->ctx, nv ? nv : 1, sizeof *w.buf_of);
     w.memo = oac_calloc(st->ctx, ns, sizeof *w.memo);
     w.memo_peak = oac_calloc(st->ctx, ns, sizeof *w.memo_peak);
     w.memo_end = oac_calloc(st->ctx, ns, sizeof *w.memo_end);
-    int rc = w.buf_of && w.memo && w.memo_peak && w.memo_end
-             ? build(&w, st->graphs->scopes[0], 0, &p)
+    int rc = w.plans && w.buf_of && w.memo && w.memo_peak && w.memo_end
+             ? build(&w, st->graphs->scopes[0], 0, &w.plans[0])
              : oac_err(st->ctx, OAC_ENOMEM, "out of memory");
+    /* Scopes the main graph's walk did not reach (a Loop known not to
+     * iterate, an uncalled function) get their schedule too: the runtime
+     * frees by the plan in every scope it runs. */
+    for (size_t si = 1; !rc && si < ns; si++) {
+        oac_opt_u64 pk, end;
+        if (!w.memo[si])
+            rc = body_peak(&w, st->graphs->scopes[si], st->graphs->scopes[si]->depth,
+                           &pk, &end);
+    }
     oac_dealloc(st->ctx, w.buf_of);
     oac_dealloc(st->ctx, w.memo);
     oac_dealloc(st->ctx, w.memo_peak);
     oac_dealloc(st->ctx, w.memo_end);
-    if (!rc) {
-        p->bodies = w.bodies;
-        p->n_bodies = w.n_bodies;
-    } else {
-        for (size_t i = 0; i < w.n_bodies; i++)
-            oac_plan_sched_free(st->ctx, w.bodies[i].sched);
-        oac_dealloc(st->ctx, w.bodies);
+    if (rc)
         return rc;
-    }
-    oac_plan_sched_free(st->ctx, st->shapes->sched);
-    st->shapes->sched = p;
-    if (st->out)
-        st->out->plan = p->totals;
+    a->plan = w.plans[0]->totals;
     return OAC_OK;
 }

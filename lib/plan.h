@@ -4,7 +4,8 @@
  *
  * Owns: struct oac_plan_sched.  The rule it encodes (plan.c's header
  * comment has the full text):
- *  - main-graph nodes in file order, at the dims known after checking;
+ *  - main-graph nodes in the schedule's order (schedule.h), at the dims
+ *    known after checking;
  *  - a buffer is a node output that does not must-alias an input (an
  *    alias class rooted at a node output is one buffer, its root's);
  *    it is allocated when its producer runs and freed right after the
@@ -21,26 +22,31 @@
  *    step); a format change to another page size holds both copies
  *    while it runs (plan.c rule 5b).
  *
- * This header includes no graph.h type, so runtime.c can include it.
+ * Buffers carry their value id (graph.h), by which the runtime's frames
+ * free them (interp.c).
  */
 #ifndef OAC_PLAN_H
 #define OAC_PLAN_H
 
+#include "analysis.h"
 #include "oac_int.h"
 
 /* Node and buffer indices are 32-bit (plan.c refuses a larger graph):
  * a schedule has an entry per node and per buffer of the graph walked,
- * kept as long as the analysis, so 16 bytes each.  What only the walk
- * needs (buffer sizes, list offsets) is not kept. */
+ * kept as long as the analysis.  What only the walk needs (buffer sizes,
+ * list offsets) is not kept. */
 typedef struct oac_plan_buf {
     const char *name;       /* the value allocated (borrowed from the model) */
+    uint32_t value;         /* its graph.h value id: the runtime frees it */
     uint32_t node;          /* node that allocates it */
     int32_t free_after;     /* node after which it is freed; -1: never */
 } oac_plan_buf;
 
-/* The lists are consecutive: step i allocates the n_alloc buffers after
- * those of steps 0..i-1 (bufs is in allocation order) and frees the
- * n_free buffers listed in frees after those of steps 0..i-1. */
+/* Step k runs node oac_sched_node(order, k) of the scope (schedule.h;
+ * node k when the file is sorted).  The lists are consecutive: step k
+ * allocates the n_alloc buffers after those of steps 0..k-1 (bufs is in
+ * allocation order) and frees the n_free buffers listed in frees after
+ * those of steps 0..k-1. */
 typedef struct oac_plan_step {
     uint32_t n_alloc;
     uint32_t n_free;        /* buf indices in frees, freed after this node */
@@ -64,21 +70,13 @@ typedef struct oac_plan_extra {
 
 struct oac_plan_sched;
 
-/* The schedule of one body (If branch, Loop body, local function) the
- * plan walked, by the proto the runtime runs (a GraphProto or a
- * FunctionProto of the checked model), so frames free where the plan
- * frees. */
-typedef struct oac_plan_body {
-    const void *proto;
-    struct oac_plan_sched *sched;
-} oac_plan_body;
-
 typedef struct oac_plan_sched {
     oac_plan_buf *bufs;     /* in allocation order */
     size_t n_bufs;
     uint32_t *frees;
     size_t n_frees;
-    oac_plan_step *steps;   /* one per node of the graph walked */
+    oac_plan_step *steps;   /* one per node of the graph walked, in the
+                               schedule's order */
     size_t n_steps;
     /* Steps 0..n_live_known-1 have a known live, the later ones not: a
      * size not known keeps every later live unknown (plan.c rule 7). */
@@ -90,14 +88,11 @@ typedef struct oac_plan_sched {
     oac_opt_u64 page_bytes;
     oac_memory_plan totals;
     oac_opt_u64 end_live;   /* live after the last node (kept buffers) */
-    /* Main graph only: the bodies walked (plan.c rule 8), each once. */
-    oac_plan_body *bodies;
-    size_t n_bodies;
 } oac_plan_sched;
 
-/* The schedule the check computed (NULL when the model had no main
- * graph or the plan pass did not run).  Borrowed from the analysis. */
-const oac_plan_sched *oac_analysis_schedule(const oac_analysis *a);
+/* The schedule of every scope the check planned is the analysis's
+ * (analysis.h: oac_analysis_scope_plan; oac_analysis_schedule for the
+ * main graph, NULL when the model had no main graph). */
 
 void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s);
 
@@ -112,8 +107,5 @@ static inline oac_opt_u64 oac_plan_step_live(const oac_plan_sched *s, size_t i)
  * entry of extras, or one with 0, 0 and no inputs.  Never NULL. */
 const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i);
 
-/* The schedule of the body whose proto is `proto`, or NULL (not walked). */
-const oac_plan_sched *oac_plan_body_schedule(const oac_plan_sched *main,
-                                             const void *proto);
 
 #endif /* OAC_PLAN_H */

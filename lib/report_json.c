@@ -20,13 +20,13 @@
  *     path that is not UTF-8 is written with U+FFFD, never costs the
  *     model its report.
  *
- * The report reads the analysis through its internal layout (checker.h),
+ * The report reads the analysis through its internal layout (analysis.h),
  * as the other library files do, so reports need no accessor beyond it.
  */
 #include <jansson.h>
 #include <string.h>
 
-#include "checker.h"
+#include "analysis.h"
 #include "report_str.h"
 
 bool oac_report_failed(const oac_report_input *in)

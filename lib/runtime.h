@@ -1,12 +1,14 @@
 /* runtime.h: the reference runtime's values, allocator, bindings and
  * kernel interface (contract sections 2, 3 runtime codes, 4 `execution`,
- * 5 `run`).
+ * 5 `run`, 8).
  *
- * Owns: oac_tensor / oac_paged / oac_value (what flows along graph edges
- * at run time), the instrumented allocator oac_ralloc (alloc.c), bindings
- * of caller-owned storage (bind.c), the kernel call record and the kernel
- * lookup (kernels.c; the kernels are a column of ops.def), and the
- * session that executes one graph (runtime.c).
+ * Owns what kernels and the runtime's files share: oac_tensor / oac_paged
+ * / oac_rtval (what flows along graph edges at run time, rtval.c), the
+ * instrumented allocator oac_ralloc (alloc.c), bindings of caller-owned
+ * storage (bind.c), the kernel call record and the helpers kernels use
+ * (kcall.c), the kernel lookup (kernels.c; the kernels are a column of
+ * ops.def) and the run's test hooks.  How a run executes (the run's
+ * tables, sessions, frames, the interpreter) is rt.h's.
  *
  * Invariants:
  *  1. Every byte the runtime allocates for node outputs, kernel workspace
@@ -15,12 +17,12 @@
  *     the contract: caller-bound inputs (bindings, zero-filled or --input
  *     data, initializers read for the run) and page-table arrays.
  *  2. A MUST_ALIAS output is never allocated: before its kernel runs, the
- *     runtime sets it to a writable view of the aliased input's storage,
- *     and after the kernel it checks that the output still points there
- *     (alias-broken otherwise).  The same holds for an If output that
- *     aliases an outer value through its branches (OAC_ALIAS_OUTER), a
- *     call's output through its function's alias_of, and for every node
- *     inside a body (kernel_control.c).
+ *     interpreter sets it to the aliased value itself (a writable view of
+ *     its storage), and after the kernel it checks that the output still
+ *     points there (alias-broken otherwise).  The same holds for an If
+ *     output that aliases an outer value through its branches
+ *     (OAC_ALIAS_OUTER) and a call's output through its function's
+ *     alias_of, at every depth.
  *  3. Kernels never copy a whole cache to update it, never fall back
  *     silently and never reallocate on overflow; a failure is a
  *     diagnostic (oac_kernel_fail) plus a negative status.
@@ -93,11 +95,11 @@ typedef struct oac_paged {
     size_t cap_pages;
 } oac_paged;
 
-typedef enum oac_value_kind {
-    OAC_VAL_NONE = 0,               /* not produced (yet), or omitted port */
-    OAC_VAL_TENSOR,
-    OAC_VAL_PAGED
-} oac_value_kind;
+typedef enum oac_rtval_kind {
+    OAC_RTV_NONE = 0,               /* not produced (yet), or omitted port */
+    OAC_RTV_TENSOR,
+    OAC_RTV_PAGED
+} oac_rtval_kind;
 
 /* Where a value's storage comes from; decides who frees it and whether
  * it counts toward the measured peak. */
@@ -109,18 +111,18 @@ typedef enum oac_storage {
     OAC_STORE_CONST                 /* initializer or input data, read-only */
 } oac_storage;
 
-typedef struct oac_value {
-    oac_value_kind kind;
+typedef struct oac_rtval {
+    oac_rtval_kind kind;
     oac_storage storage;
     bool writable;                  /* kernels may write only these */
     union {
-        oac_tensor t;               /* kind == OAC_VAL_TENSOR */
-        oac_paged p;                /* kind == OAC_VAL_PAGED */
+        oac_tensor t;               /* kind == OAC_RTV_TENSOR */
+        oac_paged p;                /* kind == OAC_RTV_PAGED */
     };
-} oac_value;
+} oac_rtval;
 
 /* Number of elements of t (product of dims; 1 for rank 0).  False on a
- * negative dimension or overflow. */
+ * negative dimension or overflow (rtval.c). */
 bool oac_tensor_numel_rt(const oac_tensor *t, uint64_t *out);
 
 /* ------------------------------------------------------------------ */
@@ -158,16 +160,21 @@ void oac_ralloc_unbound(oac_ralloc *a, void *p, size_t n);
 /* Read initializer tp (shown as `name` in messages) into v as a
  * read-only tensor in storage bound on a (contract 4: initializers are
  * not counted).  Errors on ctx; v holds the storage once it is allocated,
- * also when reading fails (runtime.c; the main graph's slots and the
- * frames of kernel_control.c). */
+ * also when reading fails (rtval.c; frames read initializers on first
+ * use). */
 int oac_rt_load_initializer(oac_ctx *ctx, oac_ralloc *a, const oac_model *model,
                             const Onnx__TensorProto *tp, const char *name,
-                            oac_value *v);
+                            oac_rtval *v);
 /* Start counting a new step (resets step_calls, step_bytes).  What is
  * live then (pages created by earlier steps: cache state carried over,
  * like bound caches) is the step's baseline, so step_peak_max measures
  * what one step adds, the quantity the static plan predicts. */
 void oac_ralloc_step_begin(oac_ralloc *a);
+
+/* Release what v holds the way it was got (counted, bound or a page
+ * table on ctx) and clear it; views and NONE are only cleared
+ * (rtval.c). */
+void oac_rtval_release(oac_ctx *ctx, oac_ralloc *a, oac_rtval *v);
 
 /* ------------------------------------------------------------------ */
 /* Bindings (bind.c)                                                    */
@@ -221,40 +228,44 @@ void oac_bindings_release_all(oac_binding *const *b, size_t n,
                               const void *session);
 
 /* ------------------------------------------------------------------ */
-/* Kernels (ops.def's .kernel column, kernels.c, kernel_*.c)           */
+/* The kernel call (kcall.c); kernels are ops.def's .kernel column     */
 /* ------------------------------------------------------------------ */
 
-typedef struct oac_session oac_session;   /* runtime.c */
+typedef struct oac_session oac_session;   /* rt.h */
+struct oac_frame;                         /* rt.h */
 
 /* One node's execution.  in[i] is NULL for an omitted optional port.
- * out[i] is OAC_VAL_NONE on entry, except for a MUST_ALIAS output, which
- * is already a writable view (OAC_STORE_VIEW) of in[out_alias[i]]; the
- * kernel writes through it in place and must not replace its storage. */
+ * out[i] is OAC_RTV_NONE on entry, except for a MUST_ALIAS output, which
+ * is already the aliased value (out_alias[i] says which input, or
+ * OAC_ALIAS_OUTER); the kernel writes through it in place and must not
+ * replace its storage. */
 typedef struct oac_kernel_call {
     oac_ctx *ctx;
     const oac_model *model;         /* attributes, quantization table */
-    const Onnx__NodeProto *node;
+    const Onnx__NodeProto *node;    /* attributes resolved (ref_attr_name) */
     const char *node_name;          /* node name, or "#<index>" */
-    size_t node_index;              /* in the main graph */
-    oac_value *const *in;
+    size_t node_index;              /* in its scope (graph.h) */
+    oac_rtval *const *in;
     size_t n_in;
-    oac_value *const *out;
+    oac_rtval *const *out;
     size_t n_out;
     const int *out_alias;           /* per output: aliased input, -1, or
                                        OAC_ALIAS_OUTER (If through branches) */
     oac_ralloc *alloc;
     oac_diags *diags;
-    struct oac_session *session;    /* runtime private (workspace list) */
+    oac_session *session;           /* workspaces; NULL outside a run */
     /* Where the node sits, for diagnostics: its graph (or function) name
-     * and RFC 6901 location.  Inside a subgraph or function body these
-     * name the inner node (kernel_control.c). */
+     * and RFC 6901 location. */
     const char *graph_name;
     const char *location;
-    /* The scope the node runs in (struct rt_frame, kernel_control.c):
-     * NULL for the main graph.  Control kernels resolve outer names
-     * through it. */
-    struct rt_frame *frame;
+    /* The frame the node runs in (rt.h; the main graph's is at depth 0):
+     * control kernels run their bodies from it.  NULL outside a run. */
+    struct oac_frame *frame;
 } oac_kernel_call;
+
+/* out_alias value of an If output that aliases an outer value through
+ * its branches (the output is already that value, as for a port). */
+#define OAC_ALIAS_OUTER (-2)
 
 /* A kernel (oac_kernel_fn, ops.h; the .kernel column of ops.def,
  * declared in op_fns.h) returns 0 on success; a negative oac_status on
@@ -265,10 +276,11 @@ typedef struct oac_kernel_call {
  * "ai.onnx" are the ONNX domain); NULL when the runtime has none
  * (unsupported-operator).  Callers holding the row read op->kernel. */
 oac_kernel_fn oac_kernel_lookup(const char *domain, const char *op_type);
-/* A call of a local function (kernel_control.c; not a table row). */
+/* A call of a local function (kernel_control.c; not a table row: the
+ * interpreter runs it for a node that calls one and has no kernel). */
 int oac_kernel_call_function(oac_kernel_call *k);
 
-/* Helpers kernels use (runtime.c). */
+/* Helpers kernels use (kcall.c). */
 
 /* Produce output i as a tensor of the given type and shape: allocates it
  * (counted) unless it is a MUST_ALIAS view, in which case the view must
@@ -297,87 +309,16 @@ float oac_attr_float(const Onnx__NodeProto *n, const char *name, float def);
 const char *oac_attr_string(const Onnx__NodeProto *n, const char *name,
                             const char *def, char *buf, size_t len);
 
-/* Page-table growth for paged caches: the array lives on ctx (excluded
- * from accounting); the pages' data is the caller's to get from ralloc. */
+/* Page-table growth for paged caches (rtval.c): the array lives on ctx
+ * (excluded from accounting); the pages' data is the caller's to get
+ * from ralloc. */
 int oac_paged_reserve(oac_ctx *ctx, oac_paged *p, size_t n_pages);
 /* Free one page's data the way it was allocated (counted or bound) and
  * clear it; the page-table slot stays. */
 void oac_page_release(oac_ralloc *a, oac_page *pg);
 
 /* ------------------------------------------------------------------ */
-/* Control flow and local functions (kernel_control.c)                  */
-/* ------------------------------------------------------------------ */
-
-/* Static facts about nodes that hold subgraphs or call local functions,
- * shared by the main graph's tables (runtime.c) and the frames that run
- * bodies (kernel_control.c), so both take the same decisions. */
-
-/* The local function (FunctionProto) a node calls, or NULL. */
-const Onnx__FunctionProto *oac_rt_function(const Onnx__ModelProto *m,
-                                           const Onnx__NodeProto *np);
-
-/* Call cb for every name node np's subgraphs read from outside
- * themselves (their free names, transitively), possibly more than once.
- * A function body sees no outer scope, so a call reads only its inputs.
- * OAC_EUNSUPPORTED when the nesting exceeds OAC_MAX_DEPTH - depth. */
-typedef int (*oac_rt_name_fn)(void *arg, const char *name);
-int oac_rt_outer_reads(oac_ctx *ctx, const Onnx__NodeProto *np, int depth,
-                       oac_rt_name_fn cb, void *arg);
-
-/* Where output `out` of node np takes its storage from, if anywhere:
- * *port >= 0, an input port (MUST_ALIAS output_alias, or for a call of
- * a local function its alias_of naming a function input); else *name,
- * the outer value every branch of an If returns an in-place update of
- * (contract 3: If outputs take their alias from their branches); else
- * neither (the output is a new buffer). */
-int oac_rt_output_source(oac_ctx *ctx, const oac_model *model,
-                         const Onnx__NodeProto *np, size_t out, int depth,
-                         int *port, const char **name);
-
-/* Refuse, before anything runs, what no frame could execute: Scan, Loop
- * scan outputs, subgraph and function-body nodes without a kernel
- * (unsupported-operator naming the inner node) and subgraphs or calls
- * nested deeper than OAC_MAX_DEPTH (recursive functions included).  np
- * is a main-graph node and `at` its place; fmemo has one int per
- * ModelProto.functions entry, zeroed before the first call, and
- * remembers bodies already walked so the walk stays linear.  has_kernel
- * says whether an ordinary node has a kernel (test overrides count).
- * OAC_ERUNTIME after a refusal (diagnostics added), OAC_ENOMEM. */
-int oac_rt_precheck(oac_ctx *ctx, const oac_model *model,
-                    const Onnx__NodeProto *np, const oac_where *at,
-                    oac_diags *diags,
-                    bool (*has_kernel)(void *arg, const Onnx__NodeProto *n),
-                    void *arg, int *fmemo);
-
-/* out_alias value of an If output that aliases an outer value through
- * its branches (the output is already that value, as for a port). */
-#define OAC_ALIAS_OUTER (-2)
-
-/* Runtime internals the frames use (runtime.c). */
-/* A value of the main graph by name (initializers read on first use);
- * NULL when the main graph has no such name. */
-oac_value *oac_rt_main_value(oac_session *s, const char *name, int *rc);
-/* The kernel a node runs with in this session (test overrides first). */
-oac_kernel_fn oac_rt_kernel(oac_session *s, const Onnx__NodeProto *np);
-/* The analysis's schedule (plan.h), or NULL when the run has none. */
-const struct oac_plan_sched *oac_rt_schedule(oac_session *s);
-/* Count one pointer-identity check (session and current step). */
-void oac_rt_identity(oac_session *s, bool held);
-/* Release a value the runtime produced (counted or bound storage). */
-void oac_rt_release(oac_session *s, oac_value *v);
-/* A cache update inside a body that reads a position input of the main
- * graph: record its update length for the advance after the step
- * (operand-invalid at w when lengths differ).  No-op for other nodes. */
-int oac_rt_note_position(oac_session *s, const Onnx__NodeProto *np,
-                         oac_value *const *in, const oac_where *w);
-/* Free the running node's workspaces (they live exactly one node). */
-void oac_rt_end_node(oac_session *s);
-/* Charge `units` of body work to the running step: false (nothing
- * charged) when that would pass the step's budget, *limit set to it. */
-bool oac_rt_charge(oac_session *s, uint64_t units, uint64_t *limit);
-
-/* ------------------------------------------------------------------ */
-/* Sessions (runtime.c)                                                 */
+/* Runs (session.c)                                                     */
 /* ------------------------------------------------------------------ */
 
 /* Test hook: replace the kernel of (domain, op_type) for one session,
@@ -412,7 +353,7 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
  * --dump (dump.c). */
 typedef struct oac_dump_value {
     const char *name;
-    const oac_value *value;
+    const oac_rtval *value;
     const oac_model *model;
 } oac_dump_value;
 int oac_dump_values(oac_ctx *ctx, const char *dir, const oac_dump_value *v,

@@ -173,15 +173,15 @@ done:
     return rc;
 }
 
-int oac_model_save_buffer(oac_ctx *ctx, const oac_model *model,
-                          uint8_t **out, size_t *out_len)
+int oac_model_save_buffer(oac_ctx *ctx, uint8_t **out, size_t *out_len,
+                          const oac_model *model)
 {
     *out = NULL;
     *out_len = 0;
     if (!model || !model->proto)
         return oac_err(ctx, OAC_EINVAL, "save: no model");
     size_t n = protobuf_c_message_get_packed_size(&model->proto->base);
-    /* oac_alloc is malloc underneath, so the caller may free() it. */
+    /* oac_alloc is malloc underneath: the caller's oac_free releases it. */
     uint8_t *buf = oac_alloc(ctx, n);
     if (!buf)
         return OAC_ENOMEM;

@@ -10,8 +10,9 @@
  * elem_type, shape, dim_param, bytes).
  *
  * Invariants (see also shapes.h):
- *  1. Scopes are visited in graph.h's order (parents first), nodes in file
- *     order; a value's facts are final once its producer was visited,
+ *  1. Scopes are visited in graph.h's order (parents first), nodes in the
+ *     schedule's order (schedule.h: topological, file order when the file
+ *     is sorted); a value's facts are final once its producer was visited,
  *     except that symbol bindings learnt later still reach it (the
  *     union-find is consulted lazily).
  *  2. A symbol is bound once; a different second number is reported as
@@ -31,6 +32,7 @@
 #include "checker.h"
 #include "graph.h"
 #include "ops.h"
+#include "schedule.h"
 #include "shapes.h"
 
 /* ------------------------------------------------------------------ */
@@ -449,11 +451,12 @@ static int seed_value(pass *p, const oac_value *v)
 static int seed_input_file(pass *p, const oac_value *v)
 {
     oac_shapes *sh = p->sh;
-    for (size_t i = 0; i < sh->n_inputs; i++) {
-        if (sh->inputs[i].value_id != v->id ||
-            sh->inputs[i].file->msg->descriptor != &onnx__tensor_proto__descriptor)
+    const oac_analysis *a = p->st->out;
+    for (size_t i = 0; a && i < a->n_inputs; i++) {
+        if (a->inputs[i].value_id != v->id ||
+            a->inputs[i].file->msg->descriptor != &onnx__tensor_proto__descriptor)
             continue;
-        const Onnx__TensorProto *t = (const Onnx__TensorProto *)sh->inputs[i].file->msg;
+        const Onnx__TensorProto *t = (const Onnx__TensorProto *)a->inputs[i].file->msg;
         oac_vshape *vs = &sh->vals[v->id];
         int rc;
         if (vs->kind == OAC_VK_UNKNOWN)
@@ -651,7 +654,11 @@ static int infer_scopes(pass *p)
             if (s->values_block[k].kind != OAC_VAL_NODE_OUTPUT &&
                 (rc = seed_value(p, &s->values_block[k])))
                 goto done;
-        for (size_t i = 0; i < s->n_nodes; i++) {
+        /* In the schedule's order (schedule.h): a value is typed before
+         * its readers, whatever the file order. */
+        const oac_scope_order *so = oac_sched_scope(p->st->schedule, s->index);
+        for (size_t k = 0; k < s->n_nodes; k++) {
+            size_t i = oac_sched_node(so, k);
             const Onnx__NodeProto *np = s->nodes[i].proto;
             size_t need = np->n_input > np->n_output ? np->n_input : np->n_output;
             if (need > cap) {
@@ -1130,13 +1137,9 @@ int oac_pass_shapes(oac_check_state *st)
     if (rc)
         return rc;
     sh->graphs = st->graphs;
-    /* Owned by the analysis from here on (check.c frees it through
-     * shapes_free, also when a later step fails). */
+    /* The analysis owns it from here on (check.c hands it over, also
+     * when a later step fails). */
     st->shapes = sh;
-    if (st->out) {
-        st->out->shapes = sh;
-        st->out->shapes_free = oac_shapes_free;
-    }
 
     pass p = { .st = st, .sh = sh, .g = st->graphs };
     rc = infer_scopes(&p);

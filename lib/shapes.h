@@ -27,11 +27,10 @@
  *     count is checked: large weights are never read.  Overflow while
  *     folding makes the value unknown, never wraps.
  *  5. Nothing here prints; failures are negative oac_status with oac_err.
- *  6. Ownership: oac_pass_shapes hands the object to the analysis
- *     (analysis->shapes, freed through analysis->shapes_free =
- *     oac_shapes_free); it keeps the --input files and the memory plan's
- *     schedule (plan.h) for the runtime.  graphs is borrowed and only
- *     valid during oac_check; value ids are meaningless after it.
+ *  6. Ownership: the analysis keeps the object (analysis->shapes, freed
+ *     with oac_shapes_free) beside the graph index it is indexed by
+ *     (graphs, borrowed from the analysis too), so value ids stay
+ *     meaningful as long as the analysis.
  *  7. Dims arrays are interned: equal arrays are one arena block, shared
  *     by every value with that shape, and never written once made (a
  *     rule builds its output's dims in oac_infer.scratch; the pass
@@ -39,7 +38,7 @@
  *     times, so the dims cost little more than the distinct shapes.
  *
  * This header names no graph.h type except struct oac_scope (opaque here),
- * so the runtime (whose runtime.h has its own oac_value) can include it.
+ * so the runtime (whose runtime.h has oac_rtval, its own value) can include it.
  */
 #ifndef OAC_SHAPES_H
 #define OAC_SHAPES_H
@@ -49,7 +48,6 @@
 struct oac_scope;
 struct oac_graphs;
 struct oac_check_state;
-struct oac_plan_sched;
 
 /* Largest element count of a value folded as known (shape tensors,
  * positions, indices; not weights). */
@@ -120,7 +118,7 @@ typedef struct oac_shapes {
     const oac_dimref *dims_recent[4];
     int16_t dims_recent_rank[4];
     unsigned dims_next;
-    const struct oac_graphs *graphs;/* borrowed, valid during check only */
+    const struct oac_graphs *graphs;/* borrowed from the analysis */
     oac_sym *syms;
     size_t n_syms, cap_syms;
     oac_strmap sym_by_name;         /* dim_param -> (void *)(id + 1) */
@@ -131,15 +129,6 @@ typedef struct oac_shapes {
     uint64_t *known_bits;
     struct oac_known_slot *known_tab;   /* open addressing, at most half full */
     size_t n_known, cap_known;
-    /* --input files, in option order (inputs.c). */
-    struct oac_input_val {
-        const char *name;           /* graph input (borrowed from opts) */
-        size_t value_id;            /* SIZE_MAX when not in the main graph */
-        oac_pbfile *file;           /* TensorProto/SequenceProto/MapProto */
-    } *inputs;
-    size_t n_inputs;
-    /* The static memory plan's schedule (plan.c), for the runtime. */
-    struct oac_plan_sched *sched;
 } oac_shapes;
 
 /* ---- the store (shapes_store.c) ---- */
@@ -169,8 +158,6 @@ const oac_known *oac_shapes_known(const oac_shapes *sh, size_t id);
  * false when unknown or on overflow (never wraps). */
 bool oac_shapes_bytes(const oac_shapes *sh, const oac_vshape *v,
                       uint64_t *out);
-/* The --input file given for a graph input, or NULL (inputs.c). */
-const oac_pbfile *oac_shapes_input(const oac_shapes *sh, const char *name);
 
 /* ---- internal to the shapes pass (shapes.c, shapes_store.c, infer.c,
  * consts.c) ---- */
@@ -285,8 +272,16 @@ const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
                                             const char *name);
 
 /* --input files (inputs.c): load each opts->inputs entry as the message
- * its graph input's declared type calls for.  A missing/unreadable file
- * or a name that is no graph input of the main graph is OAC_EINVAL. */
+ * its graph input's declared type calls for, into st->out->inputs
+ * (analysis.h).  A missing/unreadable file or a name that is no graph
+ * input of the main graph is OAC_EINVAL. */
 int oac_shapes_load_inputs(struct oac_check_state *st, oac_shapes *sh);
+/* Read one --input file as the message a value of kind (oac_vkind:
+ * OAC_VK_SEQUENCE, OAC_VK_MAP, else a tensor) calls for: the one reader,
+ * which the runtime also uses for a file the check was not given.  An
+ * unreadable file is OAC_EINVAL (message on ctx); *out is the caller's
+ * (oac_pbfile_free). */
+int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
+                   oac_pbfile **out);
 
 #endif /* OAC_SHAPES_H */

@@ -26,7 +26,6 @@
 #include <string.h>
 
 #include "arena.h"
-#include "plan.h"
 #include "shapes.h"
 
 /* ------------------------------------------------------------------ */
@@ -345,10 +344,6 @@ void oac_shapes_free(oac_shapes *sh)
     if (!sh)
         return;
     oac_ctx *ctx = sh->ctx;
-    for (size_t i = 0; i < sh->n_inputs; i++)
-        oac_pbfile_free(sh->inputs[i].file);
-    oac_dealloc(ctx, sh->inputs);
-    oac_plan_sched_free(ctx, sh->sched);
     oac_strmap_fini(&sh->sym_by_name);
     oac_dealloc(ctx, sh->syms);
     oac_dealloc(ctx, sh->vals);

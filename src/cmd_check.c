@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "onnx.pb-c.h"
 
 bool cli_model_load(oac_ctx *ctx, cli_model *m, const char *path)
 {
@@ -57,97 +56,6 @@ void cli_model_fini(cli_model *m)
     memset(m, 0, sizeof *m);
 }
 
-/* ---- which names a model has ------------------------------------------ */
-
-static bool type_has_dim(const Onnx__TypeProto *t, const char *name, int depth);
-
-static bool shape_has_dim(const Onnx__TensorShapeProto *s, const char *name)
-{
-    for (size_t i = 0; s && i < s->n_dim; i++)
-        if (s->dim[i]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-            s->dim[i]->dim_param && !strcmp(s->dim[i]->dim_param, name))
-            return true;
-    return false;
-}
-
-static bool type_has_dim(const Onnx__TypeProto *t, const char *name, int depth)
-{
-    if (!t || depth > OAC_MAX_DEPTH)
-        return false;
-    switch (t->value_case) {
-    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
-        return shape_has_dim(t->tensor_type->shape, name);
-    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
-        return shape_has_dim(t->sparse_tensor_type->shape, name);
-    case ONNX__TYPE_PROTO__VALUE_QUANTIZED_TENSOR_TYPE:
-        return shape_has_dim(t->quantized_tensor_type->shape, name);
-    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
-        return type_has_dim(t->sequence_type->elem_type, name, depth + 1);
-    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
-        return type_has_dim(t->optional_type->elem_type, name, depth + 1);
-    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
-        return type_has_dim(t->map_type->value_type, name, depth + 1);
-    default:
-        return false;
-    }
-}
-
-static bool vis_have_dim(Onnx__ValueInfoProto **v, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (type_has_dim(v[i]->type, name, 0))
-            return true;
-    return false;
-}
-
-static bool graph_has_dim(const Onnx__GraphProto *g, const char *name, int depth);
-
-static bool nodes_have_dim(Onnx__NodeProto **nodes, size_t n, const char *name,
-                           int depth)
-{
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < nodes[i]->n_attribute; j++) {
-            const Onnx__AttributeProto *a = nodes[i]->attribute[j];
-            if (graph_has_dim(a->g, name, depth + 1))
-                return true;
-            for (size_t k = 0; k < a->n_graphs; k++)
-                if (graph_has_dim(a->graphs[k], name, depth + 1))
-                    return true;
-        }
-    return false;
-}
-
-static bool graph_has_dim(const Onnx__GraphProto *g, const char *name, int depth)
-{
-    if (!g || depth > OAC_MAX_DEPTH)
-        return false;
-    return vis_have_dim(g->input, g->n_input, name) ||
-           vis_have_dim(g->output, g->n_output, name) ||
-           vis_have_dim(g->value_info, g->n_value_info, name) ||
-           nodes_have_dim(g->node, g->n_node, name, depth);
-}
-
-static bool model_has_dim(const oac_model *model, const char *name)
-{
-    const Onnx__ModelProto *p = oac_model_proto(model);
-    if (graph_has_dim(p->graph, name, 0))
-        return true;
-    for (size_t i = 0; i < p->n_functions; i++)
-        if (vis_have_dim(p->functions[i]->value_info, p->functions[i]->n_value_info, name) ||
-            nodes_have_dim(p->functions[i]->node, p->functions[i]->n_node, name, 0))
-            return true;
-    return false;
-}
-
-static bool model_has_input(const oac_model *model, const char *name)
-{
-    const Onnx__GraphProto *g = oac_model_proto(model)->graph;
-    for (size_t i = 0; g && i < g->n_input; i++)
-        if (g->input[i]->name && !strcmp(g->input[i]->name, name))
-            return true;
-    return false;
-}
-
 bool cli_names_known(const cli *c, const cli_model *models, size_t n)
 {
     size_t readable = 0;
@@ -160,7 +68,8 @@ bool cli_names_known(const cli *c, const cli_model *models, size_t n)
     for (size_t d = 0; d < c->n_dims; d++) {
         bool found = false;
         for (size_t i = 0; i < n && !found; i++)
-            found = models[i].model && model_has_dim(models[i].model, c->dims[d].name);
+            found = models[i].model &&
+                    oac_model_has_dim_param(models[i].model, c->dims[d].name);
         if (!found) {
             cli_error("--dim %s: no dim_param '%s' in the model%s given",
                       c->dims[d].name, c->dims[d].name, n > 1 ? "s" : "");
@@ -170,7 +79,8 @@ bool cli_names_known(const cli *c, const cli_model *models, size_t n)
     for (size_t d = 0; d < c->n_inputs; d++) {
         bool found = false;
         for (size_t i = 0; i < n && !found; i++)
-            found = models[i].model && model_has_input(models[i].model, c->inputs[d].name);
+            found = models[i].model &&
+                    oac_model_has_input(models[i].model, c->inputs[d].name);
         if (!found) {
             cli_error("--input %s: no graph input '%s' in the model%s given",
                       c->inputs[d].name, c->inputs[d].name, n > 1 ? "s" : "");
@@ -198,10 +108,10 @@ bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m)
         goto done;
     }
     for (size_t i = 0; i < c->n_dims; i++)
-        if (model_has_dim(m->model, c->dims[i].name))
+        if (oac_model_has_dim_param(m->model, c->dims[i].name))
             dims[o.n_dims++] = c->dims[i];
     for (size_t i = 0; i < c->n_inputs; i++)
-        if (model_has_input(m->model, c->inputs[i].name))
+        if (oac_model_has_input(m->model, c->inputs[i].name))
             inputs[o.n_inputs++] = c->inputs[i];
     o.dims = dims;
     o.inputs = inputs;
@@ -322,7 +232,7 @@ static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
             } else if (fputs(s, out) == EOF) {
                 rc = -1;
             }
-            free(s);
+            oac_free(s);
         }
         break;
     case CLI_FMT_JSON:
@@ -397,6 +307,8 @@ int cmd_check(oac_ctx *ctx, const cli *c)
             status = CLI_EXIT_USAGE;
             goto done;
         }
+        /* `check` reports only: what a run would read goes now. */
+        oac_analysis_trim(models[i].analysis);
         cli_model_settle(c, &models[i]);
         if (models[i].exit > status)
             status = models[i].exit;

@@ -1,4 +1,4 @@
-/* check_builder.c: the model builder (lib/builder.c, include/oac_build.h).
+/* check_builder.c: the model builder (lib/builder.c, lib/oac_build.h).
  *
  * Every test packs what it built and unpacks it with protobuf-c, so what
  * is asserted is the wire format of contract section 1, not the builder's

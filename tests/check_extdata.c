@@ -306,7 +306,7 @@ START_TEST(test_buffer_base_dir_and_chaos)
     ck_assert_uint_eq(oac_diags_count(d), 0);
     uint8_t *buf;
     size_t len;
-    ck_assert_int_eq(oac_model_save_buffer(ctx, m, &buf, &len), 0);
+    ck_assert_int_eq(oac_model_save_buffer(ctx, &buf, &len, m), 0);
     oac_model_free(m);
     oac_diags_free(d);
     /* From memory, references resolve against base_dir. */
@@ -338,7 +338,7 @@ START_TEST(test_buffer_base_dir_and_chaos)
         oac_ctx_free(c2);
     }
     ck_assert_uint_lt(n, 5000);
-    free(buf);
+    oac_free(buf);
     oac_ctx_free(ctx);
 }
 END_TEST

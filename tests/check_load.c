@@ -208,10 +208,10 @@ START_TEST(test_load_fields_and_no_copy)
      * payload field is the last one set in its tensor). */
     uint8_t *out;
     size_t out_len;
-    ck_assert_int_eq(oac_model_save_buffer(ctx, m, &out, &out_len), 0);
+    ck_assert_int_eq(oac_model_save_buffer(ctx, &out, &out_len, m), 0);
     ck_assert_uint_eq(out_len, len);
     ck_assert_int_eq(memcmp(out, buf, len), 0);
-    free(out);
+    oac_free(out);
     ck_assert_int_eq(oac_model_save(ctx, m, tmp_path("o.onnx")), 0);
     FILE *f = fopen(tmp_path("o.onnx"), "rb");
     uint8_t *back = malloc(len + 1);
@@ -466,8 +466,8 @@ START_TEST(test_random_bytes)
             ck_assert_int_eq(oac_diags_find(d, OAC_PARSE_ERROR), -1);
             uint8_t *out;
             size_t out_len;
-            ck_assert_int_eq(oac_model_save_buffer(ctx, m, &out, &out_len), 0);
-            free(out);
+            ck_assert_int_eq(oac_model_save_buffer(ctx, &out, &out_len, m), 0);
+            oac_free(out);
             oac_model_free(m);
         } else {
             ck_assert_int_eq(rc, OAC_EPARSE);
@@ -516,10 +516,10 @@ START_TEST(test_wire_errors)
     ck_assert_int_eq(oac_model_load_buffer(ctx, &m, "\x08\x07\xa0\x06\x05", 5, "u", NULL, NULL), 0);
     uint8_t *out;
     size_t n;
-    ck_assert_int_eq(oac_model_save_buffer(ctx, m, &out, &n), 0);
+    ck_assert_int_eq(oac_model_save_buffer(ctx, &out, &n, m), 0);
     ck_assert_uint_eq(n, 5);
     ck_assert_int_eq(memcmp(out, "\x08\x07\xa0\x06\x05", 5), 0);
-    free(out);
+    oac_free(out);
     oac_model_free(m);
     oac_ctx_free(ctx);
     /* ... but a truncated one is not */
@@ -668,10 +668,10 @@ START_TEST(test_unknown_fields_round_trip)
     ck_assert_uint_eq(n->base.unknown_fields[5].tag, 80);
     uint8_t *out;
     size_t out_len;
-    ck_assert_int_eq(oac_model_save_buffer(ctx, m, &out, &out_len), 0);
+    ck_assert_int_eq(oac_model_save_buffer(ctx, &out, &out_len, m), 0);
     ck_assert_uint_eq(out_len, len);
     ck_assert_int_eq(memcmp(out, b, len), 0);
-    free(out);
+    oac_free(out);
     oac_model_free(m);
     oac_ctx_free(ctx);
 }
@@ -718,10 +718,10 @@ START_TEST(test_typed_payloads)
         ck_assert_float_eq(fv[i], (float)i * 1.5f);
     uint8_t *out;
     size_t out_len;
-    ck_assert_int_eq(oac_model_save_buffer(ctx, m, &out, &out_len), 0);
+    ck_assert_int_eq(oac_model_save_buffer(ctx, &out, &out_len, m), 0);
     ck_assert_uint_eq(out_len, len);
     ck_assert_int_eq(memcmp(out, b, len), 0);
-    free(out);
+    oac_free(out);
     oac_model_free(m);
 
     /* DOUBLE, 30 values in packed double_data: one contiguous mapped run,
@@ -883,9 +883,9 @@ START_TEST(test_alloc_chaos)
             oac_ctx_fail_alloc_after(ctx, 0);
             uint8_t *out;
             size_t out_len;
-            ck_assert_int_eq(oac_model_save_buffer(ctx, m, &out, &out_len), 0);
+            ck_assert_int_eq(oac_model_save_buffer(ctx, &out, &out_len, m), 0);
             ck_assert_int_eq(memcmp(out, buf, len), 0);
-            free(out);
+            oac_free(out);
             oac_model_free(m);
             oac_diags_free(d);
             oac_ctx_free(ctx);

@@ -1,5 +1,5 @@
 /* check_pages.c: page-type-invalid in every form (lib/pages.c, contract
- * sections 1-3).  Models come from the builder (include/oac_build.h) and
+ * sections 1-3).  Models come from the builder (lib/oac_build.h) and
  * the example table; concrete pages from SequenceProto / MapProto files
  * this test writes into a temporary folder and passes as --input.  Each
  * broken case expects exactly one page-type-invalid, with its location and

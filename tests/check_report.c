@@ -315,7 +315,7 @@ START_TEST(test_text)
         "dir/m.onnx: warning: CacheUpdate 'u2' lacks output_alias [alias-implied]\n"
         "dir/m.onnx: error: two lines [alias-hazard]\n"
         "dir/m.onnx: 2 errors, 1 warning, 0 notes (status: error)\n");
-    free(t);
+    oac_free(t);
 
     /* A clean run: the execution summary sits between diagnostics and the
      * summary line, indented so it never reads as either. */
@@ -333,7 +333,7 @@ START_TEST(test_text)
     const char *last = strstr(t, "dir/m.onnx: 0 errors, 0 warnings, 0 notes (status: ok)\n");
     ck_assert_ptr_nonnull(last);
     ck_assert_str_eq(last + strlen("dir/m.onnx: 0 errors, 0 warnings, 0 notes (status: ok)\n"), "");
-    free(t);
+    oac_free(t);
     fixture_fini(&f);
 }
 END_TEST
@@ -426,10 +426,10 @@ START_TEST(test_text_alloc_chaos)
         } else {
             ck_assert_str_eq(t, full);
         }
-        free(t);
+        oac_free(t);
     }
     ck_assert(failed_once);
-    free(full);
+    oac_free(full);
     fixture_fini(&f);
 }
 END_TEST

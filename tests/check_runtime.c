@@ -1,5 +1,6 @@
-/* check_runtime.c: the reference executor (lib/runtime.c; contract 4
- * `execution`, 5 `run`, runtime codes of 3).
+/* check_runtime.c: the reference executor (lib/interp.c, session.c,
+ * steps.c, positions.c; contract 4 `execution`, 5 `run`, runtime codes
+ * of 3).
  *
  * Acceptance: pointer identity over many steps with no allocation in the
  * cache updates; capacity-overflow after exactly the right number of
@@ -7,7 +8,9 @@
  * plan's on the example models; out-of-place updates counted as a second
  * cache; unsupported operators (Scan) refused by name; alias-broken from a
  * deliberately misbehaving kernel; unknown dims a usage error; position
- * lengths that disagree; --dump files; every allocation failure path.
+ * lengths that disagree; --dump files; every allocation failure path;
+ * an unsorted decoder layer runs in a topological order, its measured
+ * peak equal to its plan, and a cycle is refused before anything runs.
  */
 #include "harness.h"
 #include "runtime.h"
@@ -586,6 +589,190 @@ static void two_ops(fx *f, const char *domain, const char *op, int want_rc)
 static void neg_frobnicate(fx *f) { two_ops(f, "acme", "Frobnicate", OAC_ERUNTIME); }
 static void neg_neg(fx *f) { two_ops(f, NULL, "Neg", OAC_OK); }
 
+/* ---- the schedule: an unsorted decoder (issue 11.1) -------------------- */
+
+/* One attention step over caches k and v [1, 2, 8, 4] (READ_WRITE), x
+ * [1, 2, 1, 4] (an input whose initializer is its default) and pos:
+ *   kx = x + bk           vx = x * sv
+ *   k2 = CacheUpdate(k, kx, pos)   v2 = CacheUpdate(v, vx, pos)
+ *   kt = Transpose(k2)    s = MatMul(x, kt)    p = Softmax(s)
+ *   o = MatMul(p, v2)     y = o + x
+ * `order` lists the nodes in file order by their index in that list. */
+static void attention_layer(oac_mb *mb, const int *order)
+{
+    static const float xv[8] = { 1, -2, 3, 0.5f, 0.25f, 4, -1, 2 };
+    static const float bv[8] = { 0.5f, 1, -1, 2, 3, -0.5f, 1, 0 };
+    static const float svv[8] = { 2, 0.5f, 1, -1, 1, 3, -2, 0.25f };
+    static const int64_t perm[4] = { 0, 1, 3, 2 };
+    oac_gb *g = oac_mb_graph(mb);
+    oac_vi_access(g, oac_gb_input(g, "k", OAC_T_FLOAT, "1,2,8,4"), 1);
+    oac_vi_access(g, oac_gb_input(g, "v", OAC_T_FLOAT, "1,2,8,4"), 1);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "1,2,1,4");
+    oac_gb_init_f32(g, "x", "1,2,1,4", xv, 8);
+    oac_gb_input(g, "pos", OAC_T_INT64, "");
+    oac_gb_init_f32(g, "bk", "1,2,1,4", bv, 8);
+    oac_gb_init_f32(g, "sv", "1,2,1,4", svv, 8);
+    for (int n = 0; n < 9; n++) {
+        Onnx__NodeProto *np;
+        switch (order[n]) {
+        case 0: oac_gb_node(g, "Add", NULL, "kx", "x,bk", "kx"); break;
+        case 1: oac_gb_node(g, "Mul", NULL, "vx", "x,sv", "vx"); break;
+        case 2:
+            np = oac_gb_node(g, "CacheUpdate", "onnx_alias", "k_update", "k,kx,pos", "k2");
+            oac_node_alias(g, np, 0, 0, 1);
+            break;
+        case 3:
+            np = oac_gb_node(g, "CacheUpdate", "onnx_alias", "v_update", "v,vx,pos", "v2");
+            oac_node_alias(g, np, 0, 0, 1);
+            break;
+        case 4:
+            np = oac_gb_node(g, "Transpose", NULL, "kt", "k2", "kt");
+            oac_node_attr_ints(g, np, "perm", perm, 4);
+            break;
+        case 5: oac_gb_node(g, "MatMul", NULL, "scores", "x,kt", "s"); break;
+        case 6: oac_gb_node(g, "Softmax", NULL, "softmax", "s", "p"); break;
+        case 7: oac_gb_node(g, "MatMul", NULL, "attend", "p,v2", "o"); break;
+        default: oac_gb_node(g, "Add", NULL, "residual", "o,x", "y"); break;
+        }
+    }
+    oac_mb_opset(mb, "onnx_alias", 1);
+    oac_gb_output(g, "y", OAC_T_FLOAT, "1,2,1,4");
+    oac_vi_alias_of(g, oac_gb_output(g, "k2", OAC_T_FLOAT, "1,2,8,4"), "k");
+    oac_vi_alias_of(g, oac_gb_output(g, "v2", OAC_T_FLOAT, "1,2,8,4"), "v");
+}
+
+static const int sorted_order[9] = { 0, 1, 2, 3, 4, 5, 6, 7, 8 };
+/* Every reader before its writer where the data allow it: no file-order
+ * runtime could run this. */
+static const int shuffled_order[9] = { 8, 7, 4, 5, 2, 6, 3, 1, 0 };
+
+enum { LAYER_STEPS = 3, LAYER_CACHE = 1 * 2 * 8 * 4 };
+
+/* Check and run the layer in `order` for LAYER_STEPS steps with the
+ * caches bound to k and v (zeroed first). */
+static void run_layer(fx *f, const int *order, float *k, float *v)
+{
+    fx_build(f, NULL);
+    attention_layer(f->mb, order);
+    memset(k, 0, LAYER_CACHE * sizeof *k);
+    memset(v, 0, LAYER_CACHE * sizeof *v);
+    oac_binding bk, bv;
+    oac_binding_init(&bk, "k", k, LAYER_CACHE * sizeof *k, true);
+    oac_binding_init(&bv, "v", v, LAYER_CACHE * sizeof *v, true);
+    oac_binding *bl[2] = { &bk, &bv };
+    oac_run_hooks h = { .bindings = bl, .n_bindings = 2 };
+    oac_run_opts ro = { .steps = LAYER_STEPS };
+    int rc = fx_check_run(f, NULL, 0, NULL, 0, &ro, &h);
+    ck_assert_msg(rc == OAC_OK, "rc %d: %s %s", rc, oac_errmsg(f->ctx), diag_dump(f->d));
+}
+
+START_TEST(unsorted_decoder_runs_and_matches_plan)
+{
+    float ks[LAYER_CACHE], vs[LAYER_CACHE], ku[LAYER_CACHE], vu[LAYER_CACHE];
+    fx a, b;
+    run_layer(&a, sorted_order, ks, vs);
+    run_layer(&b, shuffled_order, ku, vu);
+    /* The unsorted file checks clean and runs every step in place. */
+    ck_assert_uint_eq(diag_count(b.d, OAC_MODEL_INVALID), 0);
+    ck_assert_uint_eq(b.e->steps_completed, LAYER_STEPS);
+    ck_assert_uint_eq(b.e->identity_checked, 2 * LAYER_STEPS);
+    ck_assert_uint_eq(b.e->identity_held, 2 * LAYER_STEPS);
+    ck_assert_uint_eq(b.e->second_cache_bytes, 0);
+    /* Its measured peak is its plan's, which is known and counts the
+     * buffers of a step (kx, vx, kt, s, p, o, y: not the caches). */
+    ck_assert(b.e->planned_peak_bytes.known);
+    ck_assert_uint_gt(b.e->measured_peak_bytes, 0);
+    ck_assert_uint_eq(b.e->measured_peak_bytes, b.e->planned_peak_bytes.value);
+    ck_assert(b.e->peak_matches_plan);
+    ck_assert(a.e->peak_matches_plan);
+    /* The same work as the sorted file, step by step. */
+    for (int st = 0; st < LAYER_STEPS; st++) {
+        ck_assert_uint_eq(b.e->per_step[st].alloc_calls, a.e->per_step[st].alloc_calls);
+        ck_assert_uint_eq(b.e->per_step[st].alloc_bytes, a.e->per_step[st].alloc_bytes);
+    }
+    ck_assert_uint_eq(a.e->per_step[0].alloc_calls, 7);
+    /* And the same caches: rows 0..2 of k hold x + bk, of v x * sv, in
+     * both; the rest is untouched. */
+    ck_assert_mem_eq(ks, ku, sizeof ks);
+    ck_assert_mem_eq(vs, vu, sizeof vs);
+    ck_assert(ks[0] == 1.5f && ks[3] == 2.5f);          /* head 0, row 0 */
+    ck_assert(ks[2 * 4 + 1] == -1.0f);                   /* head 0, row 2 */
+    ck_assert(vs[8 * 4 + 1] == 12.0f);                   /* head 1, row 0: 4 * 3 */
+    ck_assert(ks[3 * 4] == 0.0f && vs[7 * 4] == 0.0f);   /* rows not yet written */
+    fx_end(&a);
+    fx_end(&b);
+}
+END_TEST
+
+/* b = Neg(a) and a = Add(x, b): a cycle no order runs. */
+static void cyclic(oac_mb *mb)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
+    oac_gb_node(g, "Add", NULL, "first", "x,b", "a");
+    oac_gb_node(g, "Neg", NULL, "second", "a", "b");
+    oac_gb_output(g, "a", OAC_T_FLOAT, "2");
+}
+
+START_TEST(cycle_refused_before_running)
+{
+    /* Checked first (as `run` does): model-invalid, and nothing runs. */
+    fx f;
+    fx_build(&f, NULL);
+    cyclic(f.mb);
+    ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+    const oac_diag *d = diag_expect(f.d, OAC_MODEL_INVALID, "first", "a", "/graph/node/0");
+    ck_assert_ptr_nonnull(strstr(d->message, "first -> second -> first"));
+    oac_run_opts ro = { .steps = 2 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_OK);
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    ck_assert_uint_eq(f.e->n_per_step, 0);
+    fx_end(&f);
+    /* Without an analysis of its own the run refuses it too, saying why. */
+    fx_build(&f, NULL);
+    cyclic(f.mb);
+    fx_load(&f);
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
+    d = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_ptr_nonnull(strstr(d->message, "cycle"));
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(trimmed_analysis_reports_and_runs)
+{
+    /* A trimmed analysis (what `check` keeps for its report) still has
+     * the report's data, and a run on it makes its own analysis: the
+     * same figures as a run on the whole one. */
+    oac_dim_binding dims[5];
+    size_t nd = dense_dims(dims, 16, 1);
+    fx f, g;
+    fx_example(&f, "dense_cache");
+    oac_run_opts ro = { .steps = 3 };
+    ck_assert_int_eq(fx_check_run(&f, dims, nd, NULL, 0, &ro, NULL), OAC_OK);
+    fx_example(&g, "dense_cache");
+    oac_check_opts co = { .dims = dims, .n_dims = nd };
+    ck_assert_int_eq(fx_check(&g, &co), OAC_OK);
+    size_t classes = oac_analysis_class_count(g.a);
+    oac_memory_plan plan = *oac_analysis_plan(g.a);
+    oac_analysis_trim(g.a);
+    oac_analysis_trim(g.a);          /* twice is harmless */
+    ck_assert_uint_eq(oac_analysis_class_count(g.a), classes);
+    ck_assert_uint_eq(classes, 1);
+    ck_assert_str_eq(oac_analysis_class(g.a, 0)->root, "cache");
+    ck_assert(oac_analysis_plan(g.a)->peak_bytes.known == plan.peak_bytes.known);
+    oac_run_opts ro2 = { .steps = 3, .dims = dims, .n_dims = nd };
+    ck_assert_int_eq(oac_run(g.ctx, &g.e, g.m, g.a, &ro2, g.d), OAC_OK);
+    ck_assert_uint_eq(g.e->steps_completed, 3);
+    ck_assert_uint_eq(g.e->identity_held, f.e->identity_held);
+    ck_assert_uint_eq(g.e->measured_peak_bytes, f.e->measured_peak_bytes);
+    ck_assert(g.e->peak_matches_plan == f.e->peak_matches_plan);
+    fx_end(&f);
+    fx_end(&g);
+}
+END_TEST
+
 static const scene_case run_rows[] = {
     { "rogue_kernel", dense_rogue, WANT(OAC_ALIAS_BROKEN), "update", NULL, NULL },
     { "own_kernel", dense_3_steps, NEAR(OAC_ALIAS_BROKEN) },
@@ -621,6 +808,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, dump_writes_outputs_and_caches);
     tcase_add_test(tc, dump_to_missing_dir_fails);
     tcase_add_test(tc, allocation_failures);
+    tcase_add_test(tc, unsorted_decoder_runs_and_matches_plan);
+    tcase_add_test(tc, cycle_refused_before_running);
+    tcase_add_test(tc, trimmed_analysis_reports_and_runs);
     ADD_CASES(tc, run_rows);
     suite_add_tcase(s, tc);
     return s;

@@ -1,5 +1,5 @@
 /* check_runtime_control.c: If, Loop and local functions on the reference
- * runtime (lib/kernel_control.c, lib/runtime.c; plan.c rules 8-10;
+ * runtime (lib/kernel_control.c, lib/interp.c; plan.c rules 8-10;
  * contract 3 "Details", 4 `execution`, 5 `run`).
  *
  * Acceptance: the shipped examples if_branches, loop_cache and

@@ -6,7 +6,7 @@
  * Each model isolates one rule of "Details the rules rely on" or one
  * report detail (unnamed nodes, unknown dims, topological order); the
  * script says what the tool must report for it.  Built with the public
- * builder (include/oac_build.h); exit 1 when a model cannot be written.
+ * builder (lib/oac_build.h); exit 1 when a model cannot be written.
  */
 #include <stdio.h>
 #include <string.h>

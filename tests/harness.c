@@ -79,15 +79,15 @@ int fx_infer(fx *f, const oac_check_opts *opts)
 {
     static const oac_check_opts none = { 0 };
     static const oac_pass_fn fns[] = {
-        oac_pass_graph, oac_pass_access, oac_pass_ports, oac_pass_classes,
-        oac_pass_branches, oac_pass_hazards, oac_pass_metadata, oac_pass_shapes,
+        oac_pass_graph, oac_pass_schedule, oac_pass_access, oac_pass_ports,
+        oac_pass_classes, oac_pass_branches, oac_pass_hazards, oac_pass_metadata,
+        oac_pass_shapes,
     };
     fx_load(f);
     f->st = (oac_check_state){ .ctx = f->ctx, .model = f->m,
                                .opts = opts ? opts : &none, .diags = f->d };
-    f->st.out = oac_calloc(f->ctx, 1, sizeof *f->st.out);
+    f->st.out = oac_analysis_new(f->ctx, f->m);
     ck_assert_ptr_nonnull(f->st.out);
-    f->st.out->ctx = f->ctx;
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if ((f->rc = fns[i](&f->st)) < 0)
             return f->rc;
@@ -97,12 +97,11 @@ int fx_infer(fx *f, const oac_check_opts *opts)
 void fx_end(fx *f)
 {
     if (f->st.out) {
-        if (f->st.shapes && !f->st.out->shapes) {
-            f->st.out->shapes = f->st.shapes;
-            f->st.out->shapes_free = oac_shapes_free;
-        }
-        oac_aliases_free(f->st.aliases);
-        oac_graphs_free(f->st.graphs);
+        /* As oac_check does: the analysis owns what the passes made. */
+        f->st.out->graphs = f->st.graphs;
+        f->st.out->schedule = f->st.schedule;
+        f->st.out->aliases = f->st.aliases;
+        f->st.out->shapes = f->st.shapes;
         oac_analysis_free(f->st.out);
     }
     oac_execution_free(f->e);

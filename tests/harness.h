@@ -21,10 +21,9 @@
  *    element types of values (dims_of, elem_of), TensorProto input files
  *    (write_tensor) and the every-allocation-fails loop of the runtime.
  *
- * The runtime's helpers are in tests/harness_run.c: lib/runtime.h and
- * lib/graph.h both name a type oac_value, so no file includes both (and
- * this header neither); tests of the runtime include runtime.h, tests of
- * the checker's passes graph.h.
+ * The runtime's helpers are in tests/harness_run.c; tests of the runtime
+ * include runtime.h, tests of the checker's passes graph.h (the two may
+ * be included together: the runtime's value type is oac_rtval).
  *
  * Invariants: every helper frees what it took (in fx_end for the
  * fixture's objects); nothing here prints except Check's failure

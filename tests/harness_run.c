@@ -2,8 +2,8 @@
  *
  * Owns: checking and running a model in the fixture (fx_check_run) and
  * the every-allocation-fails loop over examples (fail_each_allocation).
- * Kept apart from harness.c because lib/runtime.h and lib/graph.h both
- * name a type oac_value.
+ * Kept apart from harness.c, which the checker's tests use without the
+ * runtime's headers.
  *
  * Invariants: as harness.c: fx_end frees what the fixture holds.
  */

@@ -28,5 +28,21 @@ for m in examples/toy_decoder.onnx examples/paged_cache.onnx examples/tensor_sca
   rc=$?
   if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: run $m (exit $rc)"; bad=1; fi
 done
+# The interpreter at every depth (If branches, Loop bodies, local
+# functions) and the bindings: the examples' dims as the quickstart binds
+# them, so each run executes its steps.
+dense="--dim batch=1 --dim heads=2 --dim max_length=16 --dim head_size=8 --dim new_length=1"
+for m in dense_cache chained_updates if_branches loop_cache function_cache; do
+  [ -f "examples/$m.onnx" ] || continue
+  # shellcheck disable=SC2086
+  $vg $tool run --steps 4 --format=json $dense "examples/$m.onnx" > /dev/null 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then echo "valgrind: run $m (exit $rc)"; bad=1; fi
+  # Two sessions on two threads: one runs, one reports binding-busy (1).
+  # shellcheck disable=SC2086
+  $vg $tool run --steps 2 --sessions 2 --format=json $dense "examples/$m.onnx" > /dev/null 2>&1
+  rc=$?
+  if [ $rc -ne 1 ]; then echo "valgrind: run --sessions 2 $m (exit $rc)"; bad=1; fi
+done
 [ $bad -eq 0 ] && echo "valgrind: clean on $(ls examples/*.onnx | wc -l) examples${extra:+, a generated decoder} and bad input"
 exit $bad

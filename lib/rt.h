@@ -1,0 +1,248 @@
+/* rt.h: how a run executes on the reference runtime (contract sections
+ * 4 `execution`, 5 `run`, 8).
+ *
+ * Owns the structures the runtime's files share, each file one concept:
+ *  - rt_setup.c   the run's tables, made once from the analysis and
+ *                 shared read-only by its sessions: the kernel of every
+ *                 node of every scope, the refusals before anything runs
+ *                 (unsupported operators, nesting, immutable roots);
+ *  - bind.c       the run's graph inputs: their data, the bindings of
+ *                 READ_WRITE ones, and the binding refusals;
+ *  - positions.c  position and page_id inputs: which they are, the
+ *                 lengths a step's updates record, the advance after it;
+ *  - interp.c     the interpreter: frames (one type for the main graph
+ *                 at depth 0, If/Loop bodies and local-function calls)
+ *                 and the one node executor;
+ *  - kcall.c      the kernel call interface (runtime.h);
+ *  - steps.c      one session's steps;
+ *  - session.c    oac_run: the run, its sessions and threads, the
+ *                 execution report.
+ * Everything about the model comes from the analysis (analysis.h): the
+ * graph index (values by id), the alias forest (which output reuses
+ * which storage), the schedule (the order nodes run in), the memory plan
+ * of every scope (when each buffer is freed) and the --input files.  The
+ * runtime keeps no name index, alias rule, free-point rule or input
+ * parser of its own.
+ *
+ * Invariants:
+ *  1. The run's tables are written only by rt_setup.c and bind.c before
+ *     the first session starts, then only read, so K sessions on K threads
+ *     share them; each session has its own context, allocator, frames and
+ *     values, and races only for binding owners (bind.c).
+ *  2. A frame's values are indexed by the scope's local value index
+ *     (value id - scope->first_id); a value of an enclosing scope is read
+ *     through the frame chain (up), which stops at a function body.
+ *  3. Frames run nodes in the schedule's order and free buffers where the
+ *     scope's memory plan frees them, so what is measured follows the
+ *     plan's rule by construction.
+ */
+#ifndef OAC_RT_H
+#define OAC_RT_H
+
+#include <pthread.h>
+
+#include "alias.h"
+#include "analysis.h"
+#include "graph.h"
+#include "ops.h"
+#include "plan.h"
+#include "runtime.h"
+#include "schedule.h"
+
+/* A location string of a node (RFC 6901), deep enough for subgraphs
+ * nested OAC_MAX_DEPTH levels. */
+#define OAC_RT_LOC_MAX 4096
+
+typedef enum rt_pos_role { RT_POS_NONE = 0, RT_POS_POSITION, RT_POS_PAGE } rt_pos_role;
+
+/* One input of the main graph (by its input port). */
+typedef struct rt_input {
+    const oac_value *v;            /* the graph index's value */
+    long binding;                  /* index in run->bind, or -1 */
+    rt_pos_role pos;               /* positions.c */
+    long page;                     /* RT_POS_POSITION of a paged update:
+                                      the input index of its page_id, or -1 */
+    bool paged;                    /* Sequence<QuantizedTensor> */
+    oac_tensor tmpl;               /* a tensor input's type, dims and data
+                                      (zero-filled when data is NULL) */
+    oac_paged ptmpl;               /* a paged input's pages (--input) */
+    oac_pbfile *file;              /* an --input file the check was not
+                                      given, read for the run (owned) */
+} rt_input;
+
+typedef struct rt_run {
+    oac_ctx *ctx;
+    const oac_model *model;
+    const oac_analysis *an;        /* the caller's, or own_an */
+    const oac_graphs *g;
+    const oac_aliases *al;
+    const oac_schedule *sched;
+    const oac_scope *main;         /* g->scopes[0] */
+    const oac_run_opts *opts;
+    const oac_run_hooks *hooks;
+    oac_analysis *own_an;          /* made for a caller that gave none */
+    /* rt_setup.c: the kernel of node i of scope s, fn[s->index][i]; NULL:
+     * none (unsupported-operator).  Calls of local functions have
+     * oac_kernel_call_function. */
+    oac_kernel_fn **fn;
+    oac_kernel_fn call_fn;         /* the kernel of such a call */
+    size_t max_ports;              /* largest n_input/n_output of any node */
+    /* bind.c */
+    rt_input *in;                  /* main->n_inputs */
+    size_t n_in;
+    oac_binding **bind;            /* acquisition order */
+    oac_rtval **bind_val;          /* the shared value of each binding */
+    const char **bind_why;         /* refusal reason decided by the run, or NULL */
+    size_t n_bind;
+    oac_binding *own_bind;         /* bindings this run made */
+    oac_rtval *own_val;
+    oac_ralloc balloc;             /* storage the run binds (excluded) */
+    /* positions.c: the inputs with pos == RT_POS_POSITION, ascending */
+    size_t *positions;
+    size_t n_positions;
+    uint64_t steps;
+} rt_run;
+
+struct oac_session {
+    rt_run *run;
+    oac_ctx *ctx;
+    oac_diags *diags;
+    bool own_ctx;
+    oac_ralloc alloc;
+    struct oac_frame *main;        /* the main graph's frame, all steps */
+    /* Workspaces of the running nodes (kcall.c), a stack: a node frees
+     * those it got (its mark) when it ends. */
+    void **ws;
+    size_t *ws_bytes;
+    size_t n_ws, cap_ws;
+    int64_t *pos_len;              /* per input: this step's update length,
+                                      -1 none (positions.c) */
+    int64_t *page_size;            /* per input: page size of its update */
+    oac_step_stats *steps;
+    size_t n_steps, cap_steps;
+    oac_step_stats *cur_step;      /* the running step's figures */
+    uint64_t checked, held;
+    uint64_t second_cache;         /* largest step's out-of-place bytes */
+    uint64_t step_second;          /* this step's */
+    uint64_t steps_completed;
+    uint64_t work;                 /* body work charged this step */
+    bool winner;
+    unsigned number;               /* 1-based when several run; else 0 */
+    long stop_node;                /* main-graph node the run stopped at, or -1 */
+    int rc;
+    pthread_t thread;
+};
+
+/* The scope a frame runs, and its values (invariant 2). */
+typedef struct oac_frame {
+    struct oac_frame *up;          /* enclosing scope's frame; NULL at depth
+                                      0 and for a function body */
+    oac_session *s;
+    const oac_scope *scope;
+    const oac_scope_order *order;   /* schedule.h */
+    const oac_plan_sched *plan;    /* the scope's frees (plan.h) */
+    oac_kernel_fn *fn;             /* run->fn[scope->index] */
+    int depth;                     /* 0: the main graph */
+    oac_kernel_call *k;            /* the control node running it (NULL at 0) */
+    const Onnx__NodeProto *call;   /* innermost local-function call (its */
+    const Onnx__FunctionProto *func; /* attributes for ref_attr_name), or NULL */
+    const char *name;              /* the graph's name in diagnostics */
+    size_t n;                      /* scope->n_values */
+    oac_rtval **vals;              /* current value of each local value */
+    oac_rtval *objs;               /* storage the frame owns */
+    bool *loaded;                  /* an initializer read */
+    oac_rtval **in_buf, **out_buf; /* the running node's ports */
+    int *alias;
+    const void **before;
+} oac_frame;
+
+/* ---- rt_setup.c --------------------------------------------------- */
+
+/* Build the kernels table and make the refusals before anything runs:
+ * unsupported-operator (diagnostics) for a node without a kernel, Scan,
+ * Loop scan outputs, a body nested past OAC_MAX_DEPTH (recursive
+ * functions included), a node reading a value nothing defines, a value
+ * defined twice, a graph output never produced, a graph whose nodes form
+ * a cycle.  OAC_ERUNTIME after a refusal diagnostic, other statuses for
+ * operational failures (EUNSUPPORTED with the reason on ctx). */
+int oac_rt_setup(rt_run *r, oac_diags *diags);
+/* binding-readonly for a main-graph node updating in place a value whose
+ * alias root is an initializer, a constant or a READ_ONLY input without
+ * a binding (bindings are bind.c's). */
+int oac_rt_check_roots(rt_run *r, oac_diags *diags);
+void oac_rt_setup_fini(rt_run *r);
+
+/* ---- bind.c ------------------------------------------------------- */
+
+/* The main graph's inputs: types and dims (--dim, the analysis), the
+ * --input data the analysis holds, the bindings of READ_WRITE ones.
+ * OAC_EINVAL for usage errors. */
+int oac_rt_bind_inputs(rt_run *r);
+/* The refusals of each binding and their overlaps (diagnostics);
+ * cache_bytes receives the bound cache bytes. */
+int oac_rt_check_bindings(rt_run *r, oac_diags *diags, uint64_t *cache_bytes);
+void oac_rt_bind_fini(rt_run *r);
+
+/* ---- positions.c -------------------------------------------------- */
+
+/* Mark the main graph's position and page_id inputs: inputs that reach a
+ * position (or page_id) port of a cache update at any depth, through
+ * subgraphs' outer reads and the arguments of local-function calls. */
+int oac_rt_positions_mark(rt_run *r);
+/* A cache update (any depth; np its proto with attributes resolved)
+ * whose position input is a main-graph position input: record its
+ * update length for the advance after the step (operand-invalid at w
+ * when lengths differ).  No-op otherwise. */
+int oac_rt_positions_note(oac_session *s, const oac_node *nd,
+                          const Onnx__NodeProto *np, oac_rtval *const *in,
+                          const oac_where *w);
+void oac_rt_positions_reset(oac_session *s);
+/* After a step: every position input moves by its updates' length; a
+ * page_id moves on when its page is full, its position back to 0. */
+int oac_rt_positions_advance(oac_session *s);
+
+/* ---- interp.c ----------------------------------------------------- */
+
+/* The graph's name in diagnostics (main: "main" when it has none; a
+ * body: its name, else its attribute's; a function: its name, else
+ * "function"). */
+const char *oac_rt_scope_name(const oac_scope *s);
+
+/* The main graph's frame of session s (depth 0), its inputs the
+ * session's values.  oac_frame_leave releases it. */
+int oac_frame_main(oac_frame *fr, oac_session *s);
+/* Enter body scope `body` for control node k (k->frame is the frame it
+ * runs in): the frame's inputs are inputs[0 .. n_inputs) (borrowed; NULL
+ * for an omitted one); a function body sees no enclosing scope.  The run
+ * is charged for the body first (OAC_RT_MAX_BODY_WORK).  On failure the
+ * frame is still left to oac_frame_leave. */
+int oac_frame_enter(oac_frame *fr, oac_kernel_call *k, const oac_scope *body,
+                    oac_rtval *const *inputs, size_t n_inputs);
+/* Run every node in the schedule's order.  *stop (may be NULL) receives
+ * the node it stopped at. */
+int oac_frame_run(oac_frame *fr, long *stop);
+/* The value body output i came back as (NULL when omitted). */
+oac_rtval *oac_frame_output(oac_frame *fr, size_t i, int *rc);
+/* Is v a buffer a node of this frame produced (its storage can be moved
+ * out instead of copied)? */
+bool oac_frame_owns(const oac_frame *fr, const oac_rtval *v);
+/* Release what the frame still holds and its arrays. */
+void oac_frame_leave(oac_frame *fr);
+/* Release the node outputs of the main frame (a new step). */
+void oac_frame_reset(oac_frame *fr);
+/* The current value of graph value v in fr or an enclosing frame; NULL
+ * when none holds it. */
+oac_rtval *oac_frame_value(oac_frame *fr, const oac_value *v, int *rc);
+
+/* ---- kcall.c ------------------------------------------------------ */
+
+/* Free the workspaces got since mark (the running node's). */
+void oac_kcall_end(oac_session *s, size_t mark);
+
+/* ---- steps.c ------------------------------------------------------ */
+
+/* A session's steps: bind, run, record, advance, dump. */
+int oac_rt_session_steps(oac_session *s);
+void oac_rt_session_fini(oac_session *s);
+
+#endif /* OAC_RT_H */
