@@ -401,31 +401,42 @@ static bool has_out(const oac_kernel_call *k, size_t i)
 /* Present caches                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Where one batch entry's rows go in a present cache. */
-typedef struct rows_at {
-    int64_t keep;       /* past rows [0, keep) are kept (copied or in place) */
-    int64_t at;         /* new rows start here */
-} rows_at;
+/* The past length of each batch entry, where its new rows go: P for
+ * all, or (GroupQueryAttention) seqlens_k[b] + 1 - S, 0 on a first
+ * prompt. */
+typedef struct past_rule {
+    int64_t P;
+    const int32_t *seqlens;     /* NULL: P for every entry */
+    int64_t S;
+    bool first;
+} past_rule;
 
-/* Fill present (BNSH [B, N, cap, hs]) for every batch entry: past rows
- * [0, keep) copied from past unless in place, the new rows (src, rotated
- * by rot when set) at `at`, zeros after them unless in place. */
+static int64_t past_of(const past_rule *r, int64_t b)
+{
+    if (!r->seqlens)
+        return r->P;
+    return r->first ? 0 : (int64_t)r->seqlens[b] + 1 - r->S;
+}
+
+/* Rotary for the new rows: position_ids, else past + s. */
 typedef struct rope_src {
     const oac_tensor *cos, *sin;
     bool interleaved;
     int64_t rot;
-    /* Position of new row s of batch entry b. */
-    const int64_t *pos_ids;     /* [B, S], or NULL: base[b] + s */
-    const int64_t *base;
+    const int64_t *pos_ids;     /* [B, S], or NULL */
+    const past_rule *past;
 } rope_src;
 
 static int64_t rope_pos(const rope_src *r, int64_t b, int64_t s, int64_t S)
 {
-    return r->pos_ids ? r->pos_ids[b * S + s] : r->base[b] + s;
+    return r->pos_ids ? r->pos_ids[b * S + s] : past_of(r->past, b) + s;
 }
 
+/* Fill present (BNSH [B, N, cap, hs]) for every batch entry: past rows
+ * [0, past) copied from past unless in place, the new rows (src, rotated
+ * by rot when set) at past, zeros after them unless in place. */
 static void fill_present(oac_tensor *present, const view4 *past, bool in_place,
-                         const view4 *src, int64_t S, const rows_at *at,
+                         const view4 *src, int64_t S, const past_rule *pr,
                          const rope_src *rot, double *row)
 {
     int64_t B = present->dims[0], N = present->dims[1], cap = present->dims[2],
@@ -434,8 +445,9 @@ static void fill_present(oac_tensor *present, const view4 *past, bool in_place,
     int32_t t = present->elem_type;
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < N; h++) {
+            int64_t at = past_of(pr, b);
             if (!in_place)
-                for (int64_t j = 0; j < at[b].keep; j++) {
+                for (int64_t j = 0; j < at; j++) {
                     v4_load(past, b, h, j, hs, row);
                     row_store(present, v4_at(&pv, b, h, j), hs, row);
                 }
@@ -446,10 +458,10 @@ static void fill_present(oac_tensor *present, const view4 *past, bool in_place,
                     oac_attn_rope_row(row, rot->rot, rot->cos, rot->sin,
                                       (uint64_t)(p * rot->cos->dims[1]), rot->interleaved);
                 }
-                row_store(present, v4_at(&pv, b, h, at[b].at + s), hs, row);
+                row_store(present, v4_at(&pv, b, h, at + s), hs, row);
             }
             if (!in_place)
-                for (int64_t j = at[b].at + S; j < cap; j++)
+                for (int64_t j = at + S; j < cap; j++)
                     for (int64_t d = 0; d < hs; d++)
                         oac_ek_setd(t, present->data, v4_at(&pv, b, h, j) + (uint64_t)d, 0);
         }
@@ -463,10 +475,6 @@ enum {
     GQA_Q, GQA_K, GQA_V, GQA_PAST_K, GQA_PAST_V, GQA_SEQLENS, GQA_TOTAL,
     GQA_COS, GQA_SIN, GQA_POS, GQA_BIAS, GQA_SINK, GQA_N_IN
 };
-
-/* Small per-batch arrays live on the stack: batch sizes above this are
- * refused (a decoder's batch is a handful of beams). */
-#define ATTN_MAX_BATCH 256
 
 int oac_kernel_group_query_attention(oac_kernel_call *k)
 {
@@ -530,6 +538,11 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
         if (D % N)
             return bad_shape(k, GQA_Q, "(batch, sequence, num_heads * head_size)");
         H = D / N;
+    }
+    /* Bounded before any product with it (no overflow below). */
+    if ((rc = head_ok(k, H)))
+        return rc;
+    if (!packed) {
         const int64_t kd[3] = { B, S, KVN * H };
         if (!dims_are(key, 3, kd))
             return bad_shape(k, GQA_K, "(batch, sequence, kv_num_heads * head_size)");
@@ -538,13 +551,6 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
     }
     if (H < 1)
         return bad_shape(k, GQA_Q, "of a head size of at least 1");
-    if ((rc = head_ok(k, H)))
-        return rc;
-    if (B > ATTN_MAX_BATCH)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): batch %" PRId64 " exceeds the reference "
-                               "runtime's limit of %d", k->node_name, op_of(k), B,
-                               ATTN_MAX_BATCH);
     if (!pk != !pv)
         return oac_kernel_error(k, oac_kin_name(k, pk ? GQA_PAST_V : GQA_PAST_K),
                                 "past_key and past_value must be given together");
@@ -587,12 +593,12 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
 
     /* Per batch entry: total, past, where rows go; every index checked
      * before anything is written (invariant 2). */
-    int64_t total[ATTN_MAX_BATCH], past[ATTN_MAX_BATCH];
-    rows_at at[ATTN_MAX_BATCH];
+    const int32_t *seqlens = sl->data;
+    past_rule pr = { .seqlens = seqlens, .S = S, .first = first };
     int64_t max_keys = 0;
     for (int64_t b = 0; b < B; b++) {
-        int64_t t = (int64_t)((const int32_t *)sl->data)[b] + 1;
-        int64_t p = first ? 0 : t - S;
+        int64_t t = (int64_t)seqlens[b] + 1;
+        int64_t p = past_of(&pr, b);
         if (t < 1 || p < 0)
             return oac_kernel_error(k, oac_kin_name(k, GQA_SEQLENS),
                                     "seqlens_k[%" PRId64 "] = %" PRId64 " gives a total "
@@ -614,9 +620,6 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
                                     "up to row %" PRId64 ", past the %" PRId64 " rows "
                                     "there are", b, t - 1, e - 1,
                                     presents ? cap : p + S);
-        total[b] = t;
-        past[b] = p;
-        at[b] = (rows_at){ .keep = p, .at = p };
         if (e > max_keys)
             max_keys = e;
     }
@@ -642,7 +645,7 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
             return bad_shape(k, GQA_SIN, "cos_cache's");
         for (int64_t b = 0; b < B; b++)
             for (int64_t s = 0; s < S; s++) {
-                int64_t p = pos_ids ? pos_ids[b * S + s] : past[b] + s;
+                int64_t p = pos_ids ? pos_ids[b * S + s] : past_of(&pr, b) + s;
                 if (p < 0 || p >= cos->dims[0])
                     return oac_kernel_error(k, oac_kin_name(k, pos ? GQA_POS : GQA_SEQLENS),
                                             "position %" PRId64 " of batch %" PRId64
@@ -651,7 +654,7 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
                                             cos->dims[0]);
             }
         rs = (rope_src){ .cos = cos, .sin = sin, .interleaved = interleaved,
-                         .rot = 2 * cos->dims[1], .pos_ids = pos_ids, .base = past };
+                         .rot = 2 * cos->dims[1], .pos_ids = pos_ids, .past = &pr };
     }
     if (ab) {
         if (ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != B) ||
@@ -679,8 +682,8 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
         if ((rc = oac_kernel_output(k, 1, T, 4, pd, &ok)) ||
             (rc = oac_kernel_output(k, 2, T, 4, pd, &ov)))
             return rc;
-        fill_present(ok, &pkv, ink, &kn, S, at, rotary ? &rs : NULL, row);
-        fill_present(ov, &pvv, inv, &vn, S, at, NULL, row);
+        fill_present(ok, &pkv, ink, &kn, S, &pr, rotary ? &rs : NULL, row);
+        fill_present(ov, &pvv, inv, &vn, S, &pr, NULL, row);
         ks = (kvsrc){ .seg = { view_bnsh(ok) }, .split = INT64_MAX };
         vs = (kvsrc){ .seg = { view_bnsh(ov) }, .split = INT64_MAX };
     } else {
@@ -694,12 +697,13 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
     int64_t group = N / KVN;
     view4 yv = view_bsnh(y, H, 0);
     for (int64_t b = 0; b < B; b++) {
+        int64_t past = past_of(&pr, b), total = (int64_t)seqlens[b] + 1;
         if (!presents)
-            ks.split = vs.split = past[b];
+            ks.split = vs.split = past;
         for (int64_t s = 0; s < S; s++) {
-            int64_t end = causal ? past[b] + s + 1 : total[b];
-            if (end > total[b])
-                end = total[b];
+            int64_t end = causal ? past + s + 1 : total;
+            if (end > total)
+                end = total;
             int64_t start = lws >= 0 && end - lws > 0 ? end - lws : 0;
             for (int64_t h = 0; h < N; h++) {
                 v4_load(&qv, b, h, s, H, qrow);
@@ -881,16 +885,9 @@ int oac_kernel_multi_head_attention(oac_kernel_call *k)
         if ((rc = oac_kernel_output(k, 1, T, 4, kd, &ok)) ||
             (rc = oac_kernel_output(k, 2, T, 4, vd, &ov)))
             return rc;
-        rows_at at[ATTN_MAX_BATCH];
-        if (B > ATTN_MAX_BATCH)
-            return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                                   "node %s (%s): batch %" PRId64 " exceeds the "
-                                   "reference runtime's limit of %d", k->node_name,
-                                   op_of(k), B, ATTN_MAX_BATCH);
-        for (int64_t b = 0; b < B; b++)
-            at[b] = (rows_at){ .keep = P, .at = P };
-        fill_present(ok, &pkv, ink, &kn, L, at, NULL, row);
-        fill_present(ov, &pvv, inv, &vn, L, at, NULL, row);
+        past_rule pr = { .P = P };
+        fill_present(ok, &pkv, ink, &kn, L, &pr, NULL, row);
+        fill_present(ov, &pvv, inv, &vn, L, &pr, NULL, row);
         ks = (kvsrc){ .seg = { view_bnsh(ok) }, .split = INT64_MAX };
         vs = (kvsrc){ .seg = { view_bnsh(ov) }, .split = INT64_MAX };
     } else {
@@ -967,6 +964,8 @@ int oac_kernel_attention(oac_kernel_call *k)
         if (q->dims[2] % qn)
             return bad_shape(k, AT_Q, "(batch, sequence, q_num_heads * head_size)");
         Nq = qn, Nk = kvn, Sq = q->dims[1], H = q->dims[2] / qn;
+        if ((rc = head_ok(k, H)))      /* before kvn * H */
+            return rc;
         if (key->rank != 3 || key->dims[0] != B || key->dims[2] != kvn * H)
             return bad_shape(k, AT_K, "(batch, kv_sequence, kv_num_heads * head_size)");
         Skv = key->dims[1];
@@ -1040,25 +1039,18 @@ int oac_kernel_attention(oac_kernel_call *k)
         return rc;
     view4 pkv = pk ? view_bnsh(pk) : kn, pvv = pv ? view_bnsh(pv) : vn;
     double row[OAC_ATTN_MAX_HEAD], qrow[OAC_ATTN_MAX_HEAD], acc[OAC_ATTN_MAX_HEAD];
-    rows_at at[ATTN_MAX_BATCH];
-    if (B > ATTN_MAX_BATCH)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): batch %" PRId64 " exceeds the reference "
-                               "runtime's limit of %d", k->node_name, op_of(k), B,
-                               ATTN_MAX_BATCH);
-    for (int64_t b = 0; b < B; b++)
-        at[b] = (rows_at){ .keep = P, .at = P };
+    past_rule pr = { .P = P };
     if (has_out(k, 1)) {
         const int64_t d[4] = { B, Nk, TT, H };
         if ((rc = oac_kernel_output(k, 1, key->elem_type, 4, d, &ok)))
             return rc;
-        fill_present(ok, &pkv, false, &kn, Skv, at, NULL, row);
+        fill_present(ok, &pkv, false, &kn, Skv, &pr, NULL, row);
     }
     if (has_out(k, 2)) {
         const int64_t d[4] = { B, Nk, TT, Hv };
         if ((rc = oac_kernel_output(k, 2, val->elem_type, 4, d, &ov)))
             return rc;
-        fill_present(ov, &pvv, false, &vn, Skv, at, NULL, row);
+        fill_present(ov, &pvv, false, &vn, Skv, &pr, NULL, row);
     }
     if (has_out(k, 3)) {
         const int64_t d[4] = { B, Nq, Sq, TT };
