@@ -687,6 +687,231 @@ int oac_infer_split(oac_infer *c)
     return OAC_OK;
 }
 
+/* A small known integer vector: input `port` when known and of rank <= 1. */
+static const oac_known *kvec(const oac_infer *c, size_t port)
+{
+    const oac_known *k = kin(c, port);
+    return k && k->rank <= 1 && k->n <= OAC_SHAPE_MAX_RANK ? k : NULL;
+}
+
+/* The static length of a rank-1 input (a shape or pads vector), or -1. */
+static int64_t vec_len(const oac_infer *c, size_t port)
+{
+    const oac_vshape *v = tin(c, port);
+    return v && v->rank == 1 ? dimv(c, v->dims[0]) : -1;
+}
+
+/* Every output dim fresh: the rank is certain, the dims are not. */
+static int out_fresh(oac_infer *c, int32_t elem, int64_t rank)
+{
+    oac_dimref *d;
+    int rc = set_out(c, elem, rank <= OAC_SHAPE_MAX_RANK ? (int32_t)rank : -1, &d);
+    for (int64_t k = 0; !rc && d && k < rank; k++)
+        rc = fresh(c, &d[k]);
+    return rc;
+}
+
+/* Range: [ceil((limit - start) / delta)] when all three are known integers. */
+int oac_infer_range(oac_infer *c)
+{
+    const oac_vshape *s = tin(c, 0);
+    const oac_known *ks = kin(c, 0), *kl = kin(c, 1), *kd = kin(c, 2);
+    oac_dimref *d;
+    int rc = set_out(c, s ? s->elem_type : 0, 1, &d);
+    if (rc || !d)
+        return rc;
+    if (ks && kl && kd && ks->n == 1 && kl->n == 1 && kd->n == 1 && kd->v[0] != 0) {
+        int64_t diff, st = kd->v[0];
+        if (!oac_sub_overflow_i64(kl->v[0], ks->v[0], &diff) &&
+            !(st == -1 && diff == INT64_MIN)) {
+            d[0] = (diff > 0) != (st > 0) || !diff ? 0 : diff / st + (diff % st != 0);
+            return OAC_OK;
+        }
+    }
+    return fresh(c, &d[0]);
+}
+
+/* Expand: input 0 broadcast with the known shape input. */
+int oac_infer_expand(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    const oac_known *s = kvec(c, 1);
+    if (!x)
+        return OAC_OK;
+    if (x->rank < 0 || !s) {
+        int64_t n = vec_len(c, 1);
+        if (x->rank < 0 || n < 0)
+            return set_out(c, x->elem_type, -1, NULL);
+        return out_fresh(c, x->elem_type, n > x->rank ? n : x->rank);
+    }
+    int32_t rank = (int32_t)s->n > x->rank ? (int32_t)s->n : x->rank;
+    oac_dimref *d;
+    int rc = set_out(c, x->elem_type, rank, &d);
+    if (rc || !d)
+        return rc;
+    for (int32_t k = 0; k < rank; k++) {
+        int32_t jx = x->rank - rank + k, js = (int32_t)s->n - rank + k;
+        int64_t sv = js >= 0 ? s->v[js] : 1;
+        if (sv < 0)
+            return set_out(c, x->elem_type, -1, NULL);
+        /* A shape entry other than 1 is the output's dim either way
+         * (the input's is 1 or equal). */
+        d[k] = sv != 1 ? sv : jx >= 0 ? x->dims[jx] : 1;
+    }
+    return OAC_OK;
+}
+
+/* Tile: dim i times the known repeats[i]. */
+int oac_infer_tile(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    const oac_known *r = kvec(c, 1);
+    if (!x)
+        return OAC_OK;
+    if (x->rank < 0)
+        return set_out(c, x->elem_type, -1, NULL);
+    if (!r || r->n != (size_t)x->rank)
+        return out_fresh(c, x->elem_type, x->rank);
+    oac_dimref *d;
+    int rc = set_out(c, x->elem_type, x->rank, &d);
+    if (rc || !d)
+        return rc;
+    for (int32_t k = 0; k < x->rank; k++) {
+        int64_t v = dimv(c, x->dims[k]);
+        uint64_t p;
+        if (r->v[k] == 1)
+            d[k] = x->dims[k];
+        else if (r->v[k] >= 0 && v >= 0 &&
+                 !oac_mul_overflow_u64((uint64_t)v, (uint64_t)r->v[k], &p) && p <= INT64_MAX)
+            d[k] = (int64_t)p;
+        else if ((rc = fresh(c, &d[k])))
+            return rc;
+    }
+    return OAC_OK;
+}
+
+/* ConstantOfShape: the known shape; the value attribute's type (FLOAT
+ * without one). */
+int oac_infer_constant_of_shape(oac_infer *c)
+{
+    const Onnx__AttributeProto *a = oac_shapes_attr(c->proto, "value");
+    int32_t elem = a && a->t ? a->t->data_type : 1 /* FLOAT */;
+    const oac_known *s = kvec(c, 0);
+    if (!s)
+        return out_fresh(c, elem, vec_len(c, 0));
+    oac_dimref *d;
+    int rc = set_out(c, elem, (int32_t)s->n, &d);
+    for (size_t k = 0; !rc && d && k < s->n; k++) {
+        if (s->v[k] < 0)
+            return set_out(c, elem, -1, NULL);
+        d[k] = s->v[k];
+    }
+    return rc;
+}
+
+/* Pad: dims plus the known pads (input 1 from opset 11, else the pads
+ * attribute) on the axes given (input 3, opset 18) or all. */
+int oac_infer_pad(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x)
+        return OAC_OK;
+    if (x->rank < 0)
+        return set_out(c, x->elem_type, -1, NULL);
+    const int64_t *p, *ax = NULL;
+    size_t np, nax = (size_t)x->rank;
+    bool old = c->opset < 11;
+    bool have_axes = !old && c->n_in > 3 && c->proto->input[3][0];
+    bool ok = ints_of(c, old ? "pads" : NULL, 1, &p, &np);
+    if (ok && have_axes)
+        ok = ints_of(c, NULL, 3, &ax, &nax);
+    if (!ok || np != 2 * nax)
+        return out_fresh(c, x->elem_type, x->rank);
+    oac_dimref *d;
+    int rc = set_out(c, x->elem_type, x->rank, &d);
+    if (rc || !d)
+        return rc;
+    oac_shapes_copy(d, x->dims, (size_t)x->rank * sizeof *d);
+    for (size_t i = 0; i < nax; i++) {
+        int32_t a;
+        if (!norm_axis(ax ? ax[i] : (int64_t)i, x->rank, &a))
+            return set_out(c, x->elem_type, -1, NULL);
+        int64_t v = dimv(c, x->dims[a]), t;
+        if (p[i] == 0 && p[i + nax] == 0)
+            continue;
+        if (v >= 0 && !oac_add_overflow_i64(v, p[i], &t) &&
+            !oac_add_overflow_i64(t, p[i + nax], &t) && t >= 0)
+            d[a] = t;
+        else if ((rc = fresh(c, &d[a])))
+            return rc;
+    }
+    return OAC_OK;
+}
+
+/* Reduce*: axes from input 1 from `input_opset` on, else the attribute;
+ * keepdims; noop_with_empty_axes. */
+static int infer_reduce(oac_infer *c, int64_t input_opset)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x)
+        return OAC_OK;
+    bool keep = oac_shapes_attr_int(c->proto, "keepdims", 1) != 0;
+    bool from_input = c->opset >= input_opset;
+    const int64_t *ax = NULL;
+    size_t nax = 0;
+    bool given = from_input ? c->n_in > 1 && c->proto->input[1][0] :
+                              oac_shapes_attr(c->proto, "axes") != NULL;
+    if (x->rank < 0 || (given && !ints_of(c, from_input ? NULL : "axes", 1, &ax, &nax)))
+        return keep && x->rank >= 0 ? out_fresh(c, x->elem_type, x->rank) :
+               set_out(c, x->elem_type, -1, NULL);
+    bool red[OAC_SHAPE_MAX_RANK];
+    bool noop = !nax && oac_shapes_attr_int(c->proto, "noop_with_empty_axes", 0) != 0;
+    for (int32_t k = 0; k < x->rank; k++)
+        red[k] = !nax && !noop;
+    for (size_t i = 0; i < nax; i++) {
+        int32_t a;
+        if (!norm_axis(ax[i], x->rank, &a))
+            return set_out(c, x->elem_type, -1, NULL);
+        red[a] = true;
+    }
+    int32_t rank = 0;
+    for (int32_t k = 0; k < x->rank; k++)
+        rank += keep || !red[k];
+    oac_dimref *d;
+    int rc = set_out(c, x->elem_type, rank, &d);
+    if (rc || !d)
+        return rc;
+    int32_t j = 0;
+    for (int32_t k = 0; k < x->rank; k++)
+        if (!red[k])
+            d[j++] = x->dims[k];
+        else if (keep)
+            d[j++] = 1;
+    return OAC_OK;
+}
+
+int oac_infer_reduce13(oac_infer *c) { return infer_reduce(c, 13); }
+int oac_infer_reduce18(oac_infer *c) { return infer_reduce(c, 18); }
+
+/* Gemm: [M, N] from A [M, K] (or transposed) and B [K, N] (or transposed). */
+int oac_infer_gemm(oac_infer *c)
+{
+    const oac_vshape *a = tin(c, 0), *b = tin(c, 1);
+    if (!a)
+        return OAC_OK;
+    if (a->rank != 2 || !b || b->rank != 2)
+        return set_out(c, a->elem_type, -1, NULL);
+    bool ta = oac_shapes_attr_int(c->proto, "transA", 0) != 0;
+    bool tb = oac_shapes_attr_int(c->proto, "transB", 0) != 0;
+    oac_dimref *d;
+    int rc = set_out(c, a->elem_type, 2, &d);
+    if (!rc && d) {
+        d[0] = a->dims[ta ? 1 : 0];
+        d[1] = b->dims[tb ? 0 : 1];
+    }
+    return rc;
+}
+
 /* ---- attention and normalization (kernel_attn.c, kernel_norm.c) ----
  * These operators have several outputs; each rule types every one of
  * them (set_out_k: the static plan needs the bytes of every buffer the

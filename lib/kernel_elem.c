@@ -70,6 +70,22 @@ const oac_tensor *oac_kin_opt(oac_kernel_call *k, size_t i, uint32_t mask, int *
     return t;
 }
 
+int oac_kin_ints(oac_kernel_call *k, size_t i, int64_t *v, size_t max, size_t *n)
+{
+    *n = 0;
+    const oac_tensor *t = oac_kin_typed(k, i, OAC_EKM_INT);
+    if (!t)
+        return OAC_ERUNTIME;
+    uint64_t cnt = oac_ek_numel(t);
+    if (cnt > max)
+        return oac_kernel_error(k, oac_kin_name(k, i),
+                                "%" PRIu64 " values where at most %zu are allowed", cnt, max);
+    for (uint64_t j = 0; j < cnt; j++)
+        v[j] = oac_ek_geti(t->elem_type, t->data, j);
+    *n = (size_t)cnt;
+    return OAC_OK;
+}
+
 int oac_kernel_axis(oac_kernel_call *k, const char *what, int64_t axis, int rank,
                     int *out)
 {
@@ -78,6 +94,15 @@ int oac_kernel_axis(oac_kernel_call *k, const char *what, int64_t axis, int rank
                                 -rank, rank);
     *out = (int)(axis < 0 ? axis + rank : axis);
     return OAC_OK;
+}
+
+int64_t oac_kernel_opset(const oac_kernel_call *k)
+{
+    const Onnx__ModelProto *m = k->model ? k->model->proto : NULL;
+    for (size_t i = 0; m && i < m->n_opset_import; i++)
+        if (m->opset_import[i] && oac_domain_is_onnx(m->opset_import[i]->domain))
+            return m->opset_import[i]->has_version ? m->opset_import[i]->version : 1;
+    return 21;   /* as the shapes pass assumes without an import */
 }
 
 int oac_bcast_init(oac_kernel_call *k, oac_bcast *b, int n, const oac_tensor *const *t)

@@ -173,10 +173,24 @@ const oac_tensor *oac_kin_typed(oac_kernel_call *k, size_t i, uint32_t mask);
  * tensor of mask. */
 const oac_tensor *oac_kin_opt(oac_kernel_call *k, size_t i, uint32_t mask, int *rc);
 
+/* Input i's integers (INT32 or INT64, at most max of them) into v[0..*n):
+ * unsupported-operator for another type, kernel-error past max. */
+int oac_kin_ints(oac_kernel_call *k, size_t i, int64_t *v, size_t max, size_t *n);
+
+/* Is output i wanted (a named port the runtime hands over)? */
+static inline bool oac_kout_wanted(const oac_kernel_call *k, size_t i)
+{
+    return i < k->n_out && k->out[i];
+}
+
 /* An axis attribute or input value in [-rank, rank) made non-negative:
  * kernel-error naming `what` otherwise. */
 int oac_kernel_axis(oac_kernel_call *k, const char *what, int64_t axis, int rank,
                     int *out);
+
+/* The version of the ONNX domain the model imports (kernels whose
+ * semantics changed with it: Softmax, Split, Reduce*, Pad, Slice). */
+int64_t oac_kernel_opset(const oac_kernel_call *k);
 
 /* ---- numpy broadcasting ------------------------------------------------ */
 
