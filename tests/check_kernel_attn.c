@@ -1290,15 +1290,13 @@ END_TEST
 
 /* ---- a decoder of these operators, 8 steps -------------------------- */
 
-START_TEST(decoder_eight_steps_match_the_plan)
+/* RMSNormalization -> RotaryEmbedding (q, k) -> GroupQueryAttention on
+ * bound caches (in place) -> SkipSimplifiedLayerNormalization with
+ * outputs 1 and 2 omitted, FLOAT16. */
+static void small_decoder(fx *f)
 {
-    /* RMSNormalization -> RotaryEmbedding (q, k) -> GroupQueryAttention
-     * on bound caches (in place) -> SkipSimplifiedLayerNormalization with
-     * outputs 1 and 2 omitted, FLOAT16: every step's peak is the plan's
-     * and the caches are never copied. */
-    fx f;
     oac_mb *mb;
-    oac_gb *g = fx_build(&f, &mb);
+    oac_gb *g = fx_build(f, &mb);
     oac_mb_opset(mb, "", 23);
     oac_mb_opset(mb, "com.microsoft", 1);
     int32_t t = OAC_T_FLOAT16;
@@ -1317,8 +1315,8 @@ START_TEST(decoder_eight_steps_match_the_plan)
     init_vals(g, "ts", OAC_T_INT32, "", &ts, 1);
     oac_vi_access(g, oac_gb_input(g, "past_key", t, "1,4,16,8"), 1);
     oac_vi_access(g, oac_gb_input(g, "past_value", t, "1,4,16,8"), 1);
-    Onnx__NodeProto *n = oac_gb_node(g, "RMSNormalization", NULL, "norm", "x,w", "h");
-    n = oac_gb_node(g, "RotaryEmbedding", NULL, "rope", "h,cos,sin,pos", "qr");
+    oac_gb_node(g, "RMSNormalization", NULL, "norm", "x,w", "h");
+    Onnx__NodeProto *n = oac_gb_node(g, "RotaryEmbedding", NULL, "rope", "h,cos,sin,pos", "qr");
     oac_node_attr_int(g, n, "num_heads", 4);
     n = oac_gb_node(g, "GroupQueryAttention", "com.microsoft", "gqa",
                     "qr,qr,h,past_key,past_value,sl,ts", "a,present_key,present_value");
@@ -1326,13 +1324,20 @@ START_TEST(decoder_eight_steps_match_the_plan)
     oac_node_attr_int(g, n, "kv_num_heads", 4);
     oac_node_alias(g, n, 1, 3, 1);
     oac_node_alias(g, n, 2, 4, 1);
-    n = oac_gb_node(g, "SkipSimplifiedLayerNormalization", "com.microsoft", "post",
-                    "a,x,w", "y,,,sum");
+    oac_gb_node(g, "SkipSimplifiedLayerNormalization", "com.microsoft", "post", "a,x,w",
+                "y,,,sum");
     oac_gb_output(g, "y", t, "1,1,32");
     oac_gb_output(g, "sum", t, "1,1,32");
     oac_vi_alias_of(g, oac_gb_output(g, "present_key", t, "1,4,16,8"), "past_key");
     oac_vi_alias_of(g, oac_gb_output(g, "present_value", t, "1,4,16,8"), "past_value");
-    fx_load(&f);
+    fx_load(f);
+}
+
+START_TEST(decoder_eight_steps_match_the_plan)
+{
+    /* Every step's peak is the plan's and the caches are never copied. */
+    fx f;
+    small_decoder(&f);
     static const char *const names[] = { "y" };
     dumped o;
     ck_assert_msg(run_dump(&f, NULL, 8, names, 1, &o) == OAC_OK, "%s", diag_dump(f.d));
@@ -1345,6 +1350,34 @@ START_TEST(decoder_eight_steps_match_the_plan)
     ck_assert_uint_eq(o.n, 32);
     dumped_free(&o, 1);
     fx_end(&f);
+}
+END_TEST
+
+START_TEST(decoder_every_allocation_fails)
+{
+    /* The nth allocation fails, for every n until the run succeeds: each
+     * attempt ends with OAC_ENOMEM and nothing leaks (ASan, valgrind). */
+    bool ran = false;
+    unsigned long tried = 0;
+    for (unsigned long n = 1; n < 4000 && !ran; n++) {
+        fx f;
+        small_decoder(&f);
+        ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+        oac_run_opts ro = { .steps = 2 };
+        oac_ctx_fail_alloc_after(f.ctx, n);
+        int rc = oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d);
+        oac_ctx_fail_alloc_after(f.ctx, 0);
+        if (rc == OAC_OK)
+            ran = true;
+        else
+            ck_assert_msg(rc == OAC_ENOMEM, "n=%lu: rc %d %s %s", n, rc, oac_errmsg(f.ctx),
+                          diag_dump(f.d));
+        fx_end(&f);
+        tried = n;
+    }
+    ck_assert(ran);
+    /* The run allocates: some attempts failed before one succeeded. */
+    ck_assert_uint_gt(tried, 10);
 }
 END_TEST
 
@@ -1374,6 +1407,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("decoder");
     tcase_add_test(tc, decoder_eight_steps_match_the_plan);
+    tcase_add_test(tc, decoder_every_allocation_fails);
     suite_add_tcase(s, tc);
     return s;
 }
