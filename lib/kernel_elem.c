@@ -49,9 +49,38 @@ int oac_kernel_bad_type(oac_kernel_call *k, size_t i, int32_t t)
                            k->node_name, k->node->op_type, name, i, oac_kin_name(k, i));
 }
 
+const oac_tensor *oac_kin(oac_kernel_call *k, size_t i)
+{
+    if (i < k->n_in && k->in[i] && k->in[i]->kind == OAC_RTV_TENSOR)
+        return oac_kernel_tensor_in(k, i);
+    oac_kernel_error(k, i < k->node->n_input ? oac_kin_name(k, i) : "inputs",
+                     "input %zu is %s", i, i < k->n_in && k->in[i] ?
+                     "not a dense tensor" : "missing");
+    return NULL;
+}
+
+int oac_kout(oac_kernel_call *k, size_t i, int32_t elem_type, int rank,
+             const int64_t *dims, oac_tensor **out)
+{
+    uint64_t n = 1, bytes;
+    for (int d = 0; d < rank; d++)
+        if (dims[d] < 0 || oac_mul_overflow_u64(n, (uint64_t)dims[d], &n)) {
+            *out = NULL;
+            return oac_kernel_error(k, i < k->node->n_output ? k->node->output[i] : "?",
+                                    "the output's shape is negative or overflows");
+        }
+    if (!oac_elem_bytes(elem_type, n, &bytes)) {
+        *out = NULL;
+        return oac_kernel_error(k, i < k->node->n_output ? k->node->output[i] : "?",
+                                "%" PRIu64 " elements of %s overflow a size", n,
+                                oac_elem_name(elem_type) ? oac_elem_name(elem_type) : "?");
+    }
+    return oac_kernel_output(k, i, elem_type, rank, dims, out);
+}
+
 const oac_tensor *oac_kin_typed(oac_kernel_call *k, size_t i, uint32_t mask)
 {
-    const oac_tensor *t = oac_kernel_tensor_in(k, i);
+    const oac_tensor *t = oac_kin(k, i);
     if (t && !oac_ek_in(t->elem_type, mask)) {
         oac_kernel_bad_type(k, i, t->elem_type);
         return NULL;

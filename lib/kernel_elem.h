@@ -164,9 +164,11 @@ int oac_kernel_error(oac_kernel_call *k, const char *value, const char *fmt, ...
  * which the kernel does not implement.  Returns OAC_ERUNTIME. */
 int oac_kernel_bad_type(oac_kernel_call *k, size_t i, int32_t t);
 
+/* Input i as a tensor of any type, or NULL after kernel-error naming the
+ * port when it is omitted or not a dense tensor. */
+const oac_tensor *oac_kin(oac_kernel_call *k, size_t i);
 /* Input i as a tensor whose element type is in mask, or NULL after the
- * diagnostic (absent: oac_kernel_tensor_in's; type outside mask:
- * oac_kernel_bad_type). */
+ * diagnostic (absent: oac_kin's; type outside mask: oac_kernel_bad_type). */
 const oac_tensor *oac_kin_typed(oac_kernel_call *k, size_t i, uint32_t mask);
 /* Optional input i: NULL without a diagnostic when the port is omitted;
  * *rc set to OAC_ERUNTIME after a diagnostic when it is present but not a
@@ -176,6 +178,13 @@ const oac_tensor *oac_kin_opt(oac_kernel_call *k, size_t i, uint32_t mask, int *
 /* Input i's integers (INT32 or INT64, at most max of them) into v[0..*n):
  * unsupported-operator for another type, kernel-error past max. */
 int oac_kin_ints(oac_kernel_call *k, size_t i, int64_t *v, size_t max, size_t *n);
+
+/* oac_kernel_output after checking that the shape's element count and
+ * byte size do not overflow (kernel-error naming the output otherwise),
+ * so a shape made from a model's values never reaches the runtime's
+ * refusal of an impossible shape. */
+int oac_kout(oac_kernel_call *k, size_t i, int32_t elem_type, int rank,
+             const int64_t *dims, oac_tensor **out);
 
 /* Is output i wanted (a named port the runtime hands over)? */
 static inline bool oac_kout_wanted(const oac_kernel_call *k, size_t i)

@@ -14,7 +14,8 @@
  *     allocated: Range's count from start, limit and delta without
  *     overflow (kernel-error when it cannot be represented), shapes
  *     non-negative.
- *  2. Outputs come from oac_kernel_output; nothing else is allocated.
+ *  2. Outputs come from oac_kout (oac_kernel_output once the shape is
+ *     checked); nothing else is allocated.
  *  3. Integer Range arithmetic wraps on uint64_t (the values stay inside
  *     [start, limit) anyway), so no signed overflow.
  */
@@ -63,7 +64,7 @@ int oac_kernel_range(oac_kernel_call *k)
         if (!(c < 9.0e15))
             return oac_kernel_error(k, oac_kin_name(k, 1), "%g elements are too many", c);
         n = c > 0 ? (int64_t)c : 0;
-        if ((rc = oac_kernel_output(k, 0, t, 1, &n, &y)))
+        if ((rc = oac_kout(k, 0, t, 1, &n, &y)))
             return rc;
         for (int64_t i = 0; i < n; i++)
             oac_ek_setd(t, y->data, (uint64_t)i, s + (double)i * d);
@@ -85,7 +86,7 @@ int oac_kernel_range(oac_kernel_call *k)
     if (n > INT64_MAX / 64)
         return oac_kernel_error(k, oac_kin_name(k, 1), "%" PRId64 " elements are too many",
                                 n);
-    if ((rc = oac_kernel_output(k, 0, t, 1, &n, &y)))
+    if ((rc = oac_kout(k, 0, t, 1, &n, &y)))
         return rc;
     for (int64_t i = 0; i < n; i++)
         oac_ek_seti(t, y->data, (uint64_t)i,
@@ -124,7 +125,7 @@ int oac_kernel_constant_of_shape(oac_kernel_call *k)
             return oac_kernel_error(k, "value", "%s", oac_errmsg(k->ctx));
     }
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, t, (int)n, dims, &y)))
+    if ((rc = oac_kout(k, 0, t, (int)n, dims, &y)))
         return rc;
     uint64_t total = oac_ek_numel(y);
     for (uint64_t i = 0; i < total; i++)
@@ -136,7 +137,7 @@ int oac_kernel_constant_of_shape(oac_kernel_call *k)
  * matrix in the last two dims; the rest zero. */
 int oac_kernel_trilu(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     if (!x)
         return OAC_ERUNTIME;
     size_t es = oac_ek_size(x->elem_type);
@@ -153,7 +154,7 @@ int oac_kernel_trilu(oac_kernel_call *k)
     }
     bool upper = oac_attr_int(k->node, "upper", 1) != 0;
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, x->elem_type, x->rank, x->dims, &y);
+    int rc = oac_kout(k, 0, x->elem_type, x->rank, x->dims, &y);
     if (rc)
         return rc;
     int64_t M = x->dims[x->rank - 2], N = x->dims[x->rank - 1];

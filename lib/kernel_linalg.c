@@ -10,7 +10,7 @@
  * and BOOL).  Contract: section 8 (element types, kernel-error), section 5.
  *
  * Invariants:
- *  1. Only outputs are allocated (oac_kernel_output); no workspace: a
+ *  1. Only outputs are allocated (oac_kout); no workspace: a
  *     softmax reads its input three times instead of keeping the
  *     exponentials, a reduction walks each output's block of the input.
  *  2. Every shape, axis and attribute is validated before the output is
@@ -153,7 +153,7 @@ int oac_kernel_matmul(oac_kernel_call *k)
     if ((rc = work_ok(k, bc.count, M, N, K)))
         return rc;
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, a->elem_type, orank, od, &y)))
+    if ((rc = oac_kout(k, 0, a->elem_type, orank, od, &y)))
         return rc;
     mm_args m = { .t = a->elem_type, .a = a->data, .b = b->data, .M = M, .N = N, .K = K,
                   .ra = K, .ca = 1, .rb = N, .cb = 1, .alpha = 1.0 };
@@ -203,7 +203,7 @@ int oac_kernel_gemm(oac_kernel_call *k)
         return rc;
     int64_t od[2] = { M, N };
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, a->elem_type, 2, od, &y)))
+    if ((rc = oac_kout(k, 0, a->elem_type, 2, od, &y)))
         return rc;
     mm_args m = { .t = a->elem_type, .a = a->data, .b = b->data, .M = M, .N = N, .K = K,
                   .ra = ta ? 1 : K, .ca = ta ? M : 1, .rb = tb ? 1 : N, .cb = tb ? K : 1,
@@ -231,7 +231,7 @@ int oac_kernel_softmax(oac_kernel_call *k)
     if (rc)
         return rc;
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x->elem_type, x->rank, x->dims, &y)))
+    if ((rc = oac_kout(k, 0, x->elem_type, x->rank, x->dims, &y)))
         return rc;
     int64_t outer = 1, inner = 1, n = 1;
     for (int i = 0; i < axis; i++)
@@ -276,7 +276,7 @@ static int reduce_axes(oac_kernel_call *k, int rank, int64_t input_opset, bool *
     int rc;
     if (oac_kernel_opset(k) >= input_opset) {
         if (k->n_in > 1 && k->in[1]) {
-            const oac_tensor *t = oac_kernel_tensor_in(k, 1);
+            const oac_tensor *t = oac_kin(k, 1);
             if (!t)
                 return OAC_ERUNTIME;
             if (t->elem_type != OAC_T_INT64)
@@ -356,7 +356,7 @@ static int reduce(oac_kernel_call *k, redop op, uint32_t mask, int64_t input_ops
         return oac_kernel_error(k, oac_kin_name(k, 0),
                                 "the mean of an empty set of integers is undefined");
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, t, orank, od, &y)))
+    if ((rc = oac_kout(k, 0, t, orank, od, &y)))
         return rc;
     uint64_t nout = oac_ek_numel(y);
     int64_t ki[MAXR] = { 0 }, base = 0;

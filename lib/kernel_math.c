@@ -12,8 +12,9 @@
  * naming it; a refused input is kernel-error naming the value.
  *
  * Invariants:
- *  1. Outputs come from oac_kernel_output (counted by the runtime's
- *     allocator); nothing else is allocated, no workspace.
+ *  1. Outputs come from oac_kout (oac_kernel_output once the shape is
+ *     checked; counted by the runtime's allocator); nothing else is
+ *     allocated, no workspace.
  *  2. Integer arithmetic wraps (computed on uint64_t) instead of
  *     overflowing; integer division by zero is kernel-error, INT_MIN / -1
  *     wraps; float-to-integer casts saturate (NaN to 0): no undefined
@@ -30,11 +31,11 @@
 
 int oac_kernel_identity(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     if (!x)
         return OAC_ERUNTIME;
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, x->elem_type, x->rank, x->dims, &y);
+    int rc = oac_kout(k, 0, x->elem_type, x->rank, x->dims, &y);
     if (rc)
         return rc;
     if (y->data != x->data && x->bytes)
@@ -128,7 +129,7 @@ static int binary(oac_kernel_call *k, binop op)
         }
     }
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, t, bc.rank, bc.dims, &y)))
+    if ((rc = oac_kout(k, 0, t, bc.rank, bc.dims, &y)))
         return rc;
     int64_t min = t == OAC_T_INT64 ? INT64_MIN : INT32_MIN;
     int64_t max = t == OAC_T_INT64 ? INT64_MAX : INT32_MAX;
@@ -221,7 +222,7 @@ static int unary(oac_kernel_call *k, unop op, uint32_t mask, size_t bias)
         return rc;
     int32_t t = x->elem_type;
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, t, bc.rank, bc.dims, &y)))
+    if ((rc = oac_kout(k, 0, t, bc.rank, bc.dims, &y)))
         return rc;
     bool f = oac_ek_is_float(t);
     for (uint64_t i = 0; i < bc.count; i++, oac_bcast_next(&bc)) {
@@ -316,7 +317,7 @@ static int compare(oac_kernel_call *k, cmpop op, uint32_t mask)
     if ((rc = oac_bcast_init(k, &bc, 2, ops)))
         return rc;
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, OAC_T_BOOL, bc.rank, bc.dims, &y)))
+    if ((rc = oac_kout(k, 0, OAC_T_BOOL, bc.rank, bc.dims, &y)))
         return rc;
     int32_t t = a->elem_type;
     bool f = oac_ek_is_float(t);
@@ -345,7 +346,7 @@ int oac_kernel_not(oac_kernel_call *k)
     if (!x)
         return OAC_ERUNTIME;
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, OAC_T_BOOL, x->rank, x->dims, &y);
+    int rc = oac_kout(k, 0, OAC_T_BOOL, x->rank, x->dims, &y);
     if (rc)
         return rc;
     uint64_t n = oac_ek_numel(x);
@@ -359,8 +360,8 @@ int oac_kernel_not(oac_kernel_call *k)
 int oac_kernel_where(oac_kernel_call *k)
 {
     const oac_tensor *c = oac_kin_typed(k, 0, OAC_EKM_BOOL);
-    const oac_tensor *x = c ? oac_kernel_tensor_in(k, 1) : NULL;
-    const oac_tensor *z = x ? oac_kernel_tensor_in(k, 2) : NULL;
+    const oac_tensor *x = c ? oac_kin(k, 1) : NULL;
+    const oac_tensor *z = x ? oac_kin(k, 2) : NULL;
     if (!z)
         return OAC_ERUNTIME;
     size_t es = oac_ek_size(x->elem_type);
@@ -374,7 +375,7 @@ int oac_kernel_where(oac_kernel_call *k)
     if ((rc = oac_bcast_init(k, &bc, 3, ops)))
         return rc;
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x->elem_type, bc.rank, bc.dims, &y)))
+    if ((rc = oac_kout(k, 0, x->elem_type, bc.rank, bc.dims, &y)))
         return rc;
     uint8_t *out = y->data;
     const uint8_t *cond = c->data;
@@ -436,7 +437,7 @@ int oac_kernel_cast(oac_kernel_call *k)
                                k->node_name, k->node->op_type, name);
     }
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, to, x->rank, x->dims, &y);
+    int rc = oac_kout(k, 0, to, x->rank, x->dims, &y);
     if (rc)
         return rc;
     uint64_t n = oac_ek_numel(x);

@@ -15,7 +15,8 @@
  *  1. Every index is checked against its axis ([-dim, dim)) and every
  *     shape against data before the output is allocated: kernel-error
  *     naming the value, never a write out of bounds.
- *  2. Outputs come from oac_kernel_output; nothing else is allocated.
+ *  2. Outputs come from oac_kout (oac_kernel_output once the shape is
+ *     checked); nothing else is allocated.
  *  3. Integer add and mul wrap (uint64_t arithmetic).
  */
 #include <inttypes.h>
@@ -69,7 +70,7 @@ static void combine(red r, int32_t t, void *y, uint64_t di, const void *u, uint6
 
 static int copy_data(oac_kernel_call *k, const oac_tensor *x, oac_tensor **y)
 {
-    int rc = oac_kernel_output(k, 0, x->elem_type, x->rank, x->dims, y);
+    int rc = oac_kout(k, 0, x->elem_type, x->rank, x->dims, y);
     if (!rc && (*y)->data != x->data && x->bytes)
         memcpy((*y)->data, x->data, x->bytes);
     return rc;
@@ -79,9 +80,9 @@ static int copy_data(oac_kernel_call *k, const oac_tensor *x, oac_tensor **y)
  * that updates[...] replace. */
 int oac_kernel_scatter_nd(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     const oac_tensor *ix = x ? oac_kin_typed(k, 1, OAC_EKM_INT) : NULL;
-    const oac_tensor *u = ix ? oac_kernel_tensor_in(k, 2) : NULL;
+    const oac_tensor *u = ix ? oac_kin(k, 2) : NULL;
     if (!u)
         return OAC_ERUNTIME;
     int32_t t = x->elem_type;
@@ -147,9 +148,9 @@ int oac_kernel_scatter_nd(oac_kernel_call *k)
 /* ScatterElements: output[.., indices[i..], ..] (on `axis`) = updates[i..]. */
 int oac_kernel_scatter_elements(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     const oac_tensor *ix = x ? oac_kin_typed(k, 1, OAC_EKM_INT) : NULL;
-    const oac_tensor *u = ix ? oac_kernel_tensor_in(k, 2) : NULL;
+    const oac_tensor *u = ix ? oac_kin(k, 2) : NULL;
     if (!u)
         return OAC_ERUNTIME;
     int32_t t = x->elem_type;

@@ -15,9 +15,9 @@
  *     indices, perm, axes, split, repeats, pads) is range-checked before
  *     use and before the output is allocated; a bad one is kernel-error
  *     naming the node and the value.
- *  2. Outputs come from oac_kernel_output; nothing else is allocated, no
- *     workspace.  memcpy never gets a NULL pointer: empty tensors copy
- *     nothing.
+ *  2. Outputs come from oac_kout (oac_kernel_output once the shape is
+ *     checked); nothing else is allocated, no workspace.  memcpy never
+ *     gets a NULL pointer: empty tensors copy nothing.
  *  3. Output dims are products and sums of validated dims, checked for
  *     overflow (Tile, Pad, Concat); work is linear in the output.
  */
@@ -78,7 +78,7 @@ static int reshaped(oac_kernel_call *k, const oac_tensor *x, int rank, const int
         return oac_kernel_error(k, oac_kin_name(k, 1),
                                 "%" PRIu64 " elements cannot take a shape of %" PRIu64, m, n);
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, x->elem_type, rank, dims, &y);
+    int rc = oac_kout(k, 0, x->elem_type, rank, dims, &y);
     if (rc)
         return rc;
     if (y->data != x->data && x->bytes)
@@ -88,7 +88,7 @@ static int reshaped(oac_kernel_call *k, const oac_tensor *x, int rank, const int
 
 int oac_kernel_reshape(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     if (!x)
         return OAC_ERUNTIME;
     int64_t sh[MAXR];
@@ -128,7 +128,7 @@ int oac_kernel_reshape(oac_kernel_call *k)
 
 int oac_kernel_transpose(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     size_t es;
     if (!x)
         return OAC_ERUNTIME;
@@ -158,7 +158,7 @@ int oac_kernel_transpose(oac_kernel_call *k)
         ost[i] = st[perm[i]];
     }
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x->elem_type, x->rank, od, &y)))
+    if ((rc = oac_kout(k, 0, x->elem_type, x->rank, od, &y)))
         return rc;
     if (y->bytes)
         gather_strided(y->data, x->data, es, x->rank, od, 0, ost);
@@ -190,7 +190,7 @@ static int attr_ints(oac_kernel_call *k, const char *name, int64_t *v, size_t *n
 
 int oac_kernel_slice(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     size_t es;
     if (!x)
         return OAC_ERUNTIME;
@@ -274,7 +274,7 @@ int oac_kernel_slice(oac_kernel_call *k)
             base += b[d] * st[d];
     }
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x->elem_type, x->rank, od, &y)))
+    if ((rc = oac_kout(k, 0, x->elem_type, x->rank, od, &y)))
         return rc;
     if (y->bytes)
         gather_strided(y->data, x->data, es, x->rank, od, base, ost);
@@ -285,7 +285,7 @@ int oac_kernel_concat(oac_kernel_call *k)
 {
     if (!k->n_in)
         return oac_kernel_error(k, "inputs", "no inputs");
-    const oac_tensor *x0 = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x0 = oac_kin(k, 0);
     size_t es;
     if (!x0)
         return OAC_ERUNTIME;
@@ -299,7 +299,7 @@ int oac_kernel_concat(oac_kernel_call *k)
     memcpy(od, x0->dims, sizeof od);
     od[axis] = 0;
     for (size_t i = 0; i < k->n_in; i++) {
-        const oac_tensor *x = oac_kernel_tensor_in(k, i);
+        const oac_tensor *x = oac_kin(k, i);
         if (!x)
             return OAC_ERUNTIME;
         bool ok = x->elem_type == x0->elem_type && x->rank == x0->rank;
@@ -310,7 +310,7 @@ int oac_kernel_concat(oac_kernel_call *k)
                                     "type or shape does not match input 0 off axis %d", axis);
     }
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x0->elem_type, x0->rank, od, &y)))
+    if ((rc = oac_kout(k, 0, x0->elem_type, x0->rank, od, &y)))
         return rc;
     size_t outer = 1, inner = es;
     for (int d = 0; d < axis; d++)
@@ -331,7 +331,7 @@ int oac_kernel_concat(oac_kernel_call *k)
 
 int oac_kernel_gather(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     const oac_tensor *ix = x ? oac_kin_typed(k, 1, OAC_EKM_INT) : NULL;
     size_t es;
     if (!ix)
@@ -365,7 +365,7 @@ int oac_kernel_gather(oac_kernel_call *k)
                                     v, -dim, dim);
     }
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x->elem_type, r, od, &y)))
+    if ((rc = oac_kout(k, 0, x->elem_type, r, od, &y)))
         return rc;
     size_t outer = 1, inner = es;
     for (int d = 0; d < axis; d++)
@@ -388,7 +388,7 @@ int oac_kernel_gather(oac_kernel_call *k)
 /* Shape and Size read dims only (contract: they read no storage). */
 int oac_kernel_shape(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     if (!x)
         return OAC_ERUNTIME;
     int64_t start = oac_attr_int(k->node, "start", 0);
@@ -401,7 +401,7 @@ int oac_kernel_shape(oac_kernel_call *k)
     end = clamp64(end, 0, x->rank);
     int64_t n = end > start ? end - start : 0;
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, OAC_T_INT64, 1, &n, &y);
+    int rc = oac_kout(k, 0, OAC_T_INT64, 1, &n, &y);
     if (rc)
         return rc;
     if (n)
@@ -411,14 +411,14 @@ int oac_kernel_shape(oac_kernel_call *k)
 
 int oac_kernel_size(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     if (!x)
         return OAC_ERUNTIME;
     uint64_t n = oac_ek_numel(x);
     if (n > INT64_MAX)
         return OAC_EINTERNAL;
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, OAC_T_INT64, 0, NULL, &y);
+    int rc = oac_kout(k, 0, OAC_T_INT64, 0, NULL, &y);
     if (rc)
         return rc;
     int64_t v = (int64_t)n;
@@ -441,20 +441,20 @@ int oac_kernel_constant(oac_kernel_call *k)
         int64_t d[MAXR];
         for (size_t i = 0; i < t->n_dims; i++)
             d[i] = t->dims[i];
-        if ((rc = oac_kernel_output(k, 0, t->data_type, (int)t->n_dims, d, &y)))
+        if ((rc = oac_kout(k, 0, t->data_type, (int)t->n_dims, d, &y)))
             return rc;
         if ((rc = oac_tensor_read(k->ctx, k->model, t, y->data, y->bytes)))
             return oac_kernel_error(k, "value", "%s", oac_errmsg(k->ctx));
         return OAC_OK;
     }
     if ((a = oac_node_attr(n, "value_float"))) {
-        if ((rc = oac_kernel_output(k, 0, OAC_T_FLOAT, 0, NULL, &y)))
+        if ((rc = oac_kout(k, 0, OAC_T_FLOAT, 0, NULL, &y)))
             return rc;
         memcpy(y->data, &a->f, sizeof a->f);
         return OAC_OK;
     }
     if ((a = oac_node_attr(n, "value_int"))) {
-        if ((rc = oac_kernel_output(k, 0, OAC_T_INT64, 0, NULL, &y)))
+        if ((rc = oac_kout(k, 0, OAC_T_INT64, 0, NULL, &y)))
             return rc;
         memcpy(y->data, &a->i, sizeof a->i);
         return OAC_OK;
@@ -462,7 +462,7 @@ int oac_kernel_constant(oac_kernel_call *k)
     if ((a = oac_node_attr(n, "value_ints")) || (a = oac_node_attr(n, "value_floats"))) {
         bool ints = !strcmp(a->name, "value_ints");
         int64_t d = ints ? (int64_t)a->n_ints : (int64_t)a->n_floats;
-        if ((rc = oac_kernel_output(k, 0, ints ? OAC_T_INT64 : OAC_T_FLOAT, 1, &d, &y)))
+        if ((rc = oac_kout(k, 0, ints ? OAC_T_INT64 : OAC_T_FLOAT, 1, &d, &y)))
             return rc;
         if (y->bytes)
             memcpy(y->data, ints ? (const void *)a->ints : (const void *)a->floats, y->bytes);
@@ -487,7 +487,7 @@ static int axes_of(oac_kernel_call *k, int64_t *axes, size_t *n, bool *given)
 
 int oac_kernel_unsqueeze(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     if (!x)
         return OAC_ERUNTIME;
     int64_t axes[MAXR];
@@ -520,7 +520,7 @@ int oac_kernel_unsqueeze(oac_kernel_call *k)
 
 int oac_kernel_squeeze(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     if (!x)
         return OAC_ERUNTIME;
     int64_t axes[MAXR];
@@ -559,7 +559,7 @@ int oac_kernel_squeeze(oac_kernel_call *k)
  * reference's rule). */
 int oac_kernel_split(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     size_t es;
     if (!x)
         return OAC_ERUNTIME;
@@ -622,7 +622,7 @@ int oac_kernel_split(oac_kernel_call *k)
             memcpy(od, x->dims, sizeof od);
             od[axis] = len;
             oac_tensor *y;
-            if ((rc = oac_kernel_output(k, i, x->elem_type, x->rank, od, &y)))
+            if ((rc = oac_kout(k, i, x->elem_type, x->rank, od, &y)))
                 return rc;
             size_t run = (size_t)len * inner;
             for (size_t o = 0; o < outer && run; o++)
@@ -638,7 +638,7 @@ int oac_kernel_split(oac_kernel_call *k)
 
 int oac_kernel_expand(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     size_t es;
     if (!x)
         return OAC_ERUNTIME;
@@ -659,7 +659,7 @@ int oac_kernel_expand(oac_kernel_call *k)
     if ((rc = oac_bcast_init(k, &bc, 2, ops)))
         return rc;
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x->elem_type, bc.rank, bc.dims, &y)))
+    if ((rc = oac_kout(k, 0, x->elem_type, bc.rank, bc.dims, &y)))
         return rc;
     uint8_t *out = y->data;
     for (uint64_t i = 0; i < bc.count; i++, oac_bcast_next(&bc))
@@ -669,7 +669,7 @@ int oac_kernel_expand(oac_kernel_call *k)
 
 int oac_kernel_tile(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     size_t es;
     if (!x)
         return OAC_ERUNTIME;
@@ -693,7 +693,7 @@ int oac_kernel_tile(oac_kernel_call *k)
     }
     strides_of(x, st);
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x->elem_type, x->rank, od, &y)))
+    if ((rc = oac_kout(k, 0, x->elem_type, x->rank, od, &y)))
         return rc;
     uint64_t total = oac_ek_numel(y);
     int64_t idx[MAXR] = { 0 };
@@ -740,7 +740,7 @@ static int64_t pad_src(pad_mode m, int64_t o, int64_t before, int64_t n)
 
 int oac_kernel_pad(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     size_t es;
     if (!x)
         return OAC_ERUNTIME;
@@ -777,7 +777,7 @@ int oac_kernel_pad(oac_kernel_call *k)
             return rc;
         const oac_tensor *cv = NULL;
         if (k->n_in > 2 && k->in[2]) {
-            if (!(cv = oac_kernel_tensor_in(k, 2)))
+            if (!(cv = oac_kin(k, 2)))
                 return OAC_ERUNTIME;
             if (cv->elem_type != x->elem_type || oac_ek_numel(cv) != 1)
                 return oac_kernel_error(k, oac_kin_name(k, 2),
@@ -808,7 +808,9 @@ int oac_kernel_pad(oac_kernel_call *k)
             return oac_kernel_error(k, "axes", "axis %d repeated", a);
         seen[a] = true;
         int64_t d;
-        if (oac_add_overflow_i64(x->dims[a], pads[i], &d) ||
+        /* A side removes at most the dim (so no index below overflows). */
+        if (pads[i] < -x->dims[a] || pads[i + na] < -x->dims[a] ||
+            oac_add_overflow_i64(x->dims[a], pads[i], &d) ||
             oac_add_overflow_i64(d, pads[i + na], &d) || d < 0)
             return oac_kernel_error(k, what, "axis %d: %" PRId64 " + %" PRId64 " + %" PRId64
                                     " is negative or overflows", a, pads[i], x->dims[a],
@@ -821,7 +823,7 @@ int oac_kernel_pad(oac_kernel_call *k)
     }
     strides_of(x, st);
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, x->elem_type, x->rank, od, &y)))
+    if ((rc = oac_kout(k, 0, x->elem_type, x->rank, od, &y)))
         return rc;
     uint64_t total = oac_ek_numel(y);
     int64_t idx[MAXR] = { 0 };

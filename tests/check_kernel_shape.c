@@ -408,6 +408,52 @@ START_TEST(sub_byte_type_named)
 }
 END_TEST
 
+/* Values a hostile model can hold: shapes whose element count overflows,
+ * pads and indices at the ends of int64.  Each is kernel-error at its
+ * node, before anything is allocated (ASan and valgrind see no access
+ * out of bounds). */
+START_TEST(hostile_values_refused)
+{
+    const int64_t big[3] = { (int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40 };
+    const int64_t huge_pads[2] = { INT64_MIN, INT64_MAX };
+    const int64_t reps[2] = { INT64_MAX, 2 };
+    const int64_t far[1] = { INT64_MIN };
+    for (int c = 0; c < 5; c++) {
+        fx f;
+        oac_gb *g = fx_build(&f, NULL);
+        kt_init(g, "x", OAC_T_FLOAT, "2,3", seq12, 6);
+        const char *node = NULL;
+        switch (c) {
+        case 0:
+            oac_gb_init_i64(g, "s", "3", big, 3);
+            oac_gb_node(g, "ConstantOfShape", NULL, node = "cs", "s", "y");
+            break;
+        case 1:
+            oac_gb_init_i64(g, "s", "3", big, 3);
+            oac_gb_node(g, "Expand", NULL, node = "ex", "x,s", "y");
+            break;
+        case 2:
+            oac_gb_init_i64(g, "r", "2", reps, 2);
+            oac_gb_node(g, "Tile", NULL, node = "tl", "x,r", "y");
+            break;
+        case 3: {
+            int64_t p[4] = { 0, huge_pads[0], 0, huge_pads[1] };
+            oac_gb_init_i64(g, "p", "4", p, 4);
+            oac_gb_node(g, "Pad", NULL, node = "pd", "x,p", "y");
+            break;
+        }
+        default:
+            oac_gb_init_i64(g, "i", "1", far, 1);
+            oac_gb_node(g, "Gather", NULL, node = "ga", "x,i", "y");
+            break;
+        }
+        oac_gb_output(g, "y", OAC_T_FLOAT, NULL);
+        kt_run_fail(&f, OAC_KERNEL_ERROR, node);
+        fx_end(&f);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("kernel_shape");
@@ -424,6 +470,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, concat_gather_transpose_f16);
     tcase_add_test(tc, shape_family);
     tcase_add_test(tc, sub_byte_type_named);
+    tcase_add_test(tc, hostile_values_refused);
     ADD_CASES(tc, shape_rows);
     suite_add_tcase(s, tc);
     return s;
