@@ -48,7 +48,7 @@
  *     softmax over its keys (running max, running sum, an accumulator of
  *     v_head_size doubles on the stack), so head sizes above
  *     OAC_ATTN_MAX_HEAD are unsupported-operator naming the limit.  Only
- *     outputs are allocated, through oac_kernel_output.
+ *     outputs are allocated, through oac_kout (oac_kernel_output).
  *  2. Every shape, head count, position and length (seqlens_k, positions
  *     against the rotary caches, past_sequence_length) is validated
  *     before the first byte is written: a refusal is kernel-error naming
@@ -669,7 +669,7 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
     /* Outputs: nothing was written before this point. */
     oac_tensor *y, *ok = NULL, *ov = NULL;
     const int64_t yd[3] = { B, S, N * H };
-    if ((rc = oac_kernel_output(k, 0, T, 3, yd, &y)))
+    if ((rc = oac_kout(k, 0, T, 3, yd, &y)))
         return rc;
     view4 qv = view_bsnh(q, H, 0);
     view4 kn = packed ? view_bsnh(q, H, N * H) : view_bsnh(key, H, 0);
@@ -679,8 +679,8 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
     kvsrc ks, vs;
     if (presents) {
         const int64_t pd[4] = { B, KVN, cap, H };
-        if ((rc = oac_kernel_output(k, 1, T, 4, pd, &ok)) ||
-            (rc = oac_kernel_output(k, 2, T, 4, pd, &ov)))
+        if ((rc = oac_kout(k, 1, T, 4, pd, &ok)) ||
+            (rc = oac_kout(k, 2, T, 4, pd, &ov)))
             return rc;
         fill_present(ok, &pkv, ink, &kn, S, &pr, rotary ? &rs : NULL, row);
         fill_present(ov, &pvv, inv, &vn, S, &pr, NULL, row);
@@ -867,7 +867,7 @@ int oac_kernel_multi_head_attention(oac_kernel_call *k)
 
     oac_tensor *y, *ok = NULL, *ov = NULL;
     const int64_t yd[3] = { B, S, N * Hv };
-    if ((rc = oac_kernel_output(k, 0, T, 3, yd, &y)))
+    if ((rc = oac_kout(k, 0, T, 3, yd, &y)))
         return rc;
     view4 qv = view_bsnh(q, H, 0);
     view4 kn = cross ? view_bnsh(key) : view_bsnh(key, H, 0);
@@ -882,8 +882,8 @@ int oac_kernel_multi_head_attention(oac_kernel_call *k)
     kvsrc ks, vs;
     if (presents) {
         const int64_t kd[4] = { B, N, cap, H }, vd[4] = { B, N, cap, Hv };
-        if ((rc = oac_kernel_output(k, 1, T, 4, kd, &ok)) ||
-            (rc = oac_kernel_output(k, 2, T, 4, vd, &ov)))
+        if ((rc = oac_kout(k, 1, T, 4, kd, &ok)) ||
+            (rc = oac_kout(k, 2, T, 4, vd, &ov)))
             return rc;
         past_rule pr = { .P = P };
         fill_present(ok, &pkv, ink, &kn, L, &pr, NULL, row);
@@ -1035,26 +1035,26 @@ int oac_kernel_attention(oac_kernel_call *k)
 
     oac_tensor *y, *ok = NULL, *ov = NULL, *qk = NULL;
     const int64_t y3[3] = { B, Sq, Nq * Hv }, y4[4] = { B, Nq, Sq, Hv };
-    if ((rc = oac_kernel_output(k, 0, q->elem_type, r3 ? 3 : 4, r3 ? y3 : y4, &y)))
+    if ((rc = oac_kout(k, 0, q->elem_type, r3 ? 3 : 4, r3 ? y3 : y4, &y)))
         return rc;
     view4 pkv = pk ? view_bnsh(pk) : kn, pvv = pv ? view_bnsh(pv) : vn;
     double row[OAC_ATTN_MAX_HEAD], qrow[OAC_ATTN_MAX_HEAD], acc[OAC_ATTN_MAX_HEAD];
     past_rule pr = { .P = P };
     if (has_out(k, 1)) {
         const int64_t d[4] = { B, Nk, TT, H };
-        if ((rc = oac_kernel_output(k, 1, key->elem_type, 4, d, &ok)))
+        if ((rc = oac_kout(k, 1, key->elem_type, 4, d, &ok)))
             return rc;
         fill_present(ok, &pkv, false, &kn, Skv, &pr, NULL, row);
     }
     if (has_out(k, 2)) {
         const int64_t d[4] = { B, Nk, TT, Hv };
-        if ((rc = oac_kernel_output(k, 2, val->elem_type, 4, d, &ov)))
+        if ((rc = oac_kout(k, 2, val->elem_type, 4, d, &ov)))
             return rc;
         fill_present(ov, &pvv, false, &vn, Skv, &pr, NULL, row);
     }
     if (has_out(k, 3)) {
         const int64_t d[4] = { B, Nq, Sq, TT };
-        if ((rc = oac_kernel_output(k, 3, q->elem_type, 4, d, &qk)))
+        if ((rc = oac_kout(k, 3, q->elem_type, 4, d, &qk)))
             return rc;
     }
     kvsrc ks = { .seg = { pkv, kn }, .split = P }, vs = { .seg = { pvv, vn }, .split = P };

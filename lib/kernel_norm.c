@@ -26,7 +26,7 @@
  * Invariants:
  *  1. No workspace: each row is read in passes (mean, then variance or
  *     the mean of squares, then the output), accumulating in double; only
- *     outputs are allocated, through oac_kernel_output.
+ *     outputs are allocated, through oac_kout (oac_kernel_output).
  *  2. Shapes are checked before any output is allocated: a scale, bias or
  *     skip that does not broadcast to the input is kernel-error naming
  *     it; an element type outside FLOAT, FLOAT16, BFLOAT16, DOUBLE is
@@ -100,19 +100,19 @@ static int norm_run(oac_kernel_call *k, const norm *n)
     }
     /* Outputs (nothing written before). */
     oac_tensor *y, *mean = NULL, *inv = NULL, *sum = NULL;
-    if ((rc = oac_kernel_output(k, 0, n->y_type, x->rank, x->dims, &y)))
+    if ((rc = oac_kout(k, 0, n->y_type, x->rank, x->dims, &y)))
         return rc;
     int64_t rd[OAC_RT_MAX_RANK];
     for (int a = 0; a < x->rank; a++)
         rd[a] = a < n->axis ? x->dims[a] : 1;
     if (out_wanted(k, n->out_mean) &&
-        (rc = oac_kernel_output(k, n->out_mean, OAC_T_FLOAT, x->rank, rd, &mean)))
+        (rc = oac_kout(k, n->out_mean, OAC_T_FLOAT, x->rank, rd, &mean)))
         return rc;
     if (out_wanted(k, n->out_inv) &&
-        (rc = oac_kernel_output(k, n->out_inv, OAC_T_FLOAT, x->rank, rd, &inv)))
+        (rc = oac_kout(k, n->out_inv, OAC_T_FLOAT, x->rank, rd, &inv)))
         return rc;
     if (out_wanted(k, n->out_sum) &&
-        (rc = oac_kernel_output(k, n->out_sum, x->elem_type, x->rank, x->dims, &sum)))
+        (rc = oac_kout(k, n->out_sum, x->elem_type, x->rank, x->dims, &sum)))
         return rc;
 
     int32_t xt = x->elem_type;

@@ -122,7 +122,7 @@ static int run_rope(oac_kernel_call *k, const rope *r)
             }
     }
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, x->elem_type, x->rank, x->dims, &y);
+    int rc = oac_kout(k, 0, x->elem_type, x->rank, x->dims, &y);
     if (rc)
         return rc;
     bool one = pos && r->pos->rank == 1;
