@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -138,6 +139,16 @@ const oac_diag *oac_diags_get(const oac_diags *diags, size_t i);
 size_t oac_diags_count_severity(const oac_diags *diags, oac_severity sev);
 /* Index of the first diagnostic with that code, or -1. */
 long oac_diags_find(const oac_diags *diags, oac_code code);
+/* The caller's work on a model stopped with an operational failure
+ * (status < 0, from a call on ctx): one diagnostic says so, "what: " and
+ * ctx's message, so that the report says what the exit status says
+ * (contract 8): parse-error for OAC_EIO and OAC_EPARSE (input that could
+ * not be read), analysis-failed for anything else (out of memory, a bug).
+ * Allocation failures injected with oac_ctx_fail_alloc_after end here
+ * (a real failure leaves memory to report with once the failed call has
+ * released what it took).  OAC_ENOMEM when even that fails. */
+int oac_diags_add_failure(oac_diags *diags, oac_ctx *ctx, int status,
+                          const char *what);
 
 /* ------------------------------------------------------------------ */
 /* Models: loading and saving                                           */
@@ -338,6 +349,26 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* "ok" or "error" under the report's rules (errors, or warnings with
  * werror). */
 bool oac_report_failed(const oac_report_input *in);
+
+/* ------------------------------------------------------------------ */
+/* Output files                                                         */
+/* ------------------------------------------------------------------ */
+
+/* A file written whole or not at all, never through a symbolic link
+ * (contract 8: -o and --dump).  oac_outfile_open refuses a final path
+ * that is a symbolic link, a folder or a special file other than a
+ * character device or a FIFO (OAC_EIO, the reason on the context); a
+ * regular or new file is written to a new temporary file in the same
+ * folder (O_EXCL, O_NOFOLLOW) and renamed over the path by
+ * oac_outfile_commit; a character device or a FIFO with a reader is
+ * written in place.  Write through oac_outfile_stream.  commit and abort
+ * free the object (commit: OAC_EIO when anything failed, the old file
+ * then as it was); abort removes the temporary file. */
+typedef struct oac_outfile oac_outfile;
+int oac_outfile_open(oac_ctx *ctx, oac_outfile **out, const char *path);
+FILE *oac_outfile_stream(oac_outfile *file);
+int oac_outfile_commit(oac_outfile *file);
+void oac_outfile_abort(oac_outfile *file);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

@@ -22,6 +22,7 @@ static const struct {
     oac_pass_fn fn;
 } passes[] = {
     { "graph", oac_pass_graph },
+    { "structure", oac_pass_structure },
     { "schedule", oac_pass_schedule },
     { "access", oac_pass_access },
     { "ports", oac_pass_ports },

@@ -8,6 +8,7 @@
  *
  * Pass order (check.c):
  *   1. graph       graph.c          index scopes, producers, consumers
+ *  1b. structure   structure.c      model-invalid: op_type, names, payloads
  *   2. schedule    schedule.c       topological order of every scope,
  *                                   model-invalid for a cycle
  *   3. access      alias_rules.c    access-invalid
@@ -57,6 +58,7 @@ typedef int (*oac_pass_fn)(oac_check_state *st);
  * schedule.c (2), alias_rules.c, alias_classes.c, branches.c, hazards.c
  * (3-8), shapes.c (9), capacity.c (10), pages.c (11), plan.c (12). */
 int oac_pass_graph(oac_check_state *st);
+int oac_pass_structure(oac_check_state *st);
 int oac_pass_schedule(oac_check_state *st);
 int oac_pass_access(oac_check_state *st);
 int oac_pass_ports(oac_check_state *st);

@@ -14,7 +14,11 @@
  * ones often shared: copy_string), bytes, enums, submessages, oneofs and
  * their case field, has_ flags, defaults from
  * descriptor->message_init (in a zeroed arena, its non-zero words),
- * unknown fields in order.  The common shapes of field (a tag of one or
+ * unknown fields in order.  The C string of a string field ends at its
+ * first NUL byte; the StringStringEntryProto strings (external-data
+ * locations among them) that held one are listed for the caller
+ * (oac_decode_ex), which must not take the text before the NUL for the
+ * whole.  The common shapes of field (a tag of one or
  * two bytes with the field's own wire type, a whole value: strings,
  * submessages, varints, fixed scalars) take a fast path chosen by an op
  * per tag in the type's table, and the submessages it meets are entered
@@ -94,6 +98,8 @@ typedef struct dec {
     struct level *lv;  /* OAC_MAX_DEPTH + 1 of them (decode_msg) */
     struct level *lv_last;     /* &lv[OAC_MAX_DEPTH] */
     bool external;     /* a TensorProto has a data_location field */
+    /* StringStringEntryProto strings that held a NUL byte (arena list) */
+    oac_decode_nul *nul;
     bool invalid;      /* a merge protobuf-c refuses */
     bool lost;         /* a payload left in the buffer was dropped */
     /* OAC_DECODE_DROP_PAGES: pages of buf below dropped are out of the
@@ -505,6 +511,7 @@ struct dtab {
     dtab *next;
     uint8_t payload;   /* 1: TensorProto, 2: QuantizedTensorProto */
     uint8_t share;     /* equal elements may be one message (msg_slot) */
+    uint8_t nulcheck;  /* StringStringEntryProto: strings are checked for NUL */
     uint32_t nnear;    /* slot[n] for n < nnear, then nfar slots by id */
     uint32_t nfar;
     uint32_t nrep;     /* rep[r]: the slot whose rslot is r */
@@ -562,6 +569,9 @@ static uint8_t fast_op(const dtab *t, const fslot *sl)
     case K_MSG:
         return rep ? OP_MSG_REP : OP_MSG;
     case K_STR:
+        /* StringStringEntryProto's strings are checked for NUL (put_bytes) */
+        if (t->nulcheck)
+            return OP_GENERIC;
         return rep ? OP_STR_REP : oneof ? OP_STR_ONEOF : OP_STR;
     case K_SCALAR:
         /* TensorProto.data_location marks the model external (put_number) */
@@ -636,6 +646,7 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         t->payload = 1;
     else if (desc == &onnx__quantized_tensor_proto__descriptor)
         t->payload = 2;
+    t->nulcheck = desc == &onnx__string_string_entry_proto__descriptor;
     t->share = desc == &onnx__attribute_proto__descriptor ||
                desc == &onnx__tensor_shape_proto__dimension__descriptor;
     for (uint32_t i = 0; i < nnear + nfar; i++)
@@ -1572,6 +1583,17 @@ static int put_bytes(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl
         if (!s)
             return OAC_ENOMEM;
         copy = (uint8_t *)s;
+        /* A C string ends at its first NUL: an external-data location
+         * "a.bin\0x" would read as "a.bin".  Such strings are listed
+         * (oac_decode_ex) so that extdata.c refuses them. */
+        if (t->nulcheck && n && memchr(f->val, 0, n)) {
+            oac_decode_nul *e = alloc(d, sizeof *e);
+            if (!e)
+                return OAC_ENOMEM;
+            e->s = s;
+            e->next = d->nul;
+            d->nul = e;
+        }
     } else if (n) {
         copy = oac_arena_bytes(d->arena, n);
         if (!copy)
@@ -1954,6 +1976,19 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
                size_t len, unsigned flags, ProtobufCMessage **out, bool *external,
                char *err, size_t err_size)
 {
+    oac_decode_facts facts;
+    int rc = oac_decode_ex(ctx, arena, desc, buf, len, flags, out, &facts, err,
+                           err_size);
+    if (external)
+        *external = rc == OAC_OK && facts.external;
+    return rc;
+}
+
+int oac_decode_ex(oac_ctx *ctx, oac_arena *arena,
+                  const ProtobufCMessageDescriptor *desc, const uint8_t *buf,
+                  size_t len, unsigned flags, ProtobufCMessage **out,
+                  oac_decode_facts *facts, char *err, size_t err_size)
+{
     struct level lv[OAC_MAX_DEPTH + 1];
     dec d = { .ctx = ctx, .arena = arena, .buf = buf, .len = len,
               .lv = lv, .lv_last = &lv[OAC_MAX_DEPTH],
@@ -1966,8 +2001,8 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
         d.drop_at = (uintptr_t)d.dropped + OAC_DECODE_DROP_STEP;
     }
     *out = NULL;
-    if (external)
-        *external = false;
+    facts->external = false;
+    facts->nul = NULL;
     ProtobufCMessage *m = NULL;
     d.shared = oac_calloc(ctx, SHARE_SLOTS, sizeof *d.shared);
     d.mshared = oac_calloc(ctx, MSG_SHARE_SLOTS, sizeof *d.mshared);
@@ -2007,7 +2042,7 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
         return OAC_EPARSE;
     }
     *out = m;
-    if (external)
-        *external = d.external;
+    facts->external = d.external;
+    facts->nul = d.nul;
     return OAC_OK;
 }

@@ -46,4 +46,23 @@ int oac_decode(oac_ctx *ctx, oac_arena *arena,
                size_t len, unsigned flags, ProtobufCMessage **out, bool *external,
                char *err, size_t err_size);
 
+/* What oac_decode_ex learns on the way besides the tree. */
+typedef struct oac_decode_nul {
+    const char *s;                 /* the string as stored in the tree */
+    struct oac_decode_nul *next;
+} oac_decode_nul;
+typedef struct oac_decode_facts {
+    bool external;       /* a TensorProto has a data_location field */
+    /* StringStringEntryProto keys and values whose bytes held a NUL, so
+     * that the C string in the tree is only the text before it; a list
+     * in the arena, NULL when none. */
+    oac_decode_nul *nul;
+} oac_decode_facts;
+
+/* oac_decode, with everything it learns in *facts (filled on success). */
+int oac_decode_ex(oac_ctx *ctx, oac_arena *arena,
+                  const ProtobufCMessageDescriptor *desc, const uint8_t *buf,
+                  size_t len, unsigned flags, ProtobufCMessage **out,
+                  oac_decode_facts *facts, char *err, size_t err_size);
+
 #endif /* OAC_DECODE_H */

@@ -240,3 +240,17 @@ int oac_diag_add(oac_diags *d, oac_code code, const oac_where *w,
     va_end(ap);
     return rc;
 }
+
+int oac_diags_add_failure(oac_diags *d, oac_ctx *ctx, int status, const char *what)
+{
+    if (!d || !ctx || status >= 0)
+        return OAC_EINVAL;
+    /* Injected failures end here: a real one leaves memory to report
+     * with once the failed call has released what it took. */
+    oac_ctx_fail_alloc_after(ctx, 0);
+    oac_code code = status == OAC_EIO || status == OAC_EPARSE ? OAC_PARSE_ERROR
+                                                              : OAC_ANALYSIS_FAILED;
+    const char *why = ctx->errmsg[0] ? ctx->errmsg
+                      : status == OAC_ENOMEM ? "out of memory" : "operational failure";
+    return oac_diag_add(d, code, NULL, "%s: %s", what ? what : "stopped", why);
+}

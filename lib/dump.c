@@ -1,62 +1,102 @@
-/* dump.c: `run --dump DIR` (contract section 5): every graph output and
- * bound cache after the last step, one file per value.
+/* dump.c: `run --dump DIR` (contract sections 5 and 8): every graph
+ * output and bound cache after the last step, one file per value.
  *
- * Owns the file format of a dump: a dense value is an ONNX TensorProto
- * (name, dims, data_type, raw_data), a paged cache a SequenceProto of
- * QuantizedTensorProto pages (elem_type QUANTIZED_TENSOR), as in ONNX
- * test data folders, so `--input NAME=DIR/NAME.pb` reads them back.  The
- * file is DIR/<value name>.pb, with '/' and '\\' in the name replaced by
- * '_' and a leading '.' by '_' so a name cannot leave DIR.
+ * Owns the file format of a dump and its file names.  A dense value is an
+ * ONNX TensorProto (name, dims, data_type, raw_data), a paged cache a
+ * SequenceProto of QuantizedTensorProto pages (elem_type
+ * QUANTIZED_TENSOR), as in ONNX test data folders, so `--input
+ * NAME=DIR/<file>` reads them back.  The file is DIR/<encoded>.pb, where
+ * <encoded> is the value name with every byte outside [A-Za-z0-9._-], and
+ * a leading '.', written as '%' and two upper-case hex digits ('a/b' is
+ * a%2Fb, 'a%b' a%25b, '.x' %2Ex): one name, one file, and no file outside
+ * DIR or hidden in it.
  *
  * Invariants:
  *  1. Messages point at the runtime's buffers (raw_data is not copied
  *     before packing); only the packed bytes are allocated.
- *  2. A file is written whole or the call fails with OAC_EIO naming it.
+ *  2. Each file is written through oac_outfile (outfile.c): whole or not
+ *     at all, never through a symlink already in DIR.  A value that cannot
+ *     be written is an output-write-failed diagnostic naming the value and
+ *     the file; the other values are still written, and the call then
+ *     returns OAC_ERUNTIME (explained by the diagnostics).
+ *  3. A name met twice is written once.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "runtime.h"
 
+static bool plain(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+}
+
+/* DIR/<encoded name>.pb (see the top of the file). */
 static char *file_name(oac_ctx *ctx, const char *dir, const char *name)
 {
-    char *p = oac_asprintf(ctx, "%s/%s.pb", dir, name);
+    size_t n = strlen(name), dl = strlen(dir), k = dl + 1;
+    /* at most three bytes per byte of the name */
+    if (n > (SIZE_MAX - dl - 8) / 3) {
+        oac_err(ctx, OAC_ENOMEM, "value name too long");
+        return NULL;
+    }
+    char *p = oac_alloc(ctx, dl + 1 + 3 * n + 4);
     if (!p)
         return NULL;
-    char *base = p + strlen(dir) + 1;
-    if (*base == '.')
-        *base = '_';
-    for (char *c = base; *c; c++)
-        if (*c == '/' || *c == '\\')
-            *c = '_';
+    memcpy(p, dir, dl);
+    p[dl] = '/';
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (plain(c) && !(i == 0 && c == '.')) {
+            p[k++] = (char)c;
+        } else {
+            p[k++] = '%';
+            p[k++] = hex[c >> 4];
+            p[k++] = hex[c & 15];
+        }
+    }
+    memcpy(p + k, ".pb", 4);
     return p;
 }
 
-static int write_message(oac_ctx *ctx, const char *path, const ProtobufCMessage *m)
+/* Write m to path; invariant 2: a failure is a diagnostic about value. */
+static int write_message(oac_ctx *ctx, oac_diags *diags, const char *value,
+                         const char *path, const ProtobufCMessage *m)
 {
     size_t len = protobuf_c_message_get_packed_size(m);
     uint8_t *buf = oac_alloc(ctx, len ? len : 1);
     if (!buf)
         return OAC_ENOMEM;
     protobuf_c_message_pack(m, buf);
-    int rc = OAC_OK;
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        rc = oac_err(ctx, OAC_EIO, "--dump: cannot create %s: %s", path, strerror(errno));
-        goto done;
+    oac_outfile *f = NULL;
+    int rc = oac_outfile_open(ctx, &f, path);
+    if (rc == OAC_OK) {
+        if (len && fwrite(buf, 1, len, oac_outfile_stream(f)) != len) {
+            oac_outfile_abort(f);
+            rc = oac_err(ctx, OAC_EIO, "%s: cannot write", path);
+        } else {
+            rc = oac_outfile_commit(f);
+        }
     }
-    size_t w = len ? fwrite(buf, 1, len, f) : 0;
-    if (fclose(f) != 0 || w != len)
-        rc = oac_err(ctx, OAC_EIO, "--dump: cannot write %s", path);
-done:
     oac_dealloc(ctx, buf);
-    return rc;
+    if (rc == OAC_ENOMEM)
+        return rc;
+    if (rc) {
+        oac_where w = { .value = value };
+        rc = oac_diag_add(diags, OAC_OUTPUT_WRITE_FAILED, &w,
+                          "--dump: value '%s' was not written: %s", value, oac_errmsg(ctx));
+        return rc ? rc : OAC_ERUNTIME;
+    }
+    return OAC_OK;
 }
 
-static int dump_tensor(oac_ctx *ctx, const char *path, const char *name,
-                       const oac_tensor *t)
+static int dump_tensor(oac_ctx *ctx, oac_diags *diags, const char *path,
+                       const char *name, const oac_tensor *t)
 {
+    /* An empty tensor has no storage; protobuf-c would memcpy from it. */
+    static uint8_t none;
     Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
     int64_t dims[OAC_RT_MAX_RANK];
     for (int i = 0; i < t->rank; i++)
@@ -68,13 +108,14 @@ static int dump_tensor(oac_ctx *ctx, const char *path, const char *name,
     tp.name = (char *)name;
     tp.has_raw_data = 1;
     tp.raw_data.len = t->bytes;
-    tp.raw_data.data = t->data;
-    return write_message(ctx, path, &tp.base);
+    tp.raw_data.data = t->bytes ? t->data : &none;
+    return write_message(ctx, diags, name, path, &tp.base);
 }
 
-static int dump_paged(oac_ctx *ctx, const char *path, const char *name,
-                      const oac_paged *p)
+static int dump_paged(oac_ctx *ctx, oac_diags *diags, const char *path,
+                      const char *name, const oac_paged *p)
 {
+    static uint8_t none;
     Onnx__SequenceProto sp = ONNX__SEQUENCE_PROTO__INIT;
     Onnx__QuantizedTensorProto *q = oac_calloc(ctx, p->n_pages ? p->n_pages : 1, sizeof *q);
     Onnx__QuantizedTensorProto **qp = oac_calloc(ctx, p->n_pages ? p->n_pages : 1, sizeof *qp);
@@ -90,7 +131,7 @@ static int dump_paged(oac_ctx *ctx, const char *path, const char *name,
         q[i].dims = dims;
         q[i].has_raw_data = 1;
         q[i].raw_data.len = p->pages[i].bytes;
-        q[i].raw_data.data = p->pages[i].data;
+        q[i].raw_data.data = p->pages[i].bytes ? p->pages[i].data : &none;
         q[i].has_n_bytes = 1;
         q[i].n_bytes = (int64_t)p->pages[i].bytes;
         q[i].has_quantized_type = 1;
@@ -102,28 +143,36 @@ static int dump_paged(oac_ctx *ctx, const char *path, const char *name,
     sp.elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__QUANTIZED_TENSOR;
     sp.n_quantized_tensor_values = p->n_pages;
     sp.quantized_tensor_values = qp;
-    rc = write_message(ctx, path, &sp.base);
+    rc = write_message(ctx, diags, name, path, &sp.base);
 done:
     oac_dealloc(ctx, q);
     oac_dealloc(ctx, qp);
     return rc;
 }
 
-int oac_dump_values(oac_ctx *ctx, const char *dir, const oac_dump_value *v,
-                    size_t n)
+int oac_dump_values(oac_ctx *ctx, oac_diags *diags, const char *dir,
+                    const oac_dump_value *v, size_t n)
 {
+    int failed = OAC_OK;
     for (size_t i = 0; i < n; i++) {
-        if (!v[i].name || !v[i].value || v[i].value->kind == OAC_RTV_NONE)
+        if (!v[i].name || !*v[i].name || !v[i].value || v[i].value->kind == OAC_RTV_NONE)
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = v[j].name && !strcmp(v[j].name, v[i].name);
+        if (seen)
             continue;
         char *path = file_name(ctx, dir, v[i].name);
         if (!path)
             return OAC_ENOMEM;
         int rc = v[i].value->kind == OAC_RTV_PAGED
-                 ? dump_paged(ctx, path, v[i].name, &v[i].value->p)
-                 : dump_tensor(ctx, path, v[i].name, &v[i].value->t);
+                 ? dump_paged(ctx, diags, path, v[i].name, &v[i].value->p)
+                 : dump_tensor(ctx, diags, path, v[i].name, &v[i].value->t);
         oac_dealloc(ctx, path);
-        if (rc)
+        if (rc == OAC_ERUNTIME)
+            failed = rc;
+        else if (rc)
             return rc;
     }
-    return OAC_OK;
+    return failed;
 }

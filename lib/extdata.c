@@ -8,11 +8,20 @@
  * over the protobuf-c descriptors, so no container of tensors is missed
  * as the schema grows.  For each one with data_location = EXTERNAL:
  *
- *  - `location` is present, relative, and has no `..` component;
+ *  - `location` is present, relative, has no `..` component and no NUL
+ *    byte (the decoder lists such strings, oac_model.nul_strings: the C
+ *    string would be only the text before it);
  *  - realpath(folder/location) lies inside realpath(folder) (no symlink
  *    escape) and is an existing regular file;
  *  - `offset` and `length`, when present, are non-negative decimal
- *    integers and offset + length <= file size (overflow-checked).
+ *    integers and offset + length <= file size (overflow-checked);
+ *  - `length`, when present, is exactly the tensor's element count times
+ *    its element size, when its dims and type give one (contract 8: a
+ *    payload that does not hold exactly that is external-data-invalid;
+ *    inline ones are model-invalid, structure.c).  Without a length the
+ *    payload is that many bytes from `offset` on (as ONNX Runtime reads
+ *    it), which must lie inside the file; without a size either, the rest
+ *    of the file.
  *
  * Each violation is one diagnostic naming the tensor and its location
  * pointer (e.g. /graph/initializer/3); the load still succeeds (exit 1,
@@ -24,6 +33,8 @@
  *
  * Invariants:
  *  1. The check never reads payload bytes: only stat() and realpath().
+ *     Nothing opened here blocks: the data file is opened O_NONBLOCK and
+ *     must still be a regular file when read.
  *  2. Recursion is bounded by OAC_MAX_DEPTH; the pointer buffer is
  *     bounded and truncation is marked, never overrun.
  *  3. Allocation only through oac_alloc (realpath gets our buffer).
@@ -37,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "oac_int.h"
 
 #define PTR_MAX 4096
@@ -107,6 +119,15 @@ static int report(walk *w, const Onnx__TensorProto *t, const char *fmt, ...)
                         "tensor '%s': %s", name ? name : "", msg);
 }
 
+/* Is s one of the decoder's strings that held a NUL byte? */
+static bool held_nul(const oac_decode_nul *nul, const char *s)
+{
+    for (; nul; nul = nul->next)
+        if (nul->s == s)
+            return true;
+    return false;
+}
+
 /* A resolved external reference.  why is empty when the reference is
  * valid, else says what is wrong with it. */
 typedef struct ext_ref {
@@ -126,11 +147,13 @@ static int invalid(ext_ref *r, const char *fmt, ...)
 }
 
 /* Resolve t's reference against the folder dir (whose realpath is
- * dir_real, NULL when it has none).  OAC_OK with r->why empty: valid;
- * OAC_OK with r->why set: invalid; negative: out of memory.  r->real is
- * allocated either way; the caller frees it. */
+ * dir_real, NULL when it has none); nul lists the model's strings that
+ * held a NUL byte.  OAC_OK with r->why empty: valid; OAC_OK with r->why
+ * set: invalid; negative: out of memory.  r->real is allocated either
+ * way; the caller frees it. */
 static int ext_resolve(oac_ctx *ctx, const char *dir, const char *dir_real,
-                       const Onnx__TensorProto *t, ext_ref *r)
+                       const oac_decode_nul *nul, const Onnx__TensorProto *t,
+                       ext_ref *r)
 {
     const char *loc = ext_get(t, "location");
     const char *off_s = ext_get(t, "offset");
@@ -142,6 +165,9 @@ static int ext_resolve(oac_ctx *ctx, const char *dir, const char *dir_real,
         return OAC_ENOMEM;
     if (!loc || !*loc)
         return invalid(r, "external data has no location");
+    if (held_nul(nul, loc))
+        return invalid(r, "external data location '%s...' contains a NUL byte; "
+                       "a location is a relative file name without one", loc);
     if (loc[0] == '/' || loc[0] == '\\')
         return invalid(r, "external data location '%s' is an absolute path", loc);
     if (has_dotdot(loc))
@@ -170,15 +196,25 @@ static int ext_resolve(oac_ctx *ctx, const char *dir, const char *dir_real,
     struct stat st;
     if (stat(r->real, &st) != 0 || !S_ISREG(st.st_mode))
         return invalid(r, "external data location '%s' is not a regular file", loc);
-    uint64_t size = (uint64_t)st.st_size, end;
+    /* The tensor's size, when its dims and type give one. */
+    uint64_t n, want = 0, size = (uint64_t)st.st_size, end;
+    const char *type = oac_elem_name(t->data_type);
+    bool sized = type && oac_tensor_numel(t, &n) && oac_elem_bytes(t->data_type, n, &want);
     if (!len_s)
-        r->len = r->off <= size ? size - r->off : 0;
+        r->len = sized ? want : r->off <= size ? size - r->off : 0;
     if (oac_add_overflow_u64(r->off, r->len, &end))
-        return invalid(r, "external data offset %s + length %s overflows", off_s, len_s);
+        return invalid(r, "external data offset %llu + length %llu overflows",
+                       (unsigned long long)r->off, (unsigned long long)r->len);
     if (r->off > size || end > size)
-        return invalid(r, "external data offset %llu + length %llu lies past the end of '%s' (%llu bytes)",
-                       (unsigned long long)r->off, (unsigned long long)r->len, loc,
-                       (unsigned long long)size);
+        return invalid(r, "external data offset %llu + length %llu%s lies past the end of "
+                       "'%s' (%llu bytes)",
+                       (unsigned long long)r->off, (unsigned long long)r->len,
+                       len_s ? "" : " (the tensor's size)", loc, (unsigned long long)size);
+    if (sized && r->len != want)
+        return invalid(r, "external data length %llu disagrees with the tensor's "
+                       "%llu elements of %s (%llu bytes); set length to %llu",
+                       (unsigned long long)r->len, (unsigned long long)n,
+                       type, (unsigned long long)want, (unsigned long long)want);
     return OAC_OK;
 }
 
@@ -193,7 +229,8 @@ static int check_tensor(walk *w, const Onnx__TensorProto *t)
     if (!is_external(t))
         return OAC_OK;
     ext_ref r;
-    int rc = ext_resolve(w->ctx, w->model->dir, w->dir_real, t, &r);
+    int rc = ext_resolve(w->ctx, w->model->dir, w->dir_real, w->model->nul_strings,
+                         t, &r);
     if (rc == OAC_OK && r.why[0])
         rc = report(w, t, "%s", r.why);
     oac_dealloc(w->ctx, r.real);
@@ -217,7 +254,8 @@ int oac_external_read(oac_ctx *ctx, const oac_model *model,
     }
     /* The checks of the load again: the files may have changed since, and
      * a model made in memory was never checked. */
-    if ((rc = ext_resolve(ctx, dir, realpath(dir, dir_real) ? dir_real : NULL, t, &r)))
+    if ((rc = ext_resolve(ctx, dir, realpath(dir, dir_real) ? dir_real : NULL,
+                          model ? model->nul_strings : NULL, t, &r)))
         goto done;
     if (r.why[0]) {
         rc = oac_err(ctx, OAC_EPARSE, "tensor '%s': %s", name, r.why);
@@ -232,9 +270,17 @@ int oac_external_read(oac_ctx *ctx, const oac_model *model,
         rc = oac_err(ctx, OAC_EPARSE, "tensor '%s': external offset out of range", name);
         goto done;
     }
-    fd = open(r.real, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO put in the file's place since the check must not
+     * block the open; it is then refused as not a regular file. */
+    fd = open(r.real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         rc = oac_err(ctx, OAC_EIO, "%s: cannot open: %s", r.real, strerror(errno));
+        goto done;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = oac_err(ctx, OAC_EPARSE, "tensor '%s': external data file %s is not a regular file",
+                     name, r.real);
         goto done;
     }
     for (size_t got = 0; got < len;) {

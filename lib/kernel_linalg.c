@@ -3,16 +3,19 @@
  * axis; opset < 13's 2-D coercion), ReduceSum, ReduceMean, ReduceMax.
  *
  * Owns the numeric semantics of those operators (ONNX docs/Operators.md,
- * onnx/reference/ops) on FLOAT, FLOAT16, BFLOAT16 and DOUBLE (sums and
- * dot products accumulated in double, FLOAT MatMul in float as BLAS does;
- * stores round as kernel_elem.h says), and on INT32 / INT64 where ONNX
+ * onnx/reference/ops) on FLOAT, FLOAT16, BFLOAT16 and DOUBLE (dot
+ * products of row-major operands accumulated in float, as BLAS and ONNX
+ * Runtime do, in double for DOUBLE and for transposed Gemm operands;
+ * softmax and reduction sums in double; stores round as kernel_elem.h
+ * says), and on INT32 / INT64 where ONNX
  * allows them (MatMul, the reductions; ReduceMax also the small integers
  * and BOOL).  Contract: section 8 (element types, kernel-error), section 5.
  *
  * Invariants:
  *  1. Only outputs are allocated (oac_kout); no workspace: a
  *     softmax reads its input three times instead of keeping the
- *     exponentials, a reduction walks each output's block of the input.
+ *     exponentials, a reduction walks each output's block of the input,
+ *     a product accumulates MM_CHUNK columns on the stack.
  *  2. Every shape, axis and attribute is validated before the output is
  *     allocated; refusals are kernel-error naming the value.
  *  3. Work is linear in the buffers, except MatMul's and Gemm's, which are
@@ -65,6 +68,65 @@ typedef struct mm_args {
     double alpha, beta;
 } mm_args;
 
+/* Output columns one row computes at a time on the stack (mm_rows): 2 KiB
+ * of accumulators, a bound of the code, not of the model. */
+#define MM_CHUNK 256
+
+/* alpha * acc + beta * C into element (i, j) of o. */
+static void mm_store(const mm_args *m, void *o, int64_t i, int64_t j, double acc)
+{
+    double v = acc * m->alpha;
+    if (m->c)
+        v += m->beta * oac_ek_getd(m->tc, m->c, (uint64_t)(m->c0 + i * m->rc + j * m->cc));
+    oac_ek_setd(m->t, o, (uint64_t)(m->o0 + i * m->N + j), v);
+}
+
+/* Row-major A and B of a float type: o[i, j0..] accumulates a[i, q] *
+ * b[q, j0..] in float (double for DOUBLE) over MM_CHUNK columns at a
+ * time, each B row read contiguously, the 16-bit types widened in the
+ * loop (exactly, half.h). */
+static void mm_rows(const mm_args *m, void *o)
+{
+    int32_t t = m->t;
+    for (int64_t i = 0; i < m->M; i++)
+        for (int64_t j0 = 0; j0 < m->N; j0 += MM_CHUNK) {
+            int64_t jn = m->N - j0 < MM_CHUNK ? m->N - j0 : MM_CHUNK;
+            if (t == OAC_T_DOUBLE) {
+                double acc[MM_CHUNK] = { 0 };
+                const double *a = (const double *)m->a + m->a0 + i * m->ra;
+                for (int64_t q = 0; q < m->K; q++) {
+                    const double *b = (const double *)m->b + m->b0 + q * m->rb + j0;
+                    for (int64_t j = 0; j < jn; j++)
+                        acc[j] += a[q] * b[j];
+                }
+                for (int64_t j = 0; j < jn; j++)
+                    mm_store(m, o, i, j0 + j, acc[j]);
+                continue;
+            }
+            float acc[MM_CHUNK] = { 0 };
+            for (int64_t q = 0; q < m->K; q++) {
+                float aiq = oac_ek_getf(t, m->a, (uint64_t)(m->a0 + i * m->ra + q));
+                const void *brow = (const uint8_t *)m->b +
+                                   (size_t)(m->b0 + q * m->rb + j0) * oac_ek_size(t);
+                if (t == OAC_T_FLOAT) {
+                    const float *b = brow;
+                    for (int64_t j = 0; j < jn; j++)
+                        acc[j] += aiq * b[j];
+                } else if (t == OAC_T_FLOAT16) {
+                    const uint16_t *b = brow;
+                    for (int64_t j = 0; j < jn; j++)
+                        acc[j] += aiq * oac_f16_to_f32(b[j]);
+                } else {
+                    const uint16_t *b = brow;
+                    for (int64_t j = 0; j < jn; j++)
+                        acc[j] += aiq * oac_bf16_to_f32(b[j]);
+                }
+            }
+            for (int64_t j = 0; j < jn; j++)
+                mm_store(m, o, i, j0 + j, acc[j]);
+        }
+}
+
 static void mm_block(const mm_args *m, void *o)
 {
     int32_t t = m->t;
@@ -86,6 +148,10 @@ static void mm_block(const mm_args *m, void *o)
         return;
     }
     bool f = oac_ek_is_float(t);
+    if (f && m->ca == 1 && m->cb == 1) {
+        mm_rows(m, o);
+        return;
+    }
     for (int64_t i = 0; i < m->M; i++)
         for (int64_t j = 0; j < m->N; j++) {
             uint64_t oi = (uint64_t)(m->o0 + i * m->N + j);

@@ -16,9 +16,11 @@
  *     use and before the output is allocated; a bad one is kernel-error
  *     naming the node and the value.
  *  2. Outputs come from oac_kout (oac_kernel_output once the shape is
- *     checked); nothing else is allocated, no workspace.  memcpy never
- *     gets a NULL pointer: empty tensors copy nothing.
- *  3. Output dims are products and sums of validated dims, checked for
+ *     checked); nothing else is allocated, no workspace.
+ *  3. A tensor with a zero dimension has no storage (data is NULL): no
+ *     kernel copies from or into it, not even 0 bytes (memcpy's
+ *     arguments must not be NULL whatever the length).
+ *  4. Output dims are products and sums of validated dims, checked for
  *     overflow (Tile, Pad, Concat); work is linear in the output.
  */
 #include <inttypes.h>
@@ -367,13 +369,17 @@ int oac_kernel_gather(oac_kernel_call *k)
     oac_tensor *y;
     if ((rc = oac_kout(k, 0, x->elem_type, r, od, &y)))
         return rc;
+    /* A zero dimension anywhere: nothing to copy, and no storage to copy
+     * from or into (invariant 3). */
+    if (!y->bytes)
+        return OAC_OK;
     size_t outer = 1, inner = es;
     for (int d = 0; d < axis; d++)
         outer *= (size_t)x->dims[d];
     for (int d = axis + 1; d < x->rank; d++)
         inner *= (size_t)x->dims[d];
     uint8_t *dst = y->data;
-    for (size_t o = 0; o < outer && y->bytes; o++)
+    for (size_t o = 0; o < outer; o++)
         for (uint64_t i = 0; i < ni; i++) {
             int64_t v = oac_ek_geti(ix->elem_type, ix->data, i);
             if (v < 0)

@@ -9,6 +9,9 @@
  *
  *  1. map: open + fstat + mmap(PROT_READ, MAP_PRIVATE) + MADV_RANDOM, so
  *     the kernel reads only the pages we touch, never ahead into weights.
+ *     The open is O_NONBLOCK (cleared once the file is known to be
+ *     regular): a FIFO, socket or device is "not a regular file" at once,
+ *     where a blocking open of a FIFO would wait forever for a writer.
  *  2. decode (decode.c): one walk of the wire format, guided by the
  *     protobuf-c descriptors and bounded by OAC_MAX_DEPTH, validates
  *     every tag, wire type, varint and length (a bad file fails with a
@@ -86,26 +89,30 @@ static int parse_error(oac_ctx *ctx, oac_diags *diags, const char *fmt, ...)
 /* ---- parsing one buffer ----------------------------------------------- */
 
 /* Decode buf as a message of type desc.  On success the tree lives in
- * *arena_out and points into buf; *external (may be NULL) tells whether
- * any TensorProto has a data_location field.  mapped: buf is our file
+ * *arena_out and points into buf; *facts (may be NULL) tells whether
+ * any TensorProto has a data_location field and which entry strings held
+ * a NUL byte.  mapped: buf is our file
  * mapping, whose pages the walk may drop as it goes. */
 static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
                       const uint8_t *buf, size_t len, bool mapped, const char *name,
                       oac_diags *diags, oac_arena **arena_out,
-                      ProtobufCMessage **msg_out, bool *external)
+                      ProtobufCMessage **msg_out, oac_decode_facts *facts)
 {
+    oac_decode_facts none;
     *arena_out = NULL;
     *msg_out = NULL;
-    if (external)
-        *external = false;
+    if (!facts)
+        facts = &none;
+    facts->external = false;
+    facts->nul = NULL;
     if (len == 0)
         return parse_error(ctx, diags, "%s: empty file at byte 0", name);
     oac_arena *arena = oac_arena_new_zeroed(ctx);
     if (!arena)
         return OAC_ENOMEM;
     char err[256];
-    int rc = oac_decode(ctx, arena, desc, buf, len, mapped ? OAC_DECODE_DROP_PAGES : 0,
-                        msg_out, external, err, sizeof err);
+    int rc = oac_decode_ex(ctx, arena, desc, buf, len, mapped ? OAC_DECODE_DROP_PAGES : 0,
+                           msg_out, facts, err, sizeof err);
     if (rc == OAC_EPARSE)
         rc = parse_error(ctx, diags, "%s: %s", name, err);
     if (rc != OAC_OK) {
@@ -123,7 +130,7 @@ static int map_file(oac_ctx *ctx, const char *path, oac_diags *diags,
 {
     *map = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return parse_error(ctx, diags, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
@@ -134,6 +141,12 @@ static int map_file(oac_ctx *ctx, const char *path, oac_diags *diags,
     }
     if (!S_ISREG(st.st_mode)) {
         rc = parse_error(ctx, diags, "%s: not a regular file", path);
+        goto done;
+    }
+    /* A regular file: back to ordinary (blocking) semantics. */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        rc = parse_error(ctx, diags, "%s: cannot read: %s", path, strerror(errno));
         goto done;
     }
     /* mmap of 0 bytes fails; an empty file is simply not a model. */
@@ -192,12 +205,13 @@ static int model_from(oac_ctx *ctx, oac_model **out, const uint8_t *buf,
         goto done;
     }
     ProtobufCMessage *msg = NULL;
-    bool external = false;
+    oac_decode_facts facts;
     rc = parse_into(ctx, &onnx__model_proto__descriptor, buf, len, mapped, name, diags,
-                    &m->arena, &msg, &external);
+                    &m->arena, &msg, &facts);
     if (rc != OAC_OK)
         goto done;
     m->proto = (Onnx__ModelProto *)msg;
+    m->nul_strings = facts.nul;
     /* The walk read the pages of the graph; from here on only payloads
      * are read, and seldom.  Drop the pages from our resident set (the
      * mapping is private and never written, so a later read faults the
@@ -206,7 +220,7 @@ static int model_from(oac_ctx *ctx, oac_model **out, const uint8_t *buf,
         (void)madvise((void *)(uintptr_t)buf, len, MADV_DONTNEED);
     /* Only a tensor with a data_location can be external: without one the
      * walk would find nothing to check. */
-    if (external)
+    if (facts.external)
         rc = oac_external_data_check(ctx, m, diags);
 done:
     if (rc != OAC_OK) {

@@ -268,6 +268,10 @@ struct oac_model {
     bool mapped;             /* map came from mmap and must be unmapped */
     Onnx__ModelProto *proto;
     struct oac_arena *arena; /* owns every byte of proto */
+    /* StringStringEntryProto strings of proto whose bytes held a NUL (the
+     * decoder's list, in the arena; NULL when none): such a string is
+     * only the text before the NUL (extdata.c refuses it as a location). */
+    const struct oac_decode_nul *nul_strings;
 };
 
 /* The parsed ModelProto (load.c); borrowed, as long as the model. */
@@ -294,6 +298,25 @@ bool oac_qtensor_payload(const Onnx__QuantizedTensorProto *q, oac_payload *out);
 /* Number of elements the dims describe; false on overflow or a negative
  * dimension. */
 bool oac_tensor_numel(const Onnx__TensorProto *t, uint64_t *out);
+/* The bytes of dense data (what raw_data would hold) that t's inline
+ * payload stands for: raw_data's length, or the values stored in the
+ * typed field its data_type uses (float_data, int32_data, ...) times the
+ * bytes each stands for; values in another typed field do not count.
+ * Fixed-size fields are measured by their length, varint fields are
+ * counted (read, never copied).  OAC_EPARSE on a malformed payload,
+ * OAC_EUNSUPPORTED for a type without a typed field (STRING, UNDEFINED,
+ * unknown), with the message on ctx.  Not for EXTERNAL tensors. */
+int oac_tensor_payload_bytes(oac_ctx *ctx, const Onnx__TensorProto *t,
+                             uint64_t *out);
+/* Does t's inline payload hold exactly its element count times its
+ * element size (a STRING tensor: one string_data entry per element)?
+ * True also when that cannot be judged here (EXTERNAL data, extdata.c's;
+ * segments; types without a fixed size).  False with why set to what is
+ * wrong and how to mend it, a phrase to follow the tensor's name
+ * ("(FLOAT[4]) holds 12 bytes of data, but its 4 elements need 16: ...").
+ * ctx's message is left as it was. */
+bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
+                             char *why, size_t why_len);
 /* Decode an integer tensor (INT64, INT32, INT16, INT8, UINT*, BOOL) into
  * int64 values; at most max, count in *n.  OAC_EPARSE on malformed
  * data, with the message on ctx. */

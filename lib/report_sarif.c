@@ -16,8 +16,11 @@
  * Invariants:
  *  1. Levels keep the diagnostic's severity: --werror changes a report's
  *     status, not the facts (contract 5).  invocations[0].
- *     executionSuccessful is false only when a model could not be read,
- *     as SARIF means it (the tool could not do its job), not "no errors".
+ *     executionSuccessful is false only when the tool could not do its
+ *     job, as SARIF means it, not "no errors": a model (or an --input
+ *     file) could not be read (parse-error), its analysis did not finish
+ *     (analysis-failed), or a file it was asked to write could not be
+ *     (output-write-failed).
  *  2. The RFC 6901 location, which SARIF has no field for, goes to the
  *     result's property bag ("properties": {"location": ...}).
  *  3. A path is written as a URI reference: bytes outside RFC 3986's
@@ -238,7 +241,9 @@ json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
         push(artifacts, a, &ok);
         for (size_t i = 0; i < oac_diags_count(in[m].diags); i++)
             push(results, result_json(ctx, oac_diags_get(in[m].diags, i), path, m, &ok), &ok);
-        if (!in[m].model)
+        if (!in[m].model || oac_diags_find(in[m].diags, OAC_PARSE_ERROR) >= 0 ||
+            oac_diags_find(in[m].diags, OAC_ANALYSIS_FAILED) >= 0 ||
+            oac_diags_find(in[m].diags, OAC_OUTPUT_WRITE_FAILED) >= 0)
             success = false;
     }
     put(run, "artifacts", artifacts, &ok);

@@ -350,13 +350,15 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
                        oac_diags *diags);
 
 /* The final values of a run (graph outputs and bound caches), kept for
- * --dump (dump.c). */
+ * --dump (dump.c): one file each in dir; a file that cannot be written is
+ * an output-write-failed diagnostic in diags and makes the call return
+ * OAC_ERUNTIME after writing the others. */
 typedef struct oac_dump_value {
     const char *name;
     const oac_rtval *value;
     const oac_model *model;
 } oac_dump_value;
-int oac_dump_values(oac_ctx *ctx, const char *dir, const oac_dump_value *v,
-                    size_t n);
+int oac_dump_values(oac_ctx *ctx, oac_diags *diags, const char *dir,
+                    const oac_dump_value *v, size_t n);
 
 #endif /* OAC_RUNTIME_H */

@@ -102,7 +102,7 @@ typedef struct oac_sym {
     int64_t value;          /* bound number at the root, or -1 */
     const char *name;       /* dim_param (borrowed), NULL if anonymous */
     uint8_t origin;         /* oac_origin_kind of the binding */
-    int32_t origin_dim;     /* axis of the binding */
+    int32_t origin_dim;     /* axis of the binding (--dim: the option's index) */
     size_t origin_value;    /* value id of the binding (SIZE_MAX: none) */
 } oac_sym;
 
@@ -273,8 +273,9 @@ const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
 
 /* --input files (inputs.c): load each opts->inputs entry as the message
  * its graph input's declared type calls for, into st->out->inputs
- * (analysis.h).  A missing/unreadable file or a name that is no graph
- * input of the main graph is OAC_EINVAL. */
+ * (analysis.h).  A name that is no graph input of the main graph, or
+ * given twice, is OAC_EINVAL; a file that cannot be read or is malformed
+ * is a parse-error diagnostic, and the input stays unknown. */
 int oac_shapes_load_inputs(struct oac_check_state *st, oac_shapes *sh);
 /* Read one --input file as the message a value of kind (oac_vkind:
  * OAC_VK_SEQUENCE, OAC_VK_MAP, else a tensor) calls for: the one reader,

@@ -38,7 +38,7 @@ static int dump_session(oac_session *s)
             dv[k++] = (oac_dump_value){ m->output_names[i], v, r->model };
     }
     if (!rc)
-        rc = oac_dump_values(s->ctx, r->opts->dump_dir, dv, k);
+        rc = oac_dump_values(s->ctx, s->diags, r->opts->dump_dir, dv, k);
     oac_dealloc(s->ctx, dv);
     return rc;
 }

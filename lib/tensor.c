@@ -1,7 +1,8 @@
 /* tensor.c: lazy access to tensor payloads, wherever the loader left them.
  *
  * Owns oac_tensor_payload, oac_qtensor_payload, oac_tensor_numel,
- * oac_tensor_int64s and oac_tensor_read (oac_int.h).  Contract 1: payloads
+ * oac_tensor_payload_bytes, oac_tensor_payload_fits, oac_tensor_int64s
+ * and oac_tensor_read (oac_int.h).  Contract 1: payloads
  * are not copied at load time.  A payload field is either kept in the
  * parsed struct (small ones, and models made by the builder) or left by
  * load.c as protobuf-c unknown fields carrying the field's original tag
@@ -21,6 +22,8 @@
  *  4. Host byte order is little-endian (checked at compile time), so kept
  *     float/double arrays are their own wire bytes.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "oac_int.h"
@@ -327,6 +330,12 @@ static int put_packed(oac_ctx *ctx, sink *s, enum enc e, const uint8_t *p,
     if (n % w)
         return oac_err(ctx, OAC_EPARSE, "packed field %u holds %zu bytes, not a multiple of %zu",
                        field, n, w);
+    /* Counting only: fixed-size values are counted by their length,
+     * without reading them. */
+    if (!s->dst && !s->ints) {
+        s->count += n / w;
+        return OAC_OK;
+    }
     /* float_data/double_data into dense bytes: the wire form is the
      * dense form, copy it at once. */
     if (s->dst && !s->ints && s->width == w && !s->overflow &&
@@ -440,6 +449,162 @@ static bool typed_field(int32_t et, unsigned *field, size_t *width)
         *width = bits >= 8 ? bits / 8 : 1;
         return true;
     }
+}
+
+static bool raw_present(const Onnx__TensorProto *t);
+static bool is_external(const Onnx__TensorProto *t);
+
+int oac_tensor_payload_bytes(oac_ctx *ctx, const Onnx__TensorProto *t,
+                             uint64_t *out)
+{
+    *out = 0;
+    const char *name = t->name ? t->name : "";
+    if (raw_present(t)) {
+        oac_payload p;
+        oac_tensor_payload(t, &p);
+        if (!p.bytes && p.len == 0 && !t->has_raw_data)
+            return oac_err(ctx, OAC_EPARSE, "tensor '%s': malformed raw_data", name);
+        *out = p.len;
+        return OAC_OK;
+    }
+    unsigned field;
+    size_t width;
+    if (!typed_field(t->data_type, &field, &width))
+        return oac_err(ctx, OAC_EUNSUPPORTED, "tensor '%s': element type %d has no "
+                       "fixed-size typed field", name, (int)t->data_type);
+    sink s = { .width = width, .max = UINT64_MAX };
+    int rc = put_field(ctx, &s, t, field);
+    if (rc)
+        return rc;
+    if (oac_mul_overflow_u64(s.count, width, out))
+        return oac_err(ctx, OAC_EPARSE, "tensor '%s': too many stored values", name);
+    return OAC_OK;
+}
+
+/* "[2,3]" for t's dims into buf. */
+static const char *dims_text(const Onnx__TensorProto *t, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (size_t i = 0; i < t->n_dims && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%" PRId64, i ? "," : "", t->dims[i]);
+    if (k < len)
+        snprintf(buf + k, len - k, "]");
+    return buf;
+}
+
+/* Bytes of a varint of value v. */
+static size_t varint_len(uint64_t v)
+{
+    size_t k = 1;
+    for (; v >= 0x80; v >>= 7)
+        k++;
+    return k;
+}
+
+/* The content length of a length-delimited field left in the mapping as
+ * unknown field u, if u holds one occurrence: u->len is then the varint
+ * of the length plus the content, and L + varint_len(L) grows with L, so
+ * at most one L fits.  Computed, never read: reading the length would
+ * fault in a page of the file per payload, which the load dropped (a
+ * 2048-layer model: 70 MB resident).  When u holds several occurrences
+ * the answer is wrong; callers only take it as a hint (payload_hint). */
+static bool single_len(const ProtobufCMessageUnknownField *u, uint64_t *len)
+{
+    if (u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+        return false;
+    for (size_t k = 1; k <= 10 && k <= u->len; k++)
+        if (varint_len(u->len - k) == k) {
+            *len = u->len - k;
+            return true;
+        }
+    return false;
+}
+
+/* What t's payload holds, in bytes of dense data, as far as it can be
+ * told without reading the mapping: raw_data, or float_data and
+ * double_data (fixed-size values: their bytes are the dense bytes), each
+ * unknown field taken for one occurrence (single_len).  False for
+ * varint fields, which only counting tells. */
+static bool payload_hint(const Onnx__TensorProto *t, uint64_t *out)
+{
+    const ProtobufCMessage *m = &t->base;
+    unsigned field;
+    size_t width;
+    uint64_t n, len;
+    if (raw_present(t)) {
+        field = F_RAW;
+        n = t->has_raw_data ? t->raw_data.len : 0;
+    } else if (typed_field(t->data_type, &field, &width) &&
+               (field == F_FLOAT || field == F_DOUBLE)) {
+        n = field == F_FLOAT ? (uint64_t)t->n_float_data * 4
+                             : (uint64_t)t->n_double_data * 8;
+    } else {
+        return false;
+    }
+    size_t from = 0;
+    const ProtobufCMessageUnknownField *u;
+    while ((u = unknown_at(m, field, &from))) {
+        if (!single_len(u, &len))
+            return false;
+        /* raw_data: the one left in the mapping is the payload, as in
+         * oac_tensor_payload; typed fields add up */
+        n = field == F_RAW ? len : n + len;
+    }
+    *out = n;
+    return true;
+}
+
+bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
+                             char *why, size_t why_len)
+{
+    if (why_len)
+        why[0] = '\0';
+    if (is_external(t) || t->segment)
+        return true;
+    char dims[128];
+    uint64_t n;
+    if (!oac_tensor_numel(t, &n)) {
+        snprintf(why, why_len, "has dims %s, with a negative dimension or too many "
+                 "elements to count: give it the dims of its data",
+                 dims_text(t, dims, sizeof dims));
+        return false;
+    }
+    if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__STRING) {
+        if (!raw_present(t) && t->n_string_data == n)
+            return true;
+        snprintf(why, why_len, "(STRING%s) holds %zu strings%s for %" PRIu64 " elements: "
+                 "store one string_data entry per element", dims_text(t, dims, sizeof dims),
+                 t->n_string_data, raw_present(t) ? " and raw_data" : "", n);
+        return false;
+    }
+    const char *type = oac_elem_name(t->data_type);
+    uint64_t want, have;
+    if (!type || !oac_elem_bytes(t->data_type, n, &want))
+        return true;   /* no fixed size: nothing to measure it by */
+    /* Most payloads are told right without reading them; the rest (and
+     * any hint that disagrees) are measured exactly.  A hint that agrees
+     * for a payload split into several occurrences could be wrong; such a
+     * payload is still measured when it is read (oac_tensor_read). */
+    if (payload_hint(t, &have) && have == want)
+        return true;
+    /* A malformed payload is an answer, not a failure: the context's
+     * message stays as it was. */
+    char saved[sizeof ctx->errmsg];
+    memcpy(saved, ctx->errmsg, sizeof saved);
+    int rc = oac_tensor_payload_bytes(ctx, t, &have);
+    if (rc)
+        snprintf(why, why_len, "(%s%s): %s; re-export the tensor", type,
+                 dims_text(t, dims, sizeof dims), ctx->errmsg);
+    memcpy(ctx->errmsg, saved, sizeof saved);
+    if (rc)
+        return false;
+    if (have == want)
+        return true;
+    snprintf(why, why_len, "(%s%s) holds %" PRIu64 " bytes of data, but its %" PRIu64
+             " elements need %" PRIu64 ": store exactly its elements in raw_data (or in "
+             "the typed field ONNX uses for %s)", type, dims_text(t, dims, sizeof dims),
+             have, n, want, type);
+    return false;
 }
 
 static bool raw_present(const Onnx__TensorProto *t)

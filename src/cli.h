@@ -76,7 +76,17 @@ typedef struct cli_model {
     oac_analysis *analysis;      /* NULL when not analysed */
     oac_execution *execution;    /* NULL unless run */
     int exit;                    /* CLI_EXIT_* of this model */
+    /* A failure that made exit non-zero could not be put in diags (out
+     * of memory): no report may be written, it would not say why. */
+    bool unreportable;
 } cli_model;
+
+/* The tool's own work on m stopped with the failure status of a library
+ * call (contract 8: whatever makes the exit non-zero is a diagnostic): a
+ * parse-error (unreadable input) or analysis-failed diagnostic "what:
+ * reason" in m's report (oac_diags_add_failure), and exit status 2 for
+ * it (cli_model_settle); m->unreportable when even that fails. */
+void cli_model_fail(oac_ctx *ctx, cli_model *m, int status, const char *what);
 
 /* Load m->path into m (diags created here); sets m->exit to
  * CLI_EXIT_USAGE for an unreadable file.  Returns false only when out of
@@ -91,10 +101,17 @@ bool cli_names_known(const cli *c, const cli_model *models, size_t n);
 /* oac_check with the --dim/--input that concern this model.  Returns
  * false on a usage error (message printed); other failures set m->exit. */
 bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m);
-/* The model's exit status from its diagnostics (keeps a higher one). */
+/* The model's exit status from its diagnostics (keeps a higher one):
+ * 2 with a parse-error or analysis-failed, 1 when the report's status is
+ * "error", else 0. */
 void cli_model_settle(const cli *c, cli_model *m);
-/* Write the reports of every model in c->format to stdout or -o.
- * Returns CLI_EXIT_OK, or CLI_EXIT_USAGE when the output failed. */
+/* False (the reason printed) when -o names a file the call reads (a
+ * model or an --input file, by device and inode) or a symbolic link: a
+ * usage error found before anything runs or is written. */
+bool cli_output_usable(const cli *c);
+/* Write the reports of every model in c->format to stdout or -o (a
+ * temporary file renamed into place: whole or not at all).  Returns
+ * CLI_EXIT_OK, or CLI_EXIT_USAGE when the output failed. */
 int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
                       size_t n);
 

@@ -7,10 +7,14 @@
  * Invariants:
  *  1. Every model, unreadable ones included, gets its report, in argument
  *     order; JSON is one object for one model and an array for several.
- *  2. A model's exit status: 2 unreadable (parse-error, or a path that
- *     cannot be opened), else 1 when its report's status is "error"
- *     (errors, or warnings with --werror), else 0.  The call returns the
- *     highest.
+ *  2. A model's exit status: 2 unreadable (parse-error: a path that
+ *     cannot be opened, a file that is no model, an --input file that
+ *     cannot be read) or not analysed to the end (analysis-failed), else
+ *     1 when its report's status is "error" (errors, or warnings with
+ *     --werror), else 0.  The call returns the highest.  Whatever makes
+ *     it non-zero is a diagnostic in the model's report (cli_model_fail),
+ *     so status and exit status agree in every format; when even that
+ *     diagnostic cannot be recorded, no report is written at all.
  *  3. Bad usage that needs the models to be seen (a --dim name in none of
  *     them, an --input name that is no graph input of any, or what
  *     oac_check refuses as OAC_EINVAL) prints the reason to stderr and
@@ -19,12 +23,21 @@
  *  4. With several models, each is given only the --dim and --input names
  *     it has, since a name need occur in only one of them (contract 5).
  */
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+
+void cli_model_fail(oac_ctx *ctx, cli_model *m, int status, const char *what)
+{
+    if (!m->diags || oac_diags_add_failure(m->diags, ctx, status, what) != OAC_OK) {
+        cli_error("%s: %s: %s", m->path, what, oac_errmsg(ctx));
+        m->unreportable = true;
+    }
+    m->exit = CLI_EXIT_USAGE;
+}
 
 bool cli_model_load(oac_ctx *ctx, cli_model *m, const char *path)
 {
@@ -40,9 +53,9 @@ bool cli_model_load(oac_ctx *ctx, cli_model *m, const char *path)
         m->model = NULL;
         m->exit = CLI_EXIT_USAGE;
         /* The parse-error diagnostic carries the reason in the report;
-         * say it on stderr only when the loader left none. */
+         * anything else (out of memory) still has to be in it. */
         if (oac_diags_find(m->diags, OAC_PARSE_ERROR) < 0)
-            cli_error("%s: %s", path, oac_errmsg(ctx));
+            cli_model_fail(ctx, m, rc, "the model could not be loaded");
     }
     return true;
 }
@@ -120,11 +133,10 @@ bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m)
         cli_error("%s: %s", m->path, oac_errmsg(ctx));
         usage_ok = false;
     } else if (rc < 0) {
-        /* An --input file that cannot be read is unreadable input (2);
-         * anything else (out of memory, a bug) still gets its report but
-         * cannot pass for a clean check either. */
-        cli_error("%s: %s", m->path, oac_errmsg(ctx));
-        m->exit = CLI_EXIT_USAGE;
+        /* Out of memory, a bug: the report keeps what was found, and says
+         * that it is incomplete (unreadable --input files are
+         * parse-error diagnostics of the check itself). */
+        cli_model_fail(ctx, m, rc, "the check stopped");
     }
 done:
     free(dims);
@@ -136,6 +148,11 @@ void cli_model_settle(const cli *c, cli_model *m)
 {
     oac_report_input in = { .diags = m->diags, .werror = c->werror };
     int e = oac_report_failed(&in) ? CLI_EXIT_ERRORS : CLI_EXIT_OK;
+    /* Unreadable input, the model or an --input file (contract 5), or a
+     * model the tool could not finish. */
+    if (oac_diags_find(m->diags, OAC_PARSE_ERROR) >= 0 ||
+        oac_diags_find(m->diags, OAC_ANALYSIS_FAILED) >= 0)
+        e = CLI_EXIT_USAGE;
     if (e > m->exit)
         m->exit = e;
 }
@@ -258,19 +275,60 @@ static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
     return rc;
 }
 
+/* Is -o FILE one of the files the call reads (same device and inode),
+ * or a symbolic link?  Then it is refused before anything runs: writing
+ * the report there would destroy an input, or follow a link (contract
+ * 8).  A FILE that does not exist yet is fine. */
+bool cli_output_usable(const cli *c)
+{
+    struct stat o, lo, in;
+    if (!c->output)
+        return true;
+    if (lstat(c->output, &lo) == 0 && S_ISLNK(lo.st_mode)) {
+        cli_error("-o %s: is a symbolic link, which is not followed; name the file itself",
+                  c->output);
+        return false;
+    }
+    if (stat(c->output, &o) != 0)
+        return true;
+    for (size_t i = 0; i < c->n_models + c->n_inputs; i++) {
+        const char *p = i < c->n_models ? c->models[i] : c->inputs[i - c->n_models].path;
+        if (p && stat(p, &in) == 0 && in.st_dev == o.st_dev && in.st_ino == o.st_ino) {
+            cli_error("-o %s: is %s %s, which the report would overwrite", c->output,
+                      i < c->n_models ? "the model" : "the --input file", p);
+            return false;
+        }
+    }
+    return true;
+}
+
 int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
                       size_t n)
 {
     FILE *out = stdout;
+    oac_outfile *of = NULL;
     int rc;
-    if (c->output && !(out = fopen(c->output, "w"))) {
-        cli_error("%s: %s", c->output, strerror(errno));
-        return CLI_EXIT_USAGE;
+    for (size_t i = 0; i < n; i++)
+        if (models[i].unreportable) {
+            cli_error("%s: no report: out of memory", models[i].path);
+            return CLI_EXIT_USAGE;
+        }
+    if (c->output) {
+        /* Whole or not at all, never through a symlink (outfile.c). */
+        if (oac_outfile_open(ctx, &of, c->output) != OAC_OK) {
+            cli_error("-o %s", oac_errmsg(ctx));
+            return CLI_EXIT_USAGE;
+        }
+        out = oac_outfile_stream(of);
     }
     rc = write_all(ctx, c, models, n, out);
-    if (out != stdout) {
-        if (fclose(out) != 0)
-            rc = -1;
+    if (of) {
+        if (rc != 0)
+            oac_outfile_abort(of);
+        else if (oac_outfile_commit(of) != OAC_OK) {
+            cli_error("-o %s", oac_errmsg(ctx));
+            return CLI_EXIT_USAGE;
+        }
     } else if (fflush(out) != 0) {
         rc = -1;
     }

@@ -15,12 +15,13 @@
  *     it in the same list); the report shows what was measured up to it.
  *  3. OAC_EINVAL from the runtime (e.g. a dimension left unknown, a
  *     --readonly name that is no cache) is bad usage: stderr, exit 2, no
- *     report.  Other failures keep the report, say why on stderr, and
- *     cannot exit 0; the runtime also puts every failure that stopped the
- *     run (other than unreadable --input/--dump files) in the report as a
- *     diagnostic, so its status says "error" when the exit is 1.
+ *     report.  Every other failure is a diagnostic in the report: the
+ *     runtime's own (run-time findings, a failure at a node, a --dump
+ *     file that could not be written: output-write-failed), else one
+ *     added here (parse-error for input that could not be read at run
+ *     time, analysis-failed for anything else), so status and exit
+ *     status agree (cmd_check.c invariant 2).
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +53,11 @@ int cmd_run(oac_ctx *ctx, const cli *c)
             .dump_dir = c->dump,
         };
         /* --dump DIR names where to put the files; like most tools'
-         * output folders it is created when missing (one level). */
-        if (clean && c->dump && mkdir(c->dump, 0777) != 0 && errno != EEXIST) {
-            cli_error("--dump %s: %s", c->dump, strerror(errno));
-            status = CLI_EXIT_USAGE;
-            goto done;
-        }
+         * output folders it is created when missing (one level).  When
+         * that fails, each file the run cannot write there is an
+         * output-write-failed diagnostic. */
+        if (clean && c->dump)
+            (void)mkdir(c->dump, 0777);
         int rc = oac_run(ctx, &m.execution, m.model, m.analysis, &ro, m.diags);
         if (rc == OAC_EINVAL) {
             cli_error("%s: %s", m.path, oac_errmsg(ctx));
@@ -69,11 +69,8 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         if (rc < 0 && !(rc == OAC_ERUNTIME &&
                         oac_diags_count_severity(m.diags, OAC_SEV_ERROR) > 0)) {
             /* The run could not do its job; the report still shows the
-             * check.  Unreadable --input or --dump trouble is input or
-             * usage (2); anything else is a failed run (1). */
-            cli_error("%s: %s", m.path, oac_errmsg(ctx));
-            m.exit = (rc == OAC_EIO || rc == OAC_EPARSE) ? CLI_EXIT_USAGE
-                                                         : CLI_EXIT_ERRORS;
+             * check, and says why (invariant 3). */
+            cli_model_fail(ctx, &m, rc, "the run stopped");
         }
     }
     cli_model_settle(c, &m);

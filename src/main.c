@@ -11,6 +11,19 @@
 
 #include "cli.h"
 
+/* OAC_FAIL_ALLOC_AFTER=N (a testing aid, man page ENVIRONMENT): the
+ * library's Nth allocation and every one after it fail, as
+ * oac_ctx_fail_alloc_after does in the library's own tests, until the
+ * tool reports the failure (cli_model_fail). */
+static void inject_failures(oac_ctx *ctx)
+{
+    const char *s = getenv("OAC_FAIL_ALLOC_AFTER");
+    char *end;
+    unsigned long n = s && *s ? strtoul(s, &end, 10) : 0;
+    if (n && !*end)
+        oac_ctx_fail_alloc_after(ctx, n);
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -27,12 +40,17 @@ int main(int argc, char **argv)
         status = CLI_EXIT_USAGE;
         goto done;
     }
+    if (!cli_output_usable(&c)) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
     ctx = oac_ctx_new();
     if (!ctx) {
         cli_error("out of memory");
         status = CLI_EXIT_USAGE;
         goto done;
     }
+    inject_failures(ctx);
     status = c.cmd == CLI_CMD_RUN ? cmd_run(ctx, &c) : cmd_check(ctx, &c);
 done:
     oac_ctx_free(ctx);

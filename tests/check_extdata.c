@@ -359,12 +359,53 @@ static void ext_inside(fx *f) { ext_scene(f, "w.bin", "0"); }
 static void ext_past_end(fx *f) { ext_scene(f, "w.bin", "1"); }
 static void ext_outside(fx *f) { ext_scene(f, "../w.bin", "0"); }
 
+/* The 16-element UINT8 tensor with `length` len (NULL: none) in a
+ * 16-byte file: only 16 is its size (contract 8). */
+static void ext_length(fx *f, const char *len)
+{
+    fx_begin(f);
+    write_at(dir, "w.bin", 16);
+    oac_diags_free(f->d);
+    f->d = run_case(f->ctx, IN_GRAPH, "w.bin", "0", len, &f->m);
+}
+static void ext_length_short(fx *f) { ext_length(f, "12"); }
+static void ext_no_length(fx *f) { ext_length(f, NULL); }
+
+/* location "w.bin\0tail": the text before the NUL names the valid file,
+ * and must not pass for the whole (the builder writes C strings: the
+ * '#' of "w.bin#tail" is made a NUL in the written file). */
+static void ext_nul(fx *f)
+{
+    fx_begin(f);
+    write_at(dir, "w.bin", 16);
+    oac_diags_free(run_case(f->ctx, IN_GRAPH, "w.bin#tail", "0", "16", NULL));
+    char path[512];
+    snprintf(path, sizeof path, "%s/m.onnx", dir);
+    FILE *fp = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(fp);
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, fp), i = 0;
+    while (i + 10 <= n && memcmp(buf + i, "w.bin#tail", 10))
+        i++;
+    ck_assert_uint_le(i + 10, n);
+    ck_assert_int_eq(fseek(fp, (long)i + 5, SEEK_SET), 0);
+    ck_assert_int_eq(fputc(0, fp), 0);
+    ck_assert_int_eq(fclose(fp), 0);
+    ck_assert_int_eq(oac_model_load(f->ctx, &f->m, path, f->d), OAC_OK);
+    ck_assert_ptr_nonnull(strstr(oac_diags_get(f->d, 0)->message, "contains a NUL byte"));
+}
+
 static const scene_case ext_rows[] = {
     { "past_end", ext_past_end, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
       "/graph/initializer/1" },
     { "outside", ext_outside, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
       "/graph/initializer/1" },
     { "inside", ext_inside, NEAR(OAC_EXTERNAL_DATA_INVALID) },
+    { "length_short", ext_length_short, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
+      "/graph/initializer/1" },
+    { "no_length", ext_no_length, NEAR(OAC_EXTERNAL_DATA_INVALID) },
+    { "nul_location", ext_nul, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
+      "/graph/initializer/1" },
 };
 CASES_TEST(ext_rows)
 

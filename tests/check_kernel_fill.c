@@ -136,6 +136,103 @@ START_TEST(trilu_by_definition)
 }
 END_TEST
 
+/* ---- a decoder's mask, end to end ------------------------------------------- */
+
+/* The attention mask a static-cache decoder export builds (the ONNX
+ * static-scatter decoder's subgraph, rebuilt): positions w + Range(S),
+ * key slots Range(16); a key is visible when it is not after the query,
+ * within a window of 8 and below nonpad; then Where(visible, 0, -FLT_MAX)
+ * as FLOAT16, [1, 1, S, 16].  S = 3, w = 2, nonpad = 5. */
+static void mask_model(fx *f)
+{
+    oac_mb *mb;
+    oac_gb *g = fx_build(f, &mb);
+    oac_mb_opset(mb, "", 24);
+    const double ids[3] = { 5, 6, 7 }, zero = 0, lowest = -65504;
+    kt_init(g, "input_ids", OAC_T_INT64, "1,3", ids, 3);
+    int64_t w = 2, np = 5, c0 = 0, c1 = 1, c16 = 16, c8 = 8, ax0 = 0, ax1 = 1;
+    oac_gb_init_i64(g, "write_indices", "1", &w, 1);
+    oac_gb_init_i64(g, "nonpad", "1", &np, 1);
+    oac_gb_init_i64(g, "c0", "", &c0, 1);
+    oac_gb_init_i64(g, "c1", "", &c1, 1);
+    oac_gb_init_i64(g, "c16", "", &c16, 1);
+    oac_gb_init_i64(g, "c8", "", &c8, 1);
+    oac_gb_init_i64(g, "ax0", "1", &ax0, 1);
+    oac_gb_init_i64(g, "ax1", "1", &ax1, 1);
+    kt_init(g, "zero", OAC_T_FLOAT16, "", &zero, 1);
+    kt_init(g, "lowest", OAC_T_FLOAT16, "", &lowest, 1);
+    Onnx__NodeProto *n = oac_gb_node(g, "Shape", NULL, "shape", "input_ids", "sh");
+    oac_node_attr_int(g, n, "start", 1);
+    oac_node_attr_int(g, n, "end", 2);
+    oac_gb_node(g, "Squeeze", NULL, "sq", "sh,ax0", "S");
+    oac_gb_node(g, "Range", NULL, "rq", "c0,S,c1", "rs");
+    oac_gb_node(g, "Unsqueeze", NULL, "uw", "write_indices,ax0", "w1");
+    oac_gb_node(g, "Unsqueeze", NULL, "ur", "rs,ax1", "rs1");
+    oac_gb_node(g, "Add", NULL, "pos", "w1,rs1", "q");               /* [3, 1] */
+    oac_gb_node(g, "Range", NULL, "rk", "c0,c16,c1", "k");            /* [16] */
+    oac_gb_node(g, "GreaterOrEqual", NULL, "causal", "q,k", "ge");
+    oac_gb_node(g, "Sub", NULL, "dist", "q,k", "d");
+    oac_gb_node(g, "Less", NULL, "window", "d,c8", "lt");
+    oac_gb_node(g, "And", NULL, "and1", "ge,lt", "a1");
+    oac_gb_node(g, "Less", NULL, "pad", "k,nonpad", "lp");
+    oac_gb_node(g, "And", NULL, "and2", "a1,lp", "vis");
+    oac_gb_node(g, "Where", NULL, "where", "vis,zero,lowest", "m");
+    oac_gb_node(g, "Unsqueeze", NULL, "u4", "m,ax0", "m3");
+    oac_gb_node(g, "Unsqueeze", NULL, "u5", "m3,ax0", "mask");
+    oac_gb_output(g, "mask", OAC_T_FLOAT16, "1,1,3,16");
+}
+
+static void mask_want(double *want)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 16; j++) {
+            int q = 2 + i;
+            bool vis = q >= j && q - j < 8 && j < 5;
+            want[i * 16 + j] = vis ? 0 : -65504;
+        }
+}
+
+START_TEST(decoder_mask_chain)
+{
+    fx f;
+    mask_model(&f);
+    kt_val y;
+    ck_assert_int_eq(kt_run(&f, true, "mask", &y, 1), OAC_OK);
+    double want[48];
+    mask_want(want);
+    kt_expect(&y, OAC_T_FLOAT16, "1,1,3,16", want, 48, 0);
+    kt_free(&y, 1);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(decoder_mask_every_allocation_fails)
+{
+    /* The nth allocation fails, for every n until the run succeeds: each
+     * attempt ends with OAC_ENOMEM (ASan, valgrind: nothing leaks). */
+    bool ran = false;
+    unsigned long n;
+    for (n = 1; n < 4000 && !ran; n++) {
+        fx f;
+        mask_model(&f);
+        fx_load(&f);
+        ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+        oac_run_opts ro = { .steps = 2 };
+        oac_ctx_fail_alloc_after(f.ctx, n);
+        int rc = oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d);
+        oac_ctx_fail_alloc_after(f.ctx, 0);
+        if (rc == OAC_OK)
+            ran = true;
+        else
+            ck_assert_msg(rc == OAC_ENOMEM, "n=%lu: rc %d %s %s", n, rc, oac_errmsg(f.ctx),
+                          diag_dump(f.d));
+        fx_end(&f);
+    }
+    ck_assert(ran);
+    ck_assert_uint_gt(n, 10);   /* the run allocates: earlier attempts failed */
+}
+END_TEST
+
 /* ---- refusals -------------------------------------------------------------- */
 
 static void range_delta(fx *f, double d)
@@ -181,6 +278,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, range_extreme_int64);
     tcase_add_test(tc, constant_of_shape_values);
     tcase_add_test(tc, trilu_by_definition);
+    tcase_add_test(tc, decoder_mask_chain);
+    tcase_add_test(tc, decoder_mask_every_allocation_fails);
     ADD_CASES(tc, fill_rows);
     suite_add_tcase(s, tc);
     return s;

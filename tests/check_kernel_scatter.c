@@ -8,6 +8,8 @@
  */
 #include "harness.h"
 
+#include "runtime.h"
+
 /* data [4, 3] (1..12), indices [2, 1] = rows, updates [2, 3]. */
 START_TEST(scatter_nd_rows_and_elements)
 {
@@ -134,14 +136,65 @@ START_TEST(scatter_elements_onnx_examples)
 }
 END_TEST
 
+/* With output_alias 0 <- 0 (a section-6 pair) ScatterND updates a bound
+ * cache in place: the rows land in the caller's storage, the output is
+ * that storage (pointer identity every step) and nothing is allocated. */
+START_TEST(scatter_nd_in_place)
+{
+    fx f;
+    oac_gb *g = fx_build(&f, NULL);
+    oac_vi_access(g, oac_gb_input(g, "cache", OAC_T_FLOAT, "4,3"), 1);
+    const int64_t rows[2] = { 1, 3 };
+    oac_gb_init_i64(g, "idx", "2,1", rows, 2);
+    const double upd[6] = { -1, -2, -3, -4, -5, -6 };
+    kt_init(g, "upd", OAC_T_FLOAT, "2,3", upd, 6);
+    Onnx__NodeProto *n = oac_gb_node(g, "ScatterND", NULL, "sn", "cache,idx,upd", "out");
+    oac_node_alias(g, n, 0, 0, 1);
+    oac_vi_alias_of(g, oac_gb_output(g, "out", OAC_T_FLOAT, "4,3"), "cache");
+    fx_load(&f);
+    float store[12];
+    for (int i = 0; i < 12; i++)
+        store[i] = (float)(i + 1);
+    oac_binding b;
+    oac_binding_init(&b, "cache", store, sizeof store, true);
+    oac_binding *bl[1] = { &b };
+    oac_run_hooks h = { .bindings = bl, .n_bindings = 1 };
+    oac_run_opts ro = { .steps = 2 };
+    ck_assert_msg(fx_check_run(&f, NULL, 0, NULL, 0, &ro, &h) == OAC_OK, "%s",
+                  diag_dump(f.d));
+    for (int i = 0; i < 12; i++) {
+        int r = i / 3;
+        float want = r == 1 ? (float)upd[i % 3] : r == 3 ? (float)upd[3 + i % 3]
+                                                        : (float)(i + 1);
+        ck_assert_float_eq(store[i], want);
+    }
+    ck_assert_uint_eq(f.e->identity_held, 2);
+    ck_assert_uint_eq(f.e->identity_checked, 2);
+    for (int st = 0; st < 2; st++)
+        ck_assert_uint_eq(f.e->per_step[st].alloc_calls, 0);
+    fx_end(&f);
+}
+END_TEST
+
 /* ---- refusals -------------------------------------------------------------- */
+
+/* Integer input `name` [1, 1] holding v, computed at run time (a Cast of
+ * FLOAT), so the checker cannot know it (its capacity rule would report
+ * a known index out of range before anything runs). */
+static void run_time_index(oac_gb *g, const char *name, double v)
+{
+    char src[32];
+    snprintf(src, sizeof src, "%s_f", name);
+    kt_init(g, src, OAC_T_FLOAT, "1,1", &v, 1);
+    oac_node_attr_int(g, oac_gb_node(g, "Cast", NULL, NULL, src, name), "to", OAC_T_INT64);
+}
 
 static void nd_model(fx *f, int64_t row)
 {
     oac_gb *g = fx_build(f, NULL);
     const double data[6] = { 1, 2, 3, 4, 5, 6 }, upd[2] = { 9, 9 };
     kt_init(g, "data", OAC_T_FLOAT, "3,2", data, 6);
-    oac_gb_init_i64(g, "rows", "1,1", &row, 1);
+    run_time_index(g, "rows", (double)row);
     kt_init(g, "upd", OAC_T_FLOAT, "1,2", upd, 2);
     oac_gb_node(g, "ScatterND", NULL, "sn", "data,rows,upd", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "3,2");
@@ -157,9 +210,8 @@ static void el_model(fx *f, int64_t col)
 {
     oac_gb *g = fx_build(f, NULL);
     const double data[4] = { 1, 2, 3, 4 }, upd[1] = { 9 };
-    int64_t idx[1] = { col };
     kt_init(g, "data", OAC_T_INT64, "2,2", data, 4);
-    oac_gb_init_i64(g, "cols", "1,1", idx, 1);
+    run_time_index(g, "cols", (double)col);
     kt_init(g, "upd", OAC_T_INT64, "1,1", upd, 1);
     oac_node_attr_int(g, oac_gb_node(g, "ScatterElements", NULL, "se", "data,cols,upd", "y"),
                       "axis", 1);
@@ -189,6 +241,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, scatter_nd_rows_and_elements);
     tcase_add_test(tc, scatter_nd_reductions);
     tcase_add_test(tc, scatter_elements_onnx_examples);
+    tcase_add_test(tc, scatter_nd_in_place);
     ADD_CASES(tc, scatter_rows);
     suite_add_tcase(s, tc);
     return s;

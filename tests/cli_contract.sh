@@ -353,8 +353,10 @@ for name in ("cache", "updated_cache"):
     t.ParseFromString(open(sys.argv[1] + "/" + name + ".pb", "rb").read())
     assert (numpy_helper.to_array(t) == want).all(), name
 ' "$tmp/dump2" > "$tmp/py.out" 2>&1 || fail "--dump contents: $(cat "$tmp/py.out")"
-# A --dump DIR that cannot be created: usage error.
-run_oac 2 run --dump "$tmp/no/such/dir" "$cm/static_dense.onnx"
+# A --dump DIR that cannot be created: each value an output-write-failed
+# error in the report (contract 8), not a usage error without one.
+run_oac 1 run --dump "$tmp/no/such/dir" "$cm/static_dense.onnx"
+grep -q "\[output-write-failed\]\$" "$out" || fail "--dump to a missing folder: no output-write-failed"
 
 # ---- 3: external data, the detail rules ------------------------------------------------
 "$PYTHON3" - "$tmp" <<'EOF' || fail "cannot write external-data models"

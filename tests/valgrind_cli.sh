@@ -44,5 +44,28 @@ for m in dense_cache chained_updates if_branches loop_cache function_cache; do
   rc=$?
   if [ $rc -ne 1 ]; then echo "valgrind: run --sessions 2 $m (exit $rc)"; bad=1; fi
 done
-[ $bad -eq 0 ] && echo "valgrind: clean on $(ls examples/*.onnx | wc -l) examples${extra:+, a generated decoder} and bad input"
+# The reproducers of issue 12 (tests/hostile_models, built by make
+# check): check and run each, with a --dump, and FIFOs as a model and an
+# --input.
+hostile=0
+if [ -x tests/hostile_models ] && mkdir "$tmp/h" && tests/hostile_models "$tmp/h" > /dev/null 2>&1; then
+  mkfifo "$tmp/fifo"
+  for m in "$tmp"/h/*.onnx; do
+    hostile=$((hostile + 1))
+    for cmd in "check" "run --dump $tmp/d"; do
+      # shellcheck disable=SC2086
+      timeout 60 $vg $tool $cmd --format=json "$m" > /dev/null 2>&1
+      rc=$?
+      if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: $cmd $m (exit $rc)"; bad=1; fi
+    done
+  done
+  for args in "check $tmp/fifo" "run --input x=$tmp/fifo $tmp/h/raw_near.onnx" \
+              "run --input x=$tmp/h/x4_short.pb $tmp/h/raw_near.onnx"; do
+    # shellcheck disable=SC2086
+    timeout 60 $vg $tool $args > /dev/null 2>&1
+    rc=$?
+    if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: $args (exit $rc)"; bad=1; fi
+  done
+fi
+[ $bad -eq 0 ] && echo "valgrind: clean on $(ls examples/*.onnx | wc -l) examples${extra:+, a generated decoder}, $hostile hostile models and bad input"
 exit $bad
