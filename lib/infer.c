@@ -911,3 +911,262 @@ int oac_infer_gemm(oac_infer *c)
     }
     return rc;
 }
+
+/* ---- attention and normalization (kernel_attn.c, kernel_norm.c) ----
+ * These operators have several outputs; each rule types every one of
+ * them (set_out_k: the static plan needs the bytes of every buffer the
+ * kernels allocate).  Their shape rules are the kernels' output shapes,
+ * documented at each kernel. */
+
+/* a * mul / div when a is known and that is a whole number; a itself
+ * when mul == div; else a fresh unknown. */
+static int dim_scaled(oac_infer *c, oac_dimref a, int64_t mul, int64_t div,
+                      oac_dimref *out)
+{
+    if (mul == div) {
+        *out = a;
+        return OAC_OK;
+    }
+    int64_t v = dimv(c, a);
+    if (v >= 0 && mul > 0 && div > 0 && v <= INT64_MAX / mul && (v * mul) % div == 0) {
+        *out = v * mul / div;
+        return OAC_OK;
+    }
+    return fresh(c, out);
+}
+
+/* a + b: b itself when a is 0, static when both are known. */
+static int dim_sum(oac_infer *c, oac_dimref a, oac_dimref b, oac_dimref *out)
+{
+    int64_t va = dimv(c, a), vb = dimv(c, b);
+    if (va == 0) {
+        *out = b;
+        return OAC_OK;
+    }
+    if (vb == 0) {
+        *out = a;
+        return OAC_OK;
+    }
+    if (va >= 0 && vb >= 0 && va <= INT64_MAX - vb) {
+        *out = va + vb;
+        return OAC_OK;
+    }
+    return fresh(c, out);
+}
+
+static bool port_given(const oac_infer *c, size_t i)
+{
+    return i < c->n_in && c->proto->input[i] && c->proto->input[i][0];
+}
+
+/* Does the node declare output `out` to alias input `in`? */
+static bool declares_alias(const Onnx__NodeProto *np, size_t out, size_t in)
+{
+    for (size_t i = 0; i < np->n_output_alias; i++) {
+        const Onnx__ValueAliasProto *e = np->output_alias[i];
+        if (e && (e->has_output_index ? e->output_index : 0) == (int32_t)out &&
+            (e->has_input_index ? e->input_index : 0) == (int32_t)in)
+            return true;
+    }
+    return false;
+}
+
+/* GroupQueryAttention: output (B, S, num_heads * H); present_key/value
+ * the past's type when declared to alias it, else (B, kv_num_heads,
+ * max(total_sequence_length, past length), H). */
+int oac_infer_group_query_attention(oac_infer *c)
+{
+    const oac_vshape *q = tin(c, 0), *pk = tin(c, 3);
+    int64_t N = oac_shapes_attr_int(c->proto, "num_heads", 0);
+    int64_t KVN = oac_shapes_attr_int(c->proto, "kv_num_heads", 0);
+    if (!q)
+        return OAC_OK;
+    int32_t T = q->elem_type;
+    int rc;
+    if (q->rank != 3 || N < 1 || KVN < 1) {
+        for (size_t k = 0; k < 3; k++)
+            if ((rc = set_out_k(c, k, T, -1, NULL)))
+                return rc;
+        return OAC_OK;
+    }
+    bool packed = !port_given(c, 1);
+    oac_dimref y[3] = { q->dims[0], q->dims[1], q->dims[2] }, H;
+    if ((packed && (rc = dim_scaled(c, q->dims[2], N, N + 2 * KVN, &y[2]))) ||
+        (rc = dim_scaled(c, q->dims[2], 1, packed ? N + 2 * KVN : N, &H)) ||
+        (rc = set_out_k(c, 0, T, 3, y)))
+        return rc;
+    for (size_t k = 1; k < 3; k++) {
+        const oac_vshape *past = tin(c, k + 2);
+        if (past && declares_alias(c->proto, k, k + 2)) {
+            c->out[k] = *past;
+            continue;
+        }
+        bool have_past = pk && pk->rank == 4;
+        oac_dimref d[4] = { have_past ? pk->dims[0] : q->dims[0], KVN,
+                            0, have_past ? pk->dims[3] : H };
+        const oac_known *ts = kin(c, 6);
+        int64_t tv = ts && ts->n == 1 ? ts->v[0] : -1;
+        int64_t pv = have_past ? dimv(c, pk->dims[2]) : port_given(c, 3) ? -1 : 0;
+        if (tv >= 1 && pv >= 0)
+            d[2] = tv > pv ? tv : pv;
+        else if ((rc = fresh(c, &d[2])))
+            return rc;
+        if ((rc = set_out_k(c, k, T, 4, d)))
+            return rc;
+    }
+    return OAC_OK;
+}
+
+/* MultiHeadAttention: output (B, S, num_heads * v_head_size); present
+ * (B, N, past + kv_sequence, H) without input 8, the past's type with
+ * it (one buffer of the capacity). */
+int oac_infer_multi_head_attention(oac_infer *c)
+{
+    const oac_vshape *q = tin(c, 0), *key = tin(c, 1), *val = tin(c, 2);
+    int64_t N = oac_shapes_attr_int(c->proto, "num_heads", 0);
+    if (!q)
+        return OAC_OK;
+    int32_t T = q->elem_type;
+    int rc;
+    if (q->rank != 3 || N < 1 || !key || !val || (key->rank != 3 && key->rank != 4) ||
+        val->rank != key->rank) {
+        for (size_t k = 0; k < 3; k++)
+            if ((rc = set_out_k(c, k, T, -1, NULL)))
+                return rc;
+        return OAC_OK;
+    }
+    bool r4 = key->rank == 4;
+    oac_dimref y[3] = { q->dims[0], q->dims[1], 0 }, H, Hv, L = key->dims[r4 ? 2 : 1];
+    if ((rc = r4 ? dim_scaled(c, val->dims[3], N, 1, &y[2]) : (y[2] = val->dims[2], 0)) ||
+        (rc = dim_scaled(c, q->dims[2], 1, N, &H)) ||
+        (rc = r4 ? (Hv = val->dims[3], 0) : dim_scaled(c, val->dims[2], 1, N, &Hv)) ||
+        (rc = set_out_k(c, 0, T, 3, y)))
+        return rc;
+    const oac_vshape *pk = tin(c, 6);
+    bool share = port_given(c, 8) && port_given(c, 6);
+    oac_dimref len;
+    if (share) {
+        for (size_t k = 1; k < 3; k++) {
+            const oac_vshape *past = tin(c, k + 5);
+            if (k < c->n_out && past)
+                c->out[k] = *past;
+        }
+        return OAC_OK;
+    }
+    if (port_given(c, 6) && !(pk && pk->rank == 4))
+        rc = fresh(c, &len);
+    else
+        rc = dim_sum(c, port_given(c, 6) ? pk->dims[2] : 0, L, &len);
+    if (rc)
+        return rc;
+    oac_dimref kd[4] = { q->dims[0], N, len, H }, vd[4] = { q->dims[0], N, len, Hv };
+    if ((rc = set_out_k(c, 1, T, 4, kd)) || (rc = set_out_k(c, 2, T, 4, vd)))
+        return rc;
+    return OAC_OK;
+}
+
+/* ONNX Attention: Y (B, Sq, q_heads * Hv) or (B, q_heads, Sq, Hv);
+ * present_key/value (B, kv_heads, past + Skv, H or Hv); qk_matmul_output
+ * (B, q_heads, Sq, past + Skv). */
+int oac_infer_attention(oac_infer *c)
+{
+    const oac_vshape *q = tin(c, 0), *key = tin(c, 1), *val = tin(c, 2), *pk = tin(c, 4);
+    if (!q)
+        return OAC_OK;
+    int rc;
+    int32_t kt = key ? key->elem_type : q->elem_type, vt = val ? val->elem_type : q->elem_type;
+    bool r3 = q->rank == 3;
+    int64_t qn = oac_shapes_attr_int(c->proto, "q_num_heads", 0);
+    int64_t kvn = oac_shapes_attr_int(c->proto, "kv_num_heads", 0);
+    if (!key || !val || q->rank != key->rank || q->rank != val->rank ||
+        (q->rank != 3 && q->rank != 4) || (r3 && (qn < 1 || kvn < 1))) {
+        if ((rc = set_out_k(c, 0, q->elem_type, -1, NULL)) ||
+            (rc = set_out_k(c, 1, kt, -1, NULL)) || (rc = set_out_k(c, 2, vt, -1, NULL)) ||
+            (rc = set_out_k(c, 3, q->elem_type, -1, NULL)))
+            return rc;
+        return OAC_OK;
+    }
+    oac_dimref y[4], B = q->dims[0], Nq, Nk, Sq, Skv, H, Hv, TT;
+    if (r3) {
+        y[0] = B, y[1] = q->dims[1], Nq = qn, Nk = kvn, Sq = q->dims[1], Skv = key->dims[1];
+        if ((rc = dim_scaled(c, val->dims[2], qn, kvn, &y[2])) ||
+            (rc = dim_scaled(c, key->dims[2], 1, kvn, &H)) ||
+            (rc = dim_scaled(c, val->dims[2], 1, kvn, &Hv)))
+            return rc;
+    } else {
+        y[0] = B, y[1] = q->dims[1], y[2] = q->dims[2], y[3] = val->dims[3];
+        Nq = q->dims[1], Nk = key->dims[1], Sq = q->dims[2], Skv = key->dims[2];
+        H = key->dims[3], Hv = val->dims[3];
+    }
+    if ((rc = set_out_k(c, 0, q->elem_type, r3 ? 3 : 4, y)))
+        return rc;
+    if (port_given(c, 4) && !(pk && pk->rank == 4))
+        rc = fresh(c, &TT);
+    else
+        rc = dim_sum(c, port_given(c, 4) ? pk->dims[2] : 0, Skv, &TT);
+    if (rc)
+        return rc;
+    oac_dimref kd[4] = { B, Nk, TT, H }, vd[4] = { B, Nk, TT, Hv }, qd[4] = { B, Nq, Sq, TT };
+    if ((rc = set_out_k(c, 1, kt, 4, kd)) || (rc = set_out_k(c, 2, vt, 4, vd)) ||
+        (rc = set_out_k(c, 3, q->elem_type, 4, qd)))
+        return rc;
+    return OAC_OK;
+}
+
+/* Output k: FLOAT, x's dims with the axes from `axis` on set to 1 (the
+ * normalizations' mean and inverse standard deviation). */
+static int type_reduced(oac_infer *c, size_t k, const oac_vshape *x, int64_t axis)
+{
+    int32_t a;
+    if (x->rank < 0 || !norm_axis(axis, x->rank, &a))
+        return set_out_k(c, k, 1 /* FLOAT */, -1, NULL);
+    oac_dimref d[OAC_SHAPE_MAX_RANK];
+    for (int32_t i = 0; i < x->rank; i++)
+        d[i] = i < a ? x->dims[i] : 1;
+    return set_out_k(c, k, 1 /* FLOAT */, x->rank, d);
+}
+
+/* LayerNormalization: Y as X; Mean, InvStdDev reduced (FLOAT). */
+int oac_infer_layer_normalization(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x || !c->n_out)
+        return OAC_OK;
+    c->out[0] = *x;
+    int64_t axis = oac_shapes_attr_int(c->proto, "axis", -1);
+    int rc;
+    for (size_t k = 1; k < 3; k++)
+        if ((rc = type_reduced(c, k, x, axis)))
+            return rc;
+    return OAC_OK;
+}
+
+/* RMSNormalization, SimplifiedLayerNormalization: Y of X's shape and
+ * scale's element type; inv_std_var reduced (FLOAT). */
+int oac_infer_rms_normalization(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0), *s = tin(c, 1);
+    if (!x || !c->n_out)
+        return OAC_OK;
+    c->out[0] = *x;
+    if (s && s->elem_type)
+        c->out[0].elem_type = s->elem_type;
+    return type_reduced(c, 1, x, oac_shapes_attr_int(c->proto, "axis", -1));
+}
+
+/* Skip(Simplified)LayerNormalization: output and input_skip_bias_sum as
+ * the input; mean, inv_std_var reduced over the hidden axis (FLOAT). */
+int oac_infer_skip_layer_normalization(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0);
+    if (!x || !c->n_out)
+        return OAC_OK;
+    c->out[0] = *x;
+    if (c->n_out > 3)
+        c->out[3] = *x;
+    int rc;
+    for (size_t k = 1; k < 3; k++)
+        if ((rc = type_reduced(c, k, x, -1)))
+            return rc;
+    return OAC_OK;
+}

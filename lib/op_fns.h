@@ -41,6 +41,13 @@ int oac_infer_pad(struct oac_infer *c);
 int oac_infer_reduce13(struct oac_infer *c);   /* axes an input from opset 13 */
 int oac_infer_reduce18(struct oac_infer *c);   /* ... from opset 18 */
 int oac_infer_gemm(struct oac_infer *c);
+/* attention and normalizations: every output typed */
+int oac_infer_group_query_attention(struct oac_infer *c);
+int oac_infer_multi_head_attention(struct oac_infer *c);
+int oac_infer_attention(struct oac_infer *c);
+int oac_infer_layer_normalization(struct oac_infer *c);
+int oac_infer_rms_normalization(struct oac_infer *c);   /* and Simplified */
+int oac_infer_skip_layer_normalization(struct oac_infer *c);
 
 /* ---- known-value folding (consts.c) ---- */
 int oac_fold_constant(struct oac_infer *c);
@@ -126,6 +133,19 @@ int oac_kernel_trilu(struct oac_kernel_call *k);
 /* kernel_scatter.c */
 int oac_kernel_scatter_nd(struct oac_kernel_call *k);
 int oac_kernel_scatter_elements(struct oac_kernel_call *k);
+/* kernel_attn.c: attention with its KV-cache semantics */
+int oac_kernel_group_query_attention(struct oac_kernel_call *k);
+int oac_kernel_multi_head_attention(struct oac_kernel_call *k);
+int oac_kernel_attention(struct oac_kernel_call *k);
+/* kernel_rope.c: rotary embeddings (ONNX, com.microsoft) */
+int oac_kernel_rotary_embedding(struct oac_kernel_call *k);
+int oac_kernel_ms_rotary_embedding(struct oac_kernel_call *k);
+/* kernel_norm.c: normalizations */
+int oac_kernel_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_rms_normalization(struct oac_kernel_call *k);
+int oac_kernel_simplified_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_skip_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_skip_simplified_layer_normalization(struct oac_kernel_call *k);
 /* kernel_control.c: bodies run in frames with the main graph's memory
  * rule.  Calls of local functions are no row: a node whose (domain,
  * op_type) has no row with a kernel but names a ModelProto.functions

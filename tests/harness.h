@@ -262,6 +262,10 @@ double kt_round(int32_t type, double v);
  * peak equals a known plan, and planned requires the plan to be known.
  * Returns the run's status (out zeroed unless OAC_OK). */
 int kt_run(fx *f, bool planned, const char *outs, kt_val *out, size_t n);
+/* kt_run over `steps` steps with run hooks h (NULL: none), e.g. bindings
+ * of caller storage for the model's caches. */
+int kt_run_with(fx *f, const struct oac_run_hooks *h, uint64_t steps, bool planned,
+                const char *outs, kt_val *out, size_t n);
 /* kt_run that must fail (OAC_ERUNTIME) with a finding `code` at node
  * (NULL: any node). */
 int kt_run_fail(fx *f, oac_code code, const char *node);

@@ -130,12 +130,18 @@ static void empty_dir(const char *dir)
 
 int kt_run(fx *f, bool planned, const char *outs, kt_val *out, size_t n)
 {
+    return kt_run_with(f, NULL, 1, planned, outs, out, n);
+}
+
+int kt_run_with(fx *f, const oac_run_hooks *h, uint64_t steps, bool planned,
+                const char *outs, kt_val *out, size_t n)
+{
     char dir[] = "/tmp/oac_kt_XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    oac_run_opts ro = { .steps = 1, .dump_dir = dir };
+    oac_run_opts ro = { .steps = steps, .dump_dir = dir };
     if (!f->m)
         fx_load(f);
-    int rc = fx_check_run(f, NULL, 0, NULL, 0, &ro, NULL);
+    int rc = fx_check_run(f, NULL, 0, NULL, 0, &ro, h);
     if (rc == OAC_OK) {
         /* What the static plan says the run needs is what it measured:
          * every output was sized by its operator's inference rule. */
