@@ -155,7 +155,7 @@ static int64_t axis_of(const cap_ctx *c, const oac_vshape *cache)
 {
     int64_t axis = c->op->axis_default;
     if (c->op->axis_attr)
-        axis = oac_shapes_attr_int(c->nd->proto, c->op->axis_attr, axis);
+        axis = oac_attr_int(c->nd->proto, c->op->axis_attr, axis);
     if (!cache || cache->rank < 0)
         return INT64_MIN;
     if (axis < -(int64_t)cache->rank || axis >= cache->rank)
@@ -195,7 +195,7 @@ int oac_capacity_tensor_scatter(cap_ctx *c)
         return unchecked(c, "the sequence axis is not known");
     int64_t max_len = dim_at(c, cv, axis), len = dim_at(c, uv, axis);
     char mode[16] = "linear";
-    const Onnx__AttributeProto *m = oac_shapes_attr(c->nd->proto, "mode");
+    const Onnx__AttributeProto *m = oac_node_attr(c->nd->proto, "mode");
     if (m && m->has_s) {
         size_t n = m->s.len < sizeof mode - 1 ? m->s.len : sizeof mode - 1;
         oac_shapes_copy(mode, m->s.data, n);
@@ -426,7 +426,7 @@ static int indices_rule(cap_ctx *c, bool nd)
             return unchecked(c, "the indices' last dimension does not index the data");
         k = ik->shape[ik->rank - 1];
     } else {
-        axis = oac_shapes_attr_int(c->nd->proto, op->axis_attr, op->axis_default);
+        axis = oac_attr_int(c->nd->proto, op->axis_attr, op->axis_default);
         if (axis < -(int64_t)dv->rank || axis >= dv->rank)
             return unchecked(c, "the axis is out of range");
         if (axis < 0)

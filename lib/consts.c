@@ -174,7 +174,7 @@ int oac_fold_relabel(oac_infer *c)
 int oac_fold_cast(oac_infer *c)
 {
     const oac_known *x = kin(c, 0);
-    int32_t to = (int32_t)oac_shapes_attr_int(c->proto, "to", 0);
+    int32_t to = (int32_t)oac_attr_int(c->proto, "to", 0);
     if (!x || !is_int_type(to))
         return OAC_OK;
     for (size_t i = 0; i < x->n; i++)
@@ -296,8 +296,8 @@ int oac_fold_shape(oac_infer *c)
     const oac_vshape *x = c->n_in ? c->in[0] : NULL;
     if (!x || x->kind != OAC_VK_TENSOR || x->rank < 0 || !c->n_out)
         return OAC_OK;
-    int64_t s = oac_shapes_attr_int(c->proto, "start", 0);
-    int64_t t = oac_shapes_attr_int(c->proto, "end", x->rank);
+    int64_t s = oac_attr_int(c->proto, "start", 0);
+    int64_t t = oac_attr_int(c->proto, "end", x->rank);
     int32_t r = x->rank;
     if (s < 0) s += r;
     if (t < 0) t += r;

@@ -1,5 +1,10 @@
 /* elem.c: facts about ONNX element types (TensorProto.DataType), one
- * table, used by shapes, plans, kernels and reports alike. */
+ * table, used by shapes, plans, kernels and reports alike, and the element
+ * count of a TensorProto's dims (oac_tensor_numel), which the payload
+ * readers and the external-data checks both need.
+ *
+ * Invariants: the table is const; counts and sizes are overflow-checked
+ * (false, never a wrapped number). */
 #include "oac_int.h"
 
 static const struct {
@@ -41,5 +46,16 @@ bool oac_elem_bytes(int32_t t, uint64_t n, uint64_t *out)
     if (!bits || oac_mul_overflow_u64(n, bits, &total))
         return false;
     *out = total / 8 + (total % 8 != 0);
+    return true;
+}
+
+bool oac_tensor_numel(const Onnx__TensorProto *t, uint64_t *out)
+{
+    uint64_t n = 1;
+    for (size_t i = 0; i < t->n_dims; i++) {
+        if (t->dims[i] < 0 || oac_mul_overflow_u64(n, (uint64_t)t->dims[i], &n))
+            return false;
+    }
+    *out = n;
     return true;
 }

@@ -107,7 +107,7 @@ static int64_t dimv(const oac_infer *c, oac_dimref d)
 static bool ints_of(const oac_infer *c, const char *attr, size_t port,
                     const int64_t **v, size_t *n)
 {
-    const Onnx__AttributeProto *a = attr ? oac_shapes_attr(c->proto, attr) : NULL;
+    const Onnx__AttributeProto *a = attr ? oac_node_attr(c->proto, attr) : NULL;
     if (a && (a->n_ints || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)) {
         *v = a->ints;
         *n = a->n_ints;
@@ -146,7 +146,7 @@ int oac_infer_cast(oac_infer *c)
     if (!x || !c->n_out)
         return OAC_OK;
     c->out[0] = *x;
-    c->out[0].elem_type = (int32_t)oac_shapes_attr_int(c->proto, "to", 0);
+    c->out[0].elem_type = (int32_t)oac_attr_int(c->proto, "to", 0);
     return OAC_OK;
 }
 
@@ -294,7 +294,7 @@ int oac_infer_transpose(oac_infer *c)
         return OAC_OK;
     if (x->rank < 0)
         return set_out(c, x->elem_type, -1, NULL);
-    const Onnx__AttributeProto *a = oac_shapes_attr(c->proto, "perm");
+    const Onnx__AttributeProto *a = oac_node_attr(c->proto, "perm");
     oac_dimref *d;
     if (a && a->n_ints != (size_t)x->rank)
         return set_out(c, x->elem_type, -1, NULL);
@@ -317,7 +317,7 @@ int oac_infer_reshape(oac_infer *c)
     int32_t elem = x ? x->elem_type : 0;
     if (!s || s->rank != 1 || s->n > OAC_SHAPE_MAX_RANK)
         return x ? set_out(c, elem, -1, NULL) : OAC_OK;
-    bool allowzero = oac_shapes_attr_int(c->proto, "allowzero", 0) != 0;
+    bool allowzero = oac_attr_int(c->proto, "allowzero", 0) != 0;
     oac_dimref *d;
     int rc = set_out(c, elem, (int32_t)s->n, &d);
     if (rc || !d)
@@ -374,7 +374,7 @@ int oac_infer_slice(oac_infer *c)
     bool old = c->opset < 10;
     bool ok = ints_of(c, old ? "starts" : NULL, 1, &st, &nst) &&
               ints_of(c, old ? "ends" : NULL, 2, &en, &nen) && nst == nen;
-    bool have_axes = old ? oac_shapes_attr(c->proto, "axes") != NULL :
+    bool have_axes = old ? oac_node_attr(c->proto, "axes") != NULL :
                            (c->n_in > 3 && c->proto->input[3][0]);
     bool have_steps = !old && c->n_in > 4 && c->proto->input[4][0];
     if (ok && have_axes)
@@ -439,7 +439,7 @@ int oac_infer_concat(oac_infer *c)
     if (!f)
         return set_out(c, elem, -1, NULL);
     int32_t axis;
-    if (!norm_axis(oac_shapes_attr_int(c->proto, "axis", 0), f->rank, &axis))
+    if (!norm_axis(oac_attr_int(c->proto, "axis", 0), f->rank, &axis))
         return set_out(c, elem, -1, NULL);
     oac_dimref *d;
     int rc = set_out(c, elem, f->rank, &d);
@@ -472,7 +472,7 @@ int oac_infer_gather(oac_infer *c)
     if (x->rank < 1 || !idx || idx->rank < 0)
         return set_out(c, x->elem_type, -1, NULL);
     int32_t axis;
-    if (!norm_axis(oac_shapes_attr_int(c->proto, "axis", 0), x->rank, &axis))
+    if (!norm_axis(oac_attr_int(c->proto, "axis", 0), x->rank, &axis))
         return set_out(c, x->elem_type, -1, NULL);
     int32_t rank = x->rank - 1 + idx->rank;
     oac_dimref *d;
@@ -492,8 +492,8 @@ int oac_infer_gather(oac_infer *c)
 /* Shape (opset 15: start/end attributes clamp the slice of dims). */
 static bool shape_range(const oac_infer *c, int32_t rank, int32_t *b, int32_t *e)
 {
-    int64_t s = oac_shapes_attr_int(c->proto, "start", 0);
-    int64_t t = oac_shapes_attr_int(c->proto, "end", rank);
+    int64_t s = oac_attr_int(c->proto, "start", 0);
+    int64_t t = oac_attr_int(c->proto, "end", rank);
     if (s < 0) s += rank;
     if (t < 0) t += rank;
     if (s < 0) s = 0;
@@ -650,7 +650,7 @@ int oac_infer_split(oac_infer *c)
     int32_t axis;
     size_t n = c->n_out;
     if (x->rank < 0 ||
-        !norm_axis(oac_shapes_attr_int(c->proto, "axis", 0), x->rank, &axis) ||
+        !norm_axis(oac_attr_int(c->proto, "axis", 0), x->rank, &axis) ||
         x->rank > OAC_SHAPE_MAX_RANK) {
         for (size_t k = 0; k < n; k++)
             set_out_k(c, k, x->elem_type, -1, NULL);
@@ -658,14 +658,14 @@ int oac_infer_split(oac_infer *c)
     }
     const int64_t *sp = NULL;
     size_t nsp = 0;
-    bool given = c->opset < 13 ? oac_shapes_attr(c->proto, "split") != NULL :
+    bool given = c->opset < 13 ? oac_node_attr(c->proto, "split") != NULL :
                                  (c->n_in > 1 && c->proto->input[1][0]);
     bool sizes = given && ints_of(c, c->opset < 13 ? "split" : NULL, 1, &sp, &nsp) &&
                  nsp == n;
     int64_t dim = dimv(c, x->dims[axis]);
     int64_t chunk = -1, last = -1;
     if (!given && dim >= 0) {
-        int64_t parts = oac_shapes_attr_int(c->proto, "num_outputs", (int64_t)n);
+        int64_t parts = oac_attr_int(c->proto, "num_outputs", (int64_t)n);
         if (parts == (int64_t)n) {
             chunk = dim / parts + (dim % parts != 0);
             last = dim - chunk * (parts - 1);
@@ -794,7 +794,7 @@ int oac_infer_tile(oac_infer *c)
  * without one). */
 int oac_infer_constant_of_shape(oac_infer *c)
 {
-    const Onnx__AttributeProto *a = oac_shapes_attr(c->proto, "value");
+    const Onnx__AttributeProto *a = oac_node_attr(c->proto, "value");
     int32_t elem = a && a->t ? a->t->data_type : 1 /* FLOAT */;
     const oac_known *s = kvec(c, 0);
     if (!s)
@@ -855,17 +855,17 @@ static int infer_reduce(oac_infer *c, int64_t input_opset)
     const oac_vshape *x = tin(c, 0);
     if (!x)
         return OAC_OK;
-    bool keep = oac_shapes_attr_int(c->proto, "keepdims", 1) != 0;
+    bool keep = oac_attr_int(c->proto, "keepdims", 1) != 0;
     bool from_input = c->opset >= input_opset;
     const int64_t *ax = NULL;
     size_t nax = 0;
     bool given = from_input ? c->n_in > 1 && c->proto->input[1][0] :
-                              oac_shapes_attr(c->proto, "axes") != NULL;
+                              oac_node_attr(c->proto, "axes") != NULL;
     if (x->rank < 0 || (given && !ints_of(c, from_input ? NULL : "axes", 1, &ax, &nax)))
         return keep && x->rank >= 0 ? out_fresh(c, x->elem_type, x->rank) :
                set_out(c, x->elem_type, -1, NULL);
     bool red[OAC_SHAPE_MAX_RANK];
-    bool noop = !nax && oac_shapes_attr_int(c->proto, "noop_with_empty_axes", 0) != 0;
+    bool noop = !nax && oac_attr_int(c->proto, "noop_with_empty_axes", 0) != 0;
     for (int32_t k = 0; k < x->rank; k++)
         red[k] = !nax && !noop;
     for (size_t i = 0; i < nax; i++) {
@@ -901,8 +901,8 @@ int oac_infer_gemm(oac_infer *c)
         return OAC_OK;
     if (a->rank != 2 || !b || b->rank != 2)
         return set_out(c, a->elem_type, -1, NULL);
-    bool ta = oac_shapes_attr_int(c->proto, "transA", 0) != 0;
-    bool tb = oac_shapes_attr_int(c->proto, "transB", 0) != 0;
+    bool ta = oac_attr_int(c->proto, "transA", 0) != 0;
+    bool tb = oac_attr_int(c->proto, "transB", 0) != 0;
     oac_dimref *d;
     int rc = set_out(c, a->elem_type, 2, &d);
     if (!rc && d) {
@@ -977,8 +977,8 @@ static bool declares_alias(const Onnx__NodeProto *np, size_t out, size_t in)
 int oac_infer_group_query_attention(oac_infer *c)
 {
     const oac_vshape *q = tin(c, 0), *pk = tin(c, 3);
-    int64_t N = oac_shapes_attr_int(c->proto, "num_heads", 0);
-    int64_t KVN = oac_shapes_attr_int(c->proto, "kv_num_heads", 0);
+    int64_t N = oac_attr_int(c->proto, "num_heads", 0);
+    int64_t KVN = oac_attr_int(c->proto, "kv_num_heads", 0);
     if (!q)
         return OAC_OK;
     int32_t T = q->elem_type;
@@ -1023,7 +1023,7 @@ int oac_infer_group_query_attention(oac_infer *c)
 int oac_infer_multi_head_attention(oac_infer *c)
 {
     const oac_vshape *q = tin(c, 0), *key = tin(c, 1), *val = tin(c, 2);
-    int64_t N = oac_shapes_attr_int(c->proto, "num_heads", 0);
+    int64_t N = oac_attr_int(c->proto, "num_heads", 0);
     if (!q)
         return OAC_OK;
     int32_t T = q->elem_type;
@@ -1076,8 +1076,8 @@ int oac_infer_attention(oac_infer *c)
     int rc;
     int32_t kt = key ? key->elem_type : q->elem_type, vt = val ? val->elem_type : q->elem_type;
     bool r3 = q->rank == 3;
-    int64_t qn = oac_shapes_attr_int(c->proto, "q_num_heads", 0);
-    int64_t kvn = oac_shapes_attr_int(c->proto, "kv_num_heads", 0);
+    int64_t qn = oac_attr_int(c->proto, "q_num_heads", 0);
+    int64_t kvn = oac_attr_int(c->proto, "kv_num_heads", 0);
     if (!key || !val || q->rank != key->rank || q->rank != val->rank ||
         (q->rank != 3 && q->rank != 4) || (r3 && (qn < 1 || kvn < 1))) {
         if ((rc = set_out_k(c, 0, q->elem_type, -1, NULL)) ||
@@ -1133,7 +1133,7 @@ int oac_infer_layer_normalization(oac_infer *c)
     if (!x || !c->n_out)
         return OAC_OK;
     c->out[0] = *x;
-    int64_t axis = oac_shapes_attr_int(c->proto, "axis", -1);
+    int64_t axis = oac_attr_int(c->proto, "axis", -1);
     int rc;
     for (size_t k = 1; k < 3; k++)
         if ((rc = type_reduced(c, k, x, axis)))
@@ -1151,7 +1151,7 @@ int oac_infer_rms_normalization(oac_infer *c)
     c->out[0] = *x;
     if (s && s->elem_type)
         c->out[0].elem_type = s->elem_type;
-    return type_reduced(c, 1, x, oac_shapes_attr_int(c->proto, "axis", -1));
+    return type_reduced(c, 1, x, oac_attr_int(c->proto, "axis", -1));
 }
 
 /* Skip(Simplified)LayerNormalization: output and input_skip_bias_sum as

@@ -4,7 +4,7 @@
  * (oac_kernel_output: a counted buffer, or the MUST_ALIAS view checked
  * for type and shape), counted workspace that lives as long as the node,
  * a diagnostic located at the node (oac_kernel_fail), reading inputs as
- * tensors or integers, and the node's attributes.  Contract: section 3
+ * tensors or integers (attributes: attr.c).  Contract: section 3
  * (alias-broken, operand-invalid at run time), section 4 (every output
  * and workspace byte is counted).
  *
@@ -168,40 +168,4 @@ int oac_kernel_ints_in(oac_kernel_call *k, size_t i, int64_t *v, size_t max,
     }
     *n = (size_t)cnt;
     return OAC_OK;
-}
-
-const Onnx__AttributeProto *oac_node_attr(const Onnx__NodeProto *n,
-                                          const char *name)
-{
-    for (size_t i = 0; i < n->n_attribute; i++)
-        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
-            return n->attribute[i];
-    return NULL;
-}
-
-int64_t oac_attr_int(const Onnx__NodeProto *n, const char *name, int64_t def)
-{
-    const Onnx__AttributeProto *a = oac_node_attr(n, name);
-    return a && (a->has_i || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-           ? a->i : def;
-}
-
-float oac_attr_float(const Onnx__NodeProto *n, const char *name, float def)
-{
-    const Onnx__AttributeProto *a = oac_node_attr(n, name);
-    return a && (a->has_f || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
-           ? a->f : def;
-}
-
-const char *oac_attr_string(const Onnx__NodeProto *n, const char *name,
-                            const char *def, char *buf, size_t len)
-{
-    const Onnx__AttributeProto *a = oac_node_attr(n, name);
-    if (!a || !a->has_s || !len)
-        return def;
-    size_t m = a->s.len < len - 1 ? a->s.len : len - 1;
-    if (m)
-        memcpy(buf, a->s.data, m);
-    buf[m] = '\0';
-    return buf;
 }

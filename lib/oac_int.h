@@ -296,7 +296,7 @@ bool oac_tensor_payload(const Onnx__TensorProto *t, oac_payload *out);
 /* The same for QuantizedTensorProto.raw_data (field 2). */
 bool oac_qtensor_payload(const Onnx__QuantizedTensorProto *q, oac_payload *out);
 /* Number of elements the dims describe; false on overflow or a negative
- * dimension. */
+ * dimension (elem.c). */
 bool oac_tensor_numel(const Onnx__TensorProto *t, uint64_t *out);
 /* The bytes of dense data (what raw_data would hold) that t's inline
  * payload stands for: raw_data's length, or the values stored in the
@@ -359,5 +359,16 @@ int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
  * another size, OAC_EIO when reading fails. */
 int oac_external_read(oac_ctx *ctx, const oac_model *model,
                       const Onnx__TensorProto *t, void *dst, size_t len);
+
+/* A node's attributes (attr.c), for the checker's rules and the kernels
+ * alike: the first attribute of that name, or NULL; an INT or FLOAT
+ * attribute whose value field is absent holds 0; def when absent. */
+const Onnx__AttributeProto *oac_node_attr(const Onnx__NodeProto *n,
+                                          const char *name);
+int64_t oac_attr_int(const Onnx__NodeProto *n, const char *name, int64_t def);
+float oac_attr_float(const Onnx__NodeProto *n, const char *name, float def);
+/* The string attribute into buf (NUL-terminated, truncated); def if absent. */
+const char *oac_attr_string(const Onnx__NodeProto *n, const char *name,
+                            const char *def, char *buf, size_t len);
 
 #endif /* OAC_INT_H */

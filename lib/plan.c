@@ -320,7 +320,7 @@ static page_fx paged_effects(const oac_check_state *st, const oac_scope *s,
     const oac_aclass *cl = st->aliases && c ? oac_value_class(st->aliases, c) : NULL;
     if (!cl)
         return fx;
-    const Onnx__AttributeProto *q = oac_shapes_attr(nd->proto, "quantized_type");
+    const Onnx__AttributeProto *q = oac_node_attr(nd->proto, "quantized_type");
     bool has_q = q && q->has_i;
     int64_t cur = fmt[cl->index];
     if (cur == INT64_MIN) {

@@ -300,14 +300,6 @@ const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i);
 int oac_kernel_ints_in(oac_kernel_call *k, size_t i, int64_t *v, size_t max,
                        size_t *n);
 
-/* Attributes of a node; defaults when absent. */
-const Onnx__AttributeProto *oac_node_attr(const Onnx__NodeProto *n,
-                                          const char *name);
-int64_t oac_attr_int(const Onnx__NodeProto *n, const char *name, int64_t def);
-float oac_attr_float(const Onnx__NodeProto *n, const char *name, float def);
-/* The string attribute into buf (NUL-terminated, truncated); def if absent. */
-const char *oac_attr_string(const Onnx__NodeProto *n, const char *name,
-                            const char *def, char *buf, size_t len);
 
 /* Page-table growth for paged caches (rtval.c): the array lives on ctx
  * (excluded from accounting); the pages' data is the caller's to get

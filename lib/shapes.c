@@ -39,25 +39,6 @@
 /* Node attributes (the rules read them too)                            */
 /* ------------------------------------------------------------------ */
 
-const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
-                                            const char *name)
-{
-    /* The first byte settles most misses without a call. */
-    for (size_t i = 0; i < n->n_attribute; i++) {
-        const char *an = n->attribute[i]->name;
-        if (an && an[0] == name[0] && !strcmp(an, name))
-            return n->attribute[i];
-    }
-    return NULL;
-}
-
-int64_t oac_shapes_attr_int(const Onnx__NodeProto *n, const char *name,
-                            int64_t def)
-{
-    const Onnx__AttributeProto *a = oac_shapes_attr(n, name);
-    return a && a->has_i ? a->i : def;
-}
-
 /* ------------------------------------------------------------------ */
 /* Places: where a dimension was seen, for messages                     */
 /* ------------------------------------------------------------------ */
@@ -859,7 +840,7 @@ static int check_operands(pass *p, oac_scope *s, long i)
                                 nd->display, cn, elem_name(c->elem_type));
         int64_t axis = op->axis_default;
         if (op->axis_attr)
-            axis = oac_shapes_attr_int(nd->proto, op->axis_attr, axis);
+            axis = oac_attr_int(nd->proto, op->axis_attr, axis);
         if (c && c->rank >= 0) {
             if (axis < -(int64_t)c->rank || axis >= c->rank) {
                 return operand_diag(p, s, i, cn, -1,
@@ -902,7 +883,7 @@ static int check_operands(pass *p, oac_scope *s, long i)
                                     nd->display, pn, b, cn, cb);
         }
         char mode[32];
-        const Onnx__AttributeProto *m = oac_shapes_attr(nd->proto, "mode");
+        const Onnx__AttributeProto *m = oac_node_attr(nd->proto, "mode");
         if (m && m->has_s) {
             size_t n = m->s.len < sizeof mode - 1 ? m->s.len : sizeof mode - 1;
             oac_shapes_copy(mode, m->s.data, n);

@@ -265,12 +265,6 @@ typedef struct oac_infer {
 int oac_known_from_tensor(oac_shapes *sh, const Onnx__TensorProto *t,
                           oac_known **out);
 
-/* The integer attribute of a node (def when absent; shapes.c). */
-int64_t oac_shapes_attr_int(const Onnx__NodeProto *n, const char *name,
-                            int64_t def);
-const Onnx__AttributeProto *oac_shapes_attr(const Onnx__NodeProto *n,
-                                            const char *name);
-
 /* --input files (inputs.c): load each opts->inputs entry as the message
  * its graph input's declared type calls for, into st->out->inputs
  * (analysis.h).  A name that is no graph input of the main graph, or

@@ -1,6 +1,6 @@
 /* tensor.c: lazy access to tensor payloads, wherever the loader left them.
  *
- * Owns oac_tensor_payload, oac_qtensor_payload, oac_tensor_numel,
+ * Owns oac_tensor_payload, oac_qtensor_payload,
  * oac_tensor_payload_bytes, oac_tensor_payload_fits, oac_tensor_int64s
  * and oac_tensor_read (oac_int.h).  Contract 1: payloads
  * are not copied at load time.  A payload field is either kept in the
@@ -259,17 +259,6 @@ bool oac_qtensor_payload(const Onnx__QuantizedTensorProto *q, oac_payload *out)
         return true;
     }
     return false;
-}
-
-bool oac_tensor_numel(const Onnx__TensorProto *t, uint64_t *out)
-{
-    uint64_t n = 1;
-    for (size_t i = 0; i < t->n_dims; i++) {
-        if (t->dims[i] < 0 || oac_mul_overflow_u64(n, (uint64_t)t->dims[i], &n))
-            return false;
-    }
-    *out = n;
-    return true;
 }
 
 /* ---- element streams ------------------------------------------------ */
