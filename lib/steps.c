@@ -5,8 +5,10 @@
  * Owns a session's life after the run's tables are made: its main frame
  * (depth 0) and per-input position state, acquiring the bindings, each
  * step (the main graph's outputs of the previous step released, the
- * allocator's step started, the main frame run, the step's figures
- * recorded, the positions advanced) and the dump of the last step.
+ * allocator's step started, the decoder inputs fed, the capacity
+ * pre-check, the main frame run, the step's figures recorded, the
+ * positions and the loop's past length advanced) and the dump of the
+ * last step.
  *
  * Invariants:
  *  1. per_step lists completed steps only; a step stopped by a finding
@@ -15,10 +17,45 @@
  *     largest step's.
  *  3. One dump per run: the binding winner's, or (nothing bound, every
  *     session ran) the first session's, so no two threads write a file.
+ *  4. A step runs nothing on an invalid binding (binding-invalid); a step
+ *     that fails marks invalid every binding it wrote (bind.c), so a
+ *     caller's binding a failed step half-wrote is refused until reset.
+ *  5. Before any node of a step runs: the driven decoder inputs hold the
+ *     step's values (decoder.h) and the capacity pre-check passed
+ *     (precheck.c); a refused step executes no node.
  */
 #include <string.h>
 
+#include "decoder.h"
 #include "rt.h"
+
+int64_t oac_rt_step_sym(const oac_session *s, const char *name)
+{
+    return oac_decoder_sym(s->run->dec, name, s->past, s->n_new);
+}
+
+/* The step's values of the driven decoder inputs (decoder.h), in place
+ * of the previous step's: this session's copies, bound storage like
+ * every input (not counted). */
+static int feed_inputs(oac_session *s)
+{
+    rt_run *r = s->run;
+    for (size_t i = 0; i < r->n_in; i++) {
+        const rt_input *in = &r->in[i];
+        if (in->dec < 0)
+            continue;
+        oac_rtval *v = &s->main->objs[in->v->id - r->main->first_id];
+        oac_rtval_release(s->ctx, &s->alloc, v);
+        v->kind = OAC_RTV_TENSOR;
+        v->storage = OAC_STORE_CONST;
+        v->writable = false;
+        int rc = oac_decoder_fill(r->dec, (size_t)in->dec, s->past, s->n_new, &s->alloc,
+                                  &v->t);
+        if (rc)
+            return rc;
+    }
+    return OAC_OK;
+}
 
 static int dump_session(oac_session *s)
 {
@@ -53,12 +90,14 @@ void oac_rt_session_fini(oac_session *s)
     oac_dealloc(s->ctx, s->ws_bytes);
     oac_dealloc(s->ctx, s->pos_len);
     oac_dealloc(s->ctx, s->page_size);
+    oac_dealloc(s->ctx, s->wrote);
     oac_dealloc(s->ctx, s->steps);
     s->main = NULL;
     s->ws = NULL;
     s->ws_bytes = NULL;
     s->pos_len = NULL;
     s->page_size = NULL;
+    s->wrote = NULL;
     s->steps = NULL;
 }
 
@@ -69,8 +108,9 @@ static int session_init(oac_session *s)
     oac_ralloc_init(&s->alloc, s->ctx);
     s->pos_len = oac_calloc(s->ctx, n, sizeof *s->pos_len);
     s->page_size = oac_calloc(s->ctx, n, sizeof *s->page_size);
+    s->wrote = oac_calloc(s->ctx, r->n_bind ? r->n_bind : 1, sizeof *s->wrote);
     s->main = oac_calloc(s->ctx, 1, sizeof *s->main);
-    if (!s->pos_len || !s->page_size || !s->main)
+    if (!s->pos_len || !s->page_size || !s->wrote || !s->main)
         return OAC_ENOMEM;
     return oac_frame_main(s->main, s);
 }
@@ -89,20 +129,33 @@ int oac_rt_session_steps(oac_session *s)
     if (!s->steps)
         return OAC_ENOMEM;
     for (uint64_t step = 0; step < r->steps; step++) {
+        /* Invariant 4: a binding a failed step wrote runs nothing. */
+        if ((rc = oac_rt_bindings_usable(s)))
+            return rc;
+        oac_rt_bindings_step_begin(s);
         oac_frame_reset(s->main);
         oac_ralloc_step_begin(&s->alloc);
-        oac_step_stats st = { .step = step + 1 };
+        s->n_new = oac_decoder_new_tokens(r->dec, step);
+        oac_step_stats st = { .step = step + 1,
+                              .past_length = oac_decoder_active(r->dec) ? s->past : -1 };
         s->cur_step = &st;
         s->step_second = 0;
         s->work = 0;
         oac_rt_positions_reset(s);
-        rc = oac_frame_run(s->main, &s->stop_node);
+        if ((rc = feed_inputs(s)))
+            return rc;
+        /* Invariant 5: an overflow known before the step runs nothing. */
+        rc = oac_rt_precheck(s);
+        if (!rc)
+            rc = oac_frame_run(s->main, &s->stop_node);
         s->cur_step = NULL;
         /* Invariant 2: the largest step's. */
         if (s->step_second > s->second_cache)
             s->second_cache = s->step_second;
-        if (rc)
+        if (rc) {
+            oac_rt_bindings_step_failed(s);
             return rc;
+        }
         st.alloc_calls = s->alloc.step_calls;
         st.alloc_bytes = s->alloc.step_bytes;
         if (oac_grow(s->ctx, (void **)&s->steps, &s->cap_steps, s->n_steps + 1,
@@ -110,6 +163,7 @@ int oac_rt_session_steps(oac_session *s)
             return OAC_ENOMEM;
         s->steps[s->n_steps++] = st;
         s->steps_completed = step + 1;
+        s->past += s->n_new;
         if (step + 1 < r->steps && (rc = oac_rt_positions_advance(s)))
             return rc;
     }
