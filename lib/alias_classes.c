@@ -650,6 +650,9 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
         if (if_branch_state(b, v, a))
             return OAC_OK;      /* branch-mismatch (branches.c), or a
                                    passthrough of a's class */
+        if (oac_node_alias_in(v->scope, v->producer, (size_t)v->port) ==
+            OAC_ALIAS_REFUSED)
+            return OAC_OK;      /* its output_alias is alias-unsupported */
         return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, at(&w, s, v, e->loc),
             "%s of graph '%s': '%s' has alias_of '%s' but its producer "
             "declares no output_alias for that output, so it owns its "
