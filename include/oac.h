@@ -202,7 +202,7 @@ typedef struct oac_opt_u64 {
 
 typedef struct oac_dim_binding {
     const char *name;   /* a dim_param */
-    int64_t value;      /* >= 1 */
+    int64_t value;      /* >= 1 (0, an empty dimension, from a library caller) */
 } oac_dim_binding;
 
 typedef struct oac_input_file {
@@ -338,12 +338,15 @@ void oac_execution_free(oac_execution *exec);
 /* The --dim bindings the check of a run uses (contract 8, decoder
  * inputs): opts->dims, then every symbol the run binds at its first step
  * from its generation loop (the prompt length, a total length equal to
- * it, a past length 0, a batch of 1 unless --dim says otherwise), so the
- * static plan is the first step's.  *out (release it with oac_free)
- * borrows its names from opts and model.  OAC_EINVAL for a --dim on a
- * symbol the loop binds, or a decoder input the loop cannot feed. */
+ * it, a stock past's length 0, a batch of 1 unless --dim says
+ * otherwise), so the static plan is the first step's.  *out (release it
+ * with oac_free) borrows its names from opts and model.  OAC_EINVAL for
+ * a --dim on a symbol the loop binds, or a decoder input the loop cannot
+ * feed; OAC_EPARSE after a config-invalid diagnostic in diags when the
+ * genai_config.json beside the model cannot be read. */
 int oac_run_dims(oac_ctx *ctx, oac_dim_binding **out, size_t *n,
-                 const oac_model *model, const oac_run_opts *opts);
+                 const oac_model *model, const oac_run_opts *opts,
+                 oac_diags *diags);
 
 /* ------------------------------------------------------------------ */
 /* Annotate: making an existing decoder's in-place update explicit      */

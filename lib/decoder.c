@@ -9,7 +9,12 @@
  *
  * A decoder input is a main-graph input named as GenAI names it: by the
  * genai_config.json beside the model (model.decoder.inputs), else by
- * the defaults below; it is driven unless --input gives it.  Its element
+ * the defaults below; it is driven unless --input gives it.  A stock
+ * pair is a past/present pair (paired as annotate pairs them: the
+ * config's templates, else the name patterns) whose past is no
+ * READ_WRITE input and no --input: its present is fed back as the next
+ * past, and the past's symbol the present does not share (past_seq_len
+ * against total_seq_len) is the past length.  Its element
  * type must be INT32 or INT64 (as declared: GroupQueryAttention wants
  * INT32 seqlens_k and total_sequence_length); its last axis is the
  * growing one for input_ids and position_ids (the new tokens) and
@@ -25,7 +30,10 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "annotate.h"
 #include "decoder.h"
+#include "genai_config.h"
+#include "graph.h"
 
 /* What an element of a driven input holds, j its index on the growing
  * axis. */
@@ -72,6 +80,7 @@ void oac_decoder_free(oac_decoder *d)
         return;
     oac_dealloc(d->ctx, d->in);
     oac_dealloc(d->ctx, d->syms);
+    oac_dealloc(d->ctx, d->pairs);
     oac_dealloc(d->ctx, d);
 }
 
@@ -119,13 +128,78 @@ static int add_sym(oac_decoder *d, const oac_run_opts *o, const char *name,
     return OAC_OK;
 }
 
-/* The role of graph input `name` (by the default names), or -1. */
-static int role_of(const char *name)
+/* The role of graph input `name`: the config's name for a role's key,
+ * else the key itself (GenAI's default), or -1. */
+static int role_of(const oac_genai_config *cfg, const char *name)
 {
-    for (int r = 0; name && r < N_ROLES; r++)
-        if (!strcmp(roles[r].key, name))
+    for (int r = 0; name && r < N_ROLES; r++) {
+        const char *n = cfg ? oac_genai_input(cfg, roles[r].key) : NULL;
+        if (!strcmp(n ? n : roles[r].key, name))
             return r;
+    }
     return -1;
+}
+
+static bool is_read_write(const Onnx__ValueInfoProto *vi)
+{
+    return vi->has_access && vi->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE;
+}
+
+static const Onnx__TensorShapeProto *shape_of(const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto *t = vi ? vi->type : NULL;
+    return t && t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? t->tensor_type->shape
+                                                                     : NULL;
+}
+
+/* The pair (past, present) of a stock model: the past's axis whose
+ * symbol the present does not share holds the past length. */
+static int add_pair(oac_decoder *d, const oac_run_opts *o, const Onnx__GraphProto *g,
+                    const oac_kv_pair *p)
+{
+    if (!p->present || p->present->output_index < 0 || p->past->input_index < 0)
+        return OAC_OK;
+    const Onnx__ValueInfoProto *pv = g->input[p->past->input_index];
+    const Onnx__ValueInfoProto *qv = g->output[p->present->output_index];
+    if (is_read_write(pv) || given_by_input(o, pv->name))
+        return OAC_OK;
+    if (oac_grow(d->ctx, (void **)&d->pairs, &d->cap_pairs, d->n_pairs + 1, sizeof *d->pairs))
+        return OAC_ENOMEM;
+    oac_dec_pair *dp = &d->pairs[d->n_pairs++];
+    *dp = (oac_dec_pair){ (size_t)p->past->input_index, (size_t)p->present->output_index, -1 };
+    const Onnx__TensorShapeProto *ps = shape_of(pv), *qs = shape_of(qv);
+    for (size_t a = 0; ps && a < ps->n_dim; a++) {
+        const Onnx__TensorShapeProto__Dimension *x = ps->dim[a];
+        if (x->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+            !x->dim_param || !x->dim_param[0])
+            continue;
+        const Onnx__TensorShapeProto__Dimension *y =
+            qs && qs->n_dim == ps->n_dim ? qs->dim[a] : NULL;
+        if (y && y->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+            y->dim_param && !strcmp(y->dim_param, x->dim_param))
+            continue;
+        dp->seq_axis = (int)a;
+        return add_sym(d, o, x->dim_param, OAC_DSYM_PAST, 0, pv->name);
+    }
+    return OAC_OK;
+}
+
+/* The stock pairs of the model (annotate's pairing, annotate.h). */
+static int find_pairs(oac_decoder *d, const oac_run_opts *o, const oac_model *model,
+                      const oac_genai_config *cfg)
+{
+    oac_graphs *gi = NULL;
+    oac_kv_pair *p = NULL;
+    size_t n = 0;
+    int rc = oac_graphs_build(d->ctx, &gi, model->proto);
+    const oac_scope *s = !rc && gi->n_scopes ? gi->scopes[0] : NULL;
+    if (!rc && s && s->kind == OAC_SCOPE_MAIN)
+        rc = oac_annotate_pairs(d->ctx, &p, &n, cfg, s);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = add_pair(d, o, model->proto->graph, &p[i]);
+    oac_dealloc(d->ctx, p);
+    oac_graphs_free(gi);
+    return rc;
 }
 
 /* Input vi (port `port`) as the driven input of role r. */
@@ -192,9 +266,11 @@ static int add_input(oac_decoder *d, const oac_run_opts *o, const Onnx__ValueInf
 }
 
 int oac_decoder_new(oac_ctx *ctx, oac_decoder **out, const oac_model *model,
-                    const oac_run_opts *opts)
+                    const oac_run_opts *opts, oac_diags *diags)
 {
     *out = NULL;
+    oac_genai_config *cfg = NULL;
+    char *cpath = NULL;
     oac_decoder *d = oac_calloc(ctx, 1, sizeof *d);
     if (!d)
         return OAC_ENOMEM;
@@ -209,15 +285,25 @@ int oac_decoder_new(oac_ctx *ctx, oac_decoder **out, const oac_model *model,
         goto done;
     }
     const Onnx__GraphProto *g = model && model->proto ? model->proto->graph : NULL;
-    for (size_t i = 0; g && i < g->n_input; i++) {
+    if (!g)
+        goto done;
+    /* The config beside the model, as annotate finds it. */
+    if (model->path && (rc = oac_genai_config_find(ctx, &cpath, model->path)))
+        goto done;
+    if (cpath && (rc = oac_genai_config_load(ctx, &cfg, cpath, diags)))
+        goto done;
+    for (size_t i = 0; i < g->n_input; i++) {
         const Onnx__ValueInfoProto *vi = g->input[i];
-        int r = vi ? role_of(vi->name) : -1;
+        int r = vi ? role_of(cfg, vi->name) : -1;
         if (r < 0 || given_by_input(opts, vi->name))
             continue;
         if ((rc = add_input(d, opts, vi, i, r)))
             goto done;
     }
+    rc = find_pairs(d, opts, model, cfg);
 done:
+    oac_genai_config_free(cfg);
+    oac_dealloc(ctx, cpath);
     if (rc) {
         oac_decoder_free(d);
         return rc;
@@ -322,7 +408,7 @@ int oac_decoder_dims(const oac_decoder *d, const oac_run_opts *o, bool first_ste
 }
 
 int oac_run_dims(oac_ctx *ctx, oac_dim_binding **out, size_t *n_out,
-                 const oac_model *model, const oac_run_opts *opts)
+                 const oac_model *model, const oac_run_opts *opts, oac_diags *diags)
 {
     static const oac_run_opts none;
     *out = NULL;
@@ -330,7 +416,7 @@ int oac_run_dims(oac_ctx *ctx, oac_dim_binding **out, size_t *n_out,
     if (!opts)
         opts = &none;
     oac_decoder *d;
-    int rc = oac_decoder_new(ctx, &d, model, opts);
+    int rc = oac_decoder_new(ctx, &d, model, opts, diags);
     if (rc)
         return rc;
     rc = oac_decoder_dims(d, opts, true, out, n_out);

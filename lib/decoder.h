@@ -3,8 +3,9 @@
  *
  * Owns struct oac_decoder, made once per run from the model and the
  * run's options (decoder.c): which main-graph inputs are decoder inputs
- * and what each step feeds them, and the dimension symbols the run binds
- * from the loop's numbers.  The loop, per step k (from 0): n tokens are
+ * and what each step feeds them, which pasts of a stock model take the
+ * previous step's present, and the dimension symbols the run binds from
+ * the loop's numbers.  The loop, per step k (from 0): n tokens are
  * fed (the prompt, --prompt-length P, at step 0; one token after), the
  * past length p is what earlier steps fed (0 at step 0), the total is
  * p + n.  oac_run_dims gives the check the symbols at step 0, so the
@@ -53,6 +54,16 @@ typedef struct oac_dec_input {
     oac_dec_sym_kind grow;     /* OAC_DSYM_NEW or _TOTAL on grow_axis */
 } oac_dec_input;
 
+/* A past/present pair a stock model leaves unannotated (its past is no
+ * READ_WRITE input, no --input gives it): `run` feeds the present back
+ * as the next step's past, copying it (issue 11 item 5). */
+typedef struct oac_dec_pair {
+    size_t past;               /* GraphProto.input index */
+    size_t present;            /* GraphProto.output index */
+    int seq_axis;              /* the past's axis holding the past length
+                                  (its symbol is OAC_DSYM_PAST), or -1 */
+} oac_dec_pair;
+
 typedef struct oac_decoder {
     oac_ctx *ctx;
     int64_t prompt;            /* P >= 1 */
@@ -62,19 +73,25 @@ typedef struct oac_decoder {
     size_t n_in, cap_in;
     oac_dec_sym *syms;
     size_t n_syms, cap_syms;
+    oac_dec_pair *pairs;
+    size_t n_pairs, cap_pairs;
 } oac_decoder;
 
-/* The loop of model under opts.  A model without decoder inputs gets an
- * empty one (n_in 0).  OAC_EINVAL for usage errors (invariant 2, a
- * decoder input whose type the loop cannot feed). */
+/* The loop of model under opts: its decoder inputs (named by the
+ * genai_config.json beside the model, else by GenAI's defaults) and its
+ * stock pairs (paired as annotate pairs them, annotate.h).  A model
+ * without either gets an empty one.  OAC_EINVAL for usage errors
+ * (invariant 2, a decoder input whose type the loop cannot feed);
+ * OAC_EPARSE after a config-invalid diagnostic in diags for a config
+ * that cannot be read. */
 int oac_decoder_new(oac_ctx *ctx, oac_decoder **out, const oac_model *model,
-                    const oac_run_opts *opts);
+                    const oac_run_opts *opts, oac_diags *diags);
 void oac_decoder_free(oac_decoder *d);
 
 /* Does the run drive a generation loop (past_length is reported)? */
 static inline bool oac_decoder_active(const oac_decoder *d)
 {
-    return d && d->n_in > 0;
+    return d && (d->n_in > 0 || d->n_pairs > 0);
 }
 
 /* Does a symbol take another number at a later step than at the first

@@ -233,7 +233,7 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         rc = oac_err(ctx, OAC_EINVAL, "--sessions %u: at most 1024", n_sess);
         goto done;
     }
-    if ((rc = oac_decoder_new(ctx, &r.dec, model, opts)))
+    if ((rc = oac_decoder_new(ctx, &r.dec, model, opts, diags)))
         goto done;
     if ((rc = take_analysis(&r, analysis)))
         goto done;

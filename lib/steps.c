@@ -23,6 +23,10 @@
  *  5. Before any node of a step runs: the driven decoder inputs hold the
  *     step's values (decoder.h) and the capacity pre-check passed
  *     (precheck.c); a refused step executes no node.
+ *  6. A stock model's present is fed back as the next past by copy (a
+ *     runtime without the contract); copied_bytes counts that copy and
+ *     every stock present a kernel wrote into a buffer of its own.  An
+ *     annotated cache is bound and updated in place: it adds nothing.
  */
 #include <string.h>
 
@@ -32,6 +36,68 @@
 int64_t oac_rt_step_sym(const oac_session *s, const char *name)
 {
     return oac_decoder_sym(s->run->dec, name, s->past, s->n_new);
+}
+
+/* Issue 11 item 5, a runtime without the contract: each stock pair's
+ * present of the step that just ended, copied into a fresh buffer as
+ * this step's past (an input: bound storage, not in alloc_bytes; its
+ * bytes are copied_bytes).  Before the main frame's outputs are
+ * released. */
+static int feed_back(oac_session *s, oac_step_stats *st)
+{
+    rt_run *r = s->run;
+    const oac_decoder *d = r->dec;
+    for (size_t i = 0; i < d->n_pairs; i++) {
+        const oac_dec_pair *p = &d->pairs[i];
+        const rt_input *in = &r->in[p->past];
+        int rc;
+        const oac_rtval *q = p->present < r->main->n_outputs
+            ? oac_frame_value(s->main, r->main->outputs[p->present], &rc) : NULL;
+        if (!q || q->kind != OAC_RTV_TENSOR)
+            continue;
+        oac_tensor qt = q->t;
+        oac_rtval *v = &s->main->objs[in->v->id - r->main->first_id];
+        bool same = qt.elem_type == in->tmpl.elem_type && qt.rank == in->tmpl.rank;
+        for (int a = 0; same && a < qt.rank; a++)
+            same = a == p->seq_axis || qt.dims[a] == in->tmpl.dims[a];
+        if (!same)
+            return oac_err(s->ctx, OAC_EUNSUPPORTED,
+                           "present '%s' (%s, rank %d) cannot be fed back as past '%s': "
+                           "its type or a dimension other than the past length differs",
+                           r->main->output_names[p->present], oac_elem_name(qt.elem_type),
+                           qt.rank, in->v->name);
+        void *data = qt.bytes ? oac_ralloc_bound(&s->alloc, qt.bytes) : NULL;
+        if (qt.bytes && !data)
+            return OAC_ENOMEM;
+        if (qt.bytes)
+            memcpy(data, qt.data, qt.bytes);
+        oac_rtval_release(s->ctx, &s->alloc, v);
+        v->kind = OAC_RTV_TENSOR;
+        v->storage = OAC_STORE_CONST;
+        v->writable = false;
+        v->t = qt;
+        v->t.data = data;
+        st->copied_bytes += qt.bytes;
+    }
+    return OAC_OK;
+}
+
+/* The bytes of the step's stock presents a kernel wrote into buffers of
+ * their own (Concat, an update without output_alias: the cache copied
+ * or grown), not views of a cache updated in place. */
+static uint64_t presents_copied(oac_session *s)
+{
+    rt_run *r = s->run;
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->dec->n_pairs; i++) {
+        size_t o = r->dec->pairs[i].present;
+        int rc;
+        const oac_rtval *q = o < r->main->n_outputs
+            ? oac_frame_value(s->main, r->main->outputs[o], &rc) : NULL;
+        if (q && q->kind == OAC_RTV_TENSOR && q->storage == OAC_STORE_OWNED)
+            n += q->t.bytes;
+    }
+    return n;
 }
 
 /* The step's values of the driven decoder inputs (decoder.h), in place
@@ -133,11 +199,14 @@ int oac_rt_session_steps(oac_session *s)
         if ((rc = oac_rt_bindings_usable(s)))
             return rc;
         oac_rt_bindings_step_begin(s);
+        oac_step_stats st = { .step = step + 1,
+                              .past_length = oac_decoder_active(r->dec) ? s->past : -1 };
+        /* Invariant 6: the previous step's presents become the pasts. */
+        if (step > 0 && (rc = feed_back(s, &st)))
+            return rc;
         oac_frame_reset(s->main);
         oac_ralloc_step_begin(&s->alloc);
         s->n_new = oac_decoder_new_tokens(r->dec, step);
-        oac_step_stats st = { .step = step + 1,
-                              .past_length = oac_decoder_active(r->dec) ? s->past : -1 };
         s->cur_step = &st;
         s->step_second = 0;
         s->work = 0;
@@ -158,6 +227,7 @@ int oac_rt_session_steps(oac_session *s)
         }
         st.alloc_calls = s->alloc.step_calls;
         st.alloc_bytes = s->alloc.step_bytes;
+        st.copied_bytes += presents_copied(s);
         if (oac_grow(s->ctx, (void **)&s->steps, &s->cap_steps, s->n_steps + 1,
                      sizeof *s->steps))
             return OAC_ENOMEM;

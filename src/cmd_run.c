@@ -57,10 +57,25 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         status = CLI_EXIT_USAGE;
         goto done;
     }
-    /* Invariant 4: the check binds what the run's first step binds. */
-    if (m.model && oac_run_dims(ctx, &run_dims, &n_run_dims, m.model, &ro) != OAC_OK) {
+    /* Invariant 4: the check binds what the run's first step binds.  A
+     * genai_config.json beside the model that cannot be read is its
+     * config-invalid diagnostic: the report says so, nothing runs. */
+    int drc = m.model ? oac_run_dims(ctx, &run_dims, &n_run_dims, m.model, &ro, m.diags)
+                      : OAC_OK;
+    if (drc == OAC_EINVAL) {
         cli_error("%s: %s", m.path, oac_errmsg(ctx));
         status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    if (drc != OAC_OK) {
+        /* Out of memory, say: the report says why (invariant 3). */
+        if (drc != OAC_EPARSE)
+            cli_model_fail(ctx, &m, drc, "the run could not start");
+        cli_model_settle(c, &m);
+        status = m.exit;
+        int w = cli_write_reports(ctx, c, &m, 1);
+        if (w > status)
+            status = w;
         goto done;
     }
     if (!cli_model_check(ctx, c, &m, run_dims ? run_dims : c->dims,

@@ -13,6 +13,8 @@
  * sequence axis that cannot take the prompt, a type the loop cannot
  * feed, one symbol with two meanings) and --input (never driven) too.
  */
+#include <math.h>
+
 #include "harness.h"
 #include "runtime.h"
 
@@ -207,7 +209,7 @@ START_TEST(run_dims_first_step)
     oac_run_opts ro = { .prompt_length = 4, .dims = user, .n_dims = 1 };
     oac_dim_binding *d;
     size_t n;
-    ck_assert_int_eq(oac_run_dims(f.ctx, &d, &n, f.m, &ro), OAC_OK);
+    ck_assert_int_eq(oac_run_dims(f.ctx, &d, &n, f.m, &ro, f.d), OAC_OK);
     ck_assert_uint_eq(n, 3);
     ck_assert_str_eq(d[0].name, "batch");
     ck_assert_int_eq(d[0].value, 3);
@@ -272,7 +274,7 @@ static void refused(fx *f, const oac_run_opts *ro, const char *why)
 {
     oac_dim_binding *d = NULL;
     size_t n;
-    ck_assert_int_eq(oac_run_dims(f->ctx, &d, &n, f->m, ro), OAC_EINVAL);
+    ck_assert_int_eq(oac_run_dims(f->ctx, &d, &n, f->m, ro, f->d), OAC_EINVAL);
     ck_assert_ptr_null(d);
     ck_assert_msg(strstr(oac_errmsg(f->ctx), why), "%s", oac_errmsg(f->ctx));
     /* oac_run refuses the same way, before anything runs. */
@@ -337,6 +339,232 @@ START_TEST(symbol_with_two_meanings)
 }
 END_TEST
 
+/* ---- stock against annotated (issue 11 item 5) --------------------------- */
+
+/* Bytes of one toy cache holding `len` positions. */
+static uint64_t toy_cache_bytes(int64_t len)
+{
+    return (uint64_t)OAC_TOY_HEADS * (uint64_t)len * OAC_TOY_HEAD_SIZE * sizeof(float);
+}
+
+START_TEST(stock_twin_grows)
+{
+    /* toy_decoder_concat: no annotation, past_key_<l> pairs with
+     * present_key_<l> by name.  Step k (1-based) writes its 4 presents
+     * of k positions with Concat and, from step 2, copies the 4 presents
+     * of k - 1 positions back as the pasts: 4 * (B(k) + B(k - 1)). */
+    fx f;
+    fx_example(&f, "toy_decoder_concat");
+    oac_run_opts ro = { .steps = 5 };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
+    uint64_t total = 0;
+    for (int k = 1; k <= 5; k++) {
+        const oac_step_stats *st = &f.e->per_step[k - 1];
+        uint64_t want = 4 * (toy_cache_bytes(k) + toy_cache_bytes(k - 1));
+        ck_assert_uint_eq(st->copied_bytes, want);
+        ck_assert_int_eq(st->past_length, k - 1);
+        if (k > 1) {
+            ck_assert_uint_gt(st->copied_bytes, st[-1].copied_bytes);
+            ck_assert_uint_gt(st->alloc_bytes, st[-1].alloc_bytes);
+        }
+        total += want;
+    }
+    ck_assert_uint_eq(f.e->copied_bytes, total);
+    /* The plan is the first step's; the grown caches measure more. */
+    ck_assert(f.e->planned_peak_bytes.known);
+    ck_assert_uint_gt(f.e->measured_peak_bytes, f.e->planned_peak_bytes.value);
+    ck_assert(!f.e->peak_matches_plan);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(annotated_copies_nothing)
+{
+    fx f;
+    fx_example(&f, "toy_decoder");
+    oac_run_opts ro = { .steps = 5 };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
+    for (int k = 0; k < 5; k++) {
+        ck_assert_uint_eq(f.e->per_step[k].copied_bytes, 0);
+        ck_assert_int_eq(f.e->per_step[k].past_length, k);
+    }
+    ck_assert_uint_eq(f.e->copied_bytes, 0);
+    ck_assert(f.e->peak_matches_plan);
+    fx_end(&f);
+}
+END_TEST
+
+/* The logits lm_head computes, per step. */
+static float logits[8][OAC_TOY_VOCAB];
+static int n_logits;
+
+static int record_lm_head(oac_kernel_call *k)
+{
+    int rc = oac_kernel_matmul(k);
+    if (!rc && !strcmp(k->node_name, "lm_head")) {
+        const oac_tensor *t = &k->out[0]->t;
+        ck_assert_uint_eq(t->bytes, sizeof logits[0]);
+        ck_assert_int_lt(n_logits, 8);
+        memcpy(logits[n_logits++], t->data, sizeof logits[0]);
+    }
+    return rc;
+}
+
+START_TEST(stock_feed_back_computes_what_in_place_does)
+{
+    /* The same tokens through the in-place decoder and its Concat twin:
+     * fed back, the twin's pasts hold what the bound caches hold, so
+     * every step's logits agree. */
+    static const int64_t tokens[5] = { 3, 7, 1, 12, 5 };
+    static const oac_kernel_override ov = { "", "MatMul", record_lm_head };
+    oac_run_hooks h = { .overrides = &ov, .n_overrides = 1 };
+    float in_place[6][OAC_TOY_VOCAB];
+    fx f;
+    for (int twin = 0; twin < 2; twin++) {
+        n_logits = 0;
+        fx_example(&f, twin ? "toy_decoder_concat" : "toy_decoder");
+        oac_run_opts ro = { .steps = 6, .tokens = tokens, .n_tokens = 5 };
+        ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, &h), OAC_OK);
+        ck_assert_int_eq(n_logits, 6);
+        for (int k = 0; k < 6; k++) {
+            float most = 0;
+            for (int v = 0; v < OAC_TOY_VOCAB; v++) {
+                if (!twin) {
+                    in_place[k][v] = logits[k][v];
+                    most = most > fabsf(logits[k][v]) ? most : fabsf(logits[k][v]);
+                    continue;
+                }
+                ck_assert_msg(fabsf(in_place[k][v] - logits[k][v]) < 1e-5f,
+                              "step %d logit %d: %g in place, %g stock", k + 1, v,
+                              in_place[k][v], logits[k][v]);
+            }
+            if (!twin)
+                ck_assert_float_gt(most, 1e-3f);     /* not vacuous */
+        }
+        /* Not vacuous either: the steps differ. */
+        ck_assert(memcmp(logits[0], logits[5], sizeof logits[0]));
+        fx_end(&f);
+    }
+}
+END_TEST
+
+/* A TensorScatter decoder: input_ids -> Gather(embedding) -> written at
+ * write_indices (driven: the past length) into past_keys [batch, 8, 4].
+ * annotated: READ_WRITE, output_alias, present alias_of the past; else
+ * the stock form: present_keys a new buffer each step, fed back. */
+static void scatter_model(fx *f, bool annotated)
+{
+    oac_mb *mb;
+    oac_gb *g = fx_build(f, &mb);
+    oac_mb_opset(mb, "", 24);
+    oac_gb_input(g, "input_ids", OAC_T_INT64, "batch,seq");
+    oac_gb_input(g, "write_indices", OAC_T_INT64, "batch");
+    Onnx__ValueInfoProto *past = oac_gb_input(g, "past_keys", OAC_T_FLOAT, "batch,8,4");
+    float emb[32 * 4];
+    for (int i = 0; i < 32 * 4; i++)
+        emb[i] = (float)(i / 4) + 0.25f * (float)(i % 4);
+    oac_gb_init_f32(g, "embedding", "32,4", emb, 32 * 4);
+    oac_gb_node(g, "Gather", NULL, "embed", "embedding,input_ids", "k");
+    Onnx__NodeProto *n = oac_gb_node(g, "TensorScatter", NULL, "scatter",
+                                     "past_keys,k,write_indices", "present_keys");
+    oac_node_attr_int(g, n, "axis", 1);
+    Onnx__ValueInfoProto *present = oac_gb_output(g, "present_keys", OAC_T_FLOAT, "batch,8,4");
+    if (annotated) {
+        oac_vi_access(g, past, 1);
+        oac_node_alias(g, n, 0, 0, 1);
+        oac_vi_alias_of(g, present, "past_keys");
+    }
+    fx_load(f);
+}
+
+START_TEST(stock_scatter_copies_every_step)
+{
+    /* Stock: TensorScatter runs out of place, its present a copy of the
+     * cache (128 bytes) every step, and from step 2 the copy back (128).
+     * Annotated: 0, the one update a step in place. */
+    fx f;
+    for (int annotated = 0; annotated < 2; annotated++) {
+        scatter_model(&f, annotated);
+        oac_run_opts ro = { .steps = 4, .prompt_length = 3 };
+        ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
+        for (int k = 0; k < 4; k++) {
+            uint64_t want = annotated ? 0 : k ? 256 : 128;
+            ck_assert_uint_eq(f.e->per_step[k].copied_bytes, want);
+        }
+        ck_assert_uint_eq(f.e->second_cache_bytes, annotated ? 0 : 128);
+        ck_assert_uint_eq(f.e->identity_checked, annotated ? 4 : 0);
+        fx_end(&f);
+    }
+}
+END_TEST
+
+/* Write `text` to path. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_int_ge(fputs(text, fp), 0);
+    ck_assert_int_eq(fclose(fp), 0);
+}
+
+/* tok [1, seq] -> Gather(embedding: row t holds t, t) [1, seq, 2];
+ * next.0 = Concat(cache.0 [1, past, 2], it) on axis 1, written to
+ * dir/m.onnx and loaded from there (so the run finds dir's config). */
+static void named_model(fx *f, const char *dir)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.onnx", dir);
+    oac_gb *g = fx_build(f, NULL);
+    oac_gb_input(g, "tok", OAC_T_INT64, "1,seq");
+    oac_gb_input(g, "cache.0", OAC_T_FLOAT, "1,past,2");
+    float emb[32 * 2];
+    for (int i = 0; i < 32 * 2; i++)
+        emb[i] = (float)(i / 2);
+    oac_gb_init_f32(g, "embedding", "32,2", emb, 32 * 2);
+    oac_gb_node(g, "Gather", NULL, "embed", "embedding,tok", "e");
+    oac_node_attr_int(g, oac_gb_node(g, "Concat", NULL, "grow", "cache.0,e", "next.0"),
+                      "axis", 1);
+    oac_gb_output(g, "next.0", OAC_T_FLOAT, "1,total,2");
+    ck_assert_int_eq(oac_mb_write(f->mb, path), OAC_OK);
+    ck_assert_int_eq(oac_model_load(f->ctx, &f->m, path, f->d), OAC_OK);
+}
+
+START_TEST(config_names_inputs_and_pairs)
+{
+    /* The genai_config.json beside the model names the decoder input
+     * ("tok" is input_ids) and the pair ("cache.%d" -> "next.%d"), which
+     * neither the default names nor the name patterns find. */
+    char dir[] = "/tmp/oac_cfg_XXXXXX", cfg[64], mp[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cfg, sizeof cfg, "%s/genai_config.json", dir);
+    snprintf(mp, sizeof mp, "%s/m.onnx", dir);
+    write_text(cfg, "{\"model\": {\"decoder\": {"
+                    "\"inputs\": {\"input_ids\": \"tok\", \"past_key_names\": \"cache.%d\"},"
+                    "\"outputs\": {\"present_key_names\": \"next.%d\"}}}}");
+    fx f;
+    named_model(&f, dir);
+    oac_run_opts ro = { .steps = 3, .tokens = (const int64_t[]){ 5, 9, 4 }, .n_tokens = 3 };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
+    for (int k = 1; k <= 3; k++) {
+        /* Concat's present of k rows of 2 floats, and the k - 1 fed back. */
+        ck_assert_uint_eq(f.e->per_step[k - 1].copied_bytes, (uint64_t)(8 * k + 8 * (k - 1)));
+        ck_assert_int_eq(f.e->per_step[k - 1].past_length, k - 1);
+    }
+    fx_end(&f);
+    /* A config that cannot be read is config-invalid, and nothing runs. */
+    write_text(cfg, "{\"model\": 3}");
+    named_model(&f, dir);
+    oac_dim_binding *d = NULL;
+    size_t n;
+    ck_assert_int_eq(oac_run_dims(f.ctx, &d, &n, f.m, &ro, f.d), OAC_EPARSE);
+    diag_expect_run(f.d, OAC_CONFIG_INVALID, "config-invalid");
+    fx_end(&f);
+    unlink(cfg);
+    unlink(mp);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("decoder");
@@ -351,6 +579,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, static_sequence_axis);
     tcase_add_test(tc, type_the_loop_cannot_feed);
     tcase_add_test(tc, symbol_with_two_meanings);
+    tcase_add_test(tc, stock_twin_grows);
+    tcase_add_test(tc, annotated_copies_nothing);
+    tcase_add_test(tc, stock_feed_back_computes_what_in_place_does);
+    tcase_add_test(tc, stock_scatter_copies_every_step);
+    tcase_add_test(tc, config_names_inputs_and_pairs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,7 +24,7 @@ int fx_check_run(fx *f, const oac_dim_binding *dims, size_t nd,
         fx_load(f);
     oac_dim_binding *rd;
     size_t n_rd;
-    ck_assert_msg(oac_run_dims(f->ctx, &rd, &n_rd, f->m, ro) == OAC_OK, "run dims: %s",
+    ck_assert_msg(oac_run_dims(f->ctx, &rd, &n_rd, f->m, ro, f->d) == OAC_OK, "run dims: %s",
                   oac_errmsg(f->ctx));
     oac_check_opts co = { .dims = rd, .n_dims = n_rd, .inputs = in, .n_inputs = ni };
     ck_assert_int_eq(fx_check(f, &co), OAC_OK);
