@@ -376,6 +376,16 @@ int oac_decoder_fill(const oac_decoder *d, size_t i, int64_t past, int64_t n,
     return OAC_OK;
 }
 
+bool oac_decoder_feeds_total(const oac_decoder *d)
+{
+    for (size_t i = 0; d && i < d->n_in; i++) {
+        fill f = roles[d->in[i].role].fill;
+        if (f == FILL_ONES || f == FILL_TOTAL || f == FILL_TOTAL_MINUS_1)
+            return true;
+    }
+    return false;
+}
+
 bool oac_decoder_varies(const oac_decoder *d)
 {
     for (size_t i = 0; d && i < d->n_syms; i++)

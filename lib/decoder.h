@@ -106,6 +106,12 @@ bool oac_decoder_varies(const oac_decoder *d);
 int oac_decoder_dims(const oac_decoder *d, const oac_run_opts *o, bool first_step,
                      oac_dim_binding **out, size_t *n);
 
+/* Does the loop feed an input that carries the total length
+ * (attention_mask, seqlens_k, total_sequence_length, nonpad_kv_seqlen)?
+ * A length the graph computes from it is then the loop's total
+ * (precheck.c). */
+bool oac_decoder_feeds_total(const oac_decoder *d);
+
 /* Tokens fed at step k (from 0). */
 static inline int64_t oac_decoder_new_tokens(const oac_decoder *d, uint64_t k)
 {

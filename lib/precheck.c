@@ -16,6 +16,10 @@
  *    buffer), when the node declares one of its pairs in place: the
  *    length is the value of .length.port + .plus + dim .seq_axis of
  *    .seq_port, the capacity each declared pair's past on .axis_default.
+ *    Every such rule gives the total length after the update; when the
+ *    port's value is computed by nodes (a GenAI export derives
+ *    total_sequence_length from attention_mask) and the run drives an
+ *    input carrying the total (decoder.h), the loop's total is used.
  * Ports, axes and rules come from the operator table's row
  * (.position_port, .values_port, .page_id_port, .axis_attr,
  * .axis_default, .enum_attr, .length, .pairs), never from op_type.
@@ -44,6 +48,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "decoder.h"
 #include "rt.h"
 #include "shapes.h"
 
@@ -271,16 +276,26 @@ static int check_length(pre *p)
         any = any || oac_node_alias_in(p->m, p->node, (size_t)op->pairs[k].out) ==
                          op->pairs[k].in;
     int64_t len;
-    if (!any || !pre_scalar(p, port(p, L->port), &len))
+    const char *what = "";
+    if (!any)
         return OAC_OK;
-    if (oac_add_overflow_i64(len, L->plus, &len))
-        len = INT64_MAX;
-    if (L->seq_port >= 0) {
-        int64_t d = pre_dim(p, port(p, L->seq_port), L->seq_axis);
-        if (d < 0)
-            return OAC_OK;
-        if (oac_add_overflow_i64(len, d, &len))
+    if (pre_scalar(p, port(p, L->port), &len)) {
+        if (oac_add_overflow_i64(len, L->plus, &len))
             len = INT64_MAX;
+        if (L->seq_port >= 0) {
+            int64_t d = pre_dim(p, port(p, L->seq_port), L->seq_axis);
+            if (d < 0)
+                return OAC_OK;
+            if (oac_add_overflow_i64(len, d, &len))
+                len = INT64_MAX;
+        }
+    } else if (oac_decoder_feeds_total(p->r->dec)) {
+        /* Every row's length is the total after the update; computed by
+         * nodes from the driven decoder inputs, it is the loop's. */
+        len = p->s->past + p->s->n_new;
+        what = ", the generation loop's total length";
+    } else {
+        return OAC_OK;
     }
     for (size_t k = 0; k < op->n_pairs; k++) {
         if (oac_node_alias_in(p->m, p->node, (size_t)op->pairs[k].out) != op->pairs[k].in)
@@ -288,8 +303,8 @@ static int check_length(pre *p)
         const oac_value *past = port(p, op->pairs[k].in);
         int64_t cap = pre_dim(p, past, op->axis_default);
         if (cap >= 0 && (len < 0 || len > cap))
-            return overflow(p, past, "length %" PRId64 " (input %d) exceeds capacity %"
-                            PRId64 " of '%s'", len, L->port, cap, past->name);
+            return overflow(p, past, "length %" PRId64 " (input %d%s) exceeds capacity %"
+                            PRId64 " of '%s'", len, L->port, what, cap, past->name);
     }
     return OAC_OK;
 }

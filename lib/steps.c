@@ -17,6 +17,9 @@
  *     largest step's.
  *  3. One dump per run: the binding winner's, or (nothing bound, every
  *     session ran) the first session's, so no two threads write a file.
+ *     It is written after the last step, or when the capacity pre-check
+ *     refuses a step: then nothing ran, and the bound caches and graph
+ *     outputs are what the last completed step left.
  *  4. A step runs nothing on an invalid binding (binding-invalid); a step
  *     that fails marks invalid every binding it wrote (bind.c), so a
  *     caller's binding a failed step half-wrote is refused until reset.
@@ -137,7 +140,7 @@ static int dump_session(oac_session *s)
     int rc = OAC_OK;
     for (size_t i = 0; i < m->n_outputs && !rc; i++) {
         const oac_rtval *v = oac_frame_value(s->main, m->outputs[i], &rc);
-        if (v)
+        if (v && v->kind != OAC_RTV_NONE)     /* none before a first step */
             dv[k++] = (oac_dump_value){ m->output_names[i], v, r->model };
     }
     if (!rc)
@@ -204,19 +207,26 @@ int oac_rt_session_steps(oac_session *s)
         /* Invariant 6: the previous step's presents become the pasts. */
         if (step > 0 && (rc = feed_back(s, &st)))
             return rc;
+        s->n_new = oac_decoder_new_tokens(r->dec, step);
+        if ((rc = feed_inputs(s)))
+            return rc;
+        /* Invariant 5: an overflow known before the step runs nothing;
+         * what the last step left is still there to dump (invariant 3). */
+        if ((rc = oac_rt_precheck(s))) {
+            if (rc == OAC_ERUNTIME && r->opts->dump_dir && (r->n_bind || s->number <= 1)) {
+                int drc = dump_session(s);
+                if (drc)
+                    return drc;
+            }
+            return rc;
+        }
         oac_frame_reset(s->main);
         oac_ralloc_step_begin(&s->alloc);
-        s->n_new = oac_decoder_new_tokens(r->dec, step);
         s->cur_step = &st;
         s->step_second = 0;
         s->work = 0;
         oac_rt_positions_reset(s);
-        if ((rc = feed_inputs(s)))
-            return rc;
-        /* Invariant 5: an overflow known before the step runs nothing. */
-        rc = oac_rt_precheck(s);
-        if (!rc)
-            rc = oac_frame_run(s->main, &s->stop_node);
+        rc = oac_frame_run(s->main, &s->stop_node);
         s->cur_step = NULL;
         /* Invariant 2: the largest step's. */
         if (s->step_second > s->second_cache)

@@ -74,6 +74,52 @@ START_TEST(toy_decoder_past_its_capacity)
 }
 END_TEST
 
+/* The bytes of file dir/name (*n of them; the caller frees). */
+static uint8_t *slurp(const char *dir, const char *name, size_t *n)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "rb");
+    ck_assert_msg(fp != NULL, "%s not written", path);
+    uint8_t *b = malloc(1 << 16);
+    *n = fread(b, 1, 1 << 16, fp);
+    fclose(fp);
+    return b;
+}
+
+START_TEST(dump_after_a_refused_step)
+{
+    /* --dump after the refused step 17 writes what step 16 left: the
+     * same files, byte for byte, as a run of 16 steps. */
+    static const char *const files[] = {
+        "key_cache_0.pb", "value_cache_1.pb", "key_cache_1_updated.pb", "logits.pb",
+    };
+    char d16[] = "/tmp/oac_pre16_XXXXXX", d17[] = "/tmp/oac_pre17_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(d16));
+    ck_assert_ptr_nonnull(mkdtemp(d17));
+    const char *dirs[2] = { d16, d17 };
+    for (int i = 0; i < 2; i++) {
+        fx f;
+        fx_example(&f, "toy_decoder");
+        oac_run_opts ro = { .steps = OAC_TOY_MAX_LEN + (uint64_t)i, .dump_dir = dirs[i] };
+        ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), i ? OAC_ERUNTIME : OAC_OK);
+        ck_assert_uint_eq(f.e->steps_completed, OAC_TOY_MAX_LEN);
+        fx_end(&f);
+    }
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        size_t na, nb;
+        uint8_t *a = slurp(d16, files[k], &na), *b = slurp(d17, files[k], &nb);
+        ck_assert_uint_gt(na, 0);
+        ck_assert_msg(na == nb && !memcmp(a, b, na), "%s differs", files[k]);
+        free(a);
+        free(b);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", d16, d17);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- two caches, two capacities ------------------------------------------ */
 
 enum { K_CAP = 8, V_CAP = 4, W = 2 };
@@ -294,6 +340,7 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("precheck");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, toy_decoder_past_its_capacity);
+    tcase_add_test(tc, dump_after_a_refused_step);
     tcase_add_test(tc, no_cache_written_by_a_refused_step);
     tcase_add_test(tc, computed_position_left_to_the_kernel);
     tcase_add_test(tc, scatter_decoder_prompt_then_tokens);
