@@ -8,12 +8,16 @@
  *              value to itself = alias-cycle), the resolved must-alias
  *              port of every node output (oac_node.alias_in, also for
  *              calls of local functions, whose conflicting output_alias is
- *              alias-mismatch), alias-implied for cache updates, and the
- *              non-type parts of operand-invalid (domain not imported,
- *              input count, missing operand, attribute kinds);
+ *              alias-mismatch), alias-implied for cache updates and for
+ *              the pairs of section 6's KV-cache operators that hold
+ *              without output_alias, alias-unsupported (section 6: a pair
+ *              the operator's row refuses, or half of a K/V pair; the
+ *              port is then OAC_ALIAS_REFUSED), and the non-type parts
+ *              of operand-invalid (domain not imported, input count,
+ *              missing operand, attribute kinds);
  *  - metadata: metadata-alias (the prototype convention in metadata_props
  *              used where the real field is absent).
- * Contract: sections 2 and 3 and "Details the rules rely on".
+ * Contract: sections 2 and 3 and "Details the rules rely on", section 6.
  *
  * Invariants:
  *  1. alias_in[p] is set only for a MUST_ALIAS entry whose ports are in
@@ -251,18 +255,17 @@ static const char *pair_list(const oac_op *op, char *buf, size_t len)
     return at ? buf : "none";
 }
 
-/* alias-unsupported on entry `entry` (output p <- input in), and the
- * port refused. */
+/* alias-unsupported on output_alias entry `entry` (of output p), and
+ * the port refused. */
 static int refuse(oac_check_state *st, oac_scope *s, long i, long entry,
-                  size_t p, int in, const char *fmt, ...) OAC_PRINTF(7, 8);
+                  size_t p, const char *fmt, ...) OAC_PRINTF(6, 7);
 
 static int refuse(oac_check_state *st, oac_scope *s, long i, long entry,
-                  size_t p, int in, const char *fmt, ...)
+                  size_t p, const char *fmt, ...)
 {
     oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
     char loc[LOC_MAX], suffix[64], msg[2048];
-    (void)in;
     entry_suffix(suffix, sizeof suffix, (size_t)entry);
     oac_where w = oac_where_node(s, i, np->output[p], suffix, loc, sizeof loc);
     va_list ap;
@@ -294,7 +297,7 @@ static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
         if (v == OAC_PAIR_IN_PLACE || v == OAC_PAIR_UNVERIFIED)
             continue;
         if (v == OAC_PAIR_NOT_IN_ROW)
-            rc = refuse(st, s, i, entry_of_out[p], p, in,
+            rc = refuse(st, s, i, entry_of_out[p], p,
                 "node '%s' (%s) of graph '%s': output_alias pairs output %zu "
                 "('%s') with input %d ('%s'), which is not a pair of %s "
                 "(input->output: %s), so the output cannot share that input's "
@@ -302,7 +305,7 @@ static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
                 in, np->input[in], op_type, pair_list(op, pl, sizeof pl),
                 why ? why : "");
         else
-            rc = refuse(st, s, i, entry_of_out[p], p, in,
+            rc = refuse(st, s, i, entry_of_out[p], p,
                 "node '%s' (%s) of graph '%s': output %zu ('%s') cannot share "
                 "the storage of input %d ('%s') as the node is %s. %s",
                 n->display, op_type, s->name, p, np->output[p], in,
@@ -324,7 +327,7 @@ static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
         bool b_declared = entry_of_out[b.out] >= 0;
         if (!a_on || b_declared)
             continue;
-        rc = refuse(st, s, i, entry_of_out[a.out], (size_t)a.out, a.in,
+        rc = refuse(st, s, i, entry_of_out[a.out], (size_t)a.out,
             "node '%s' (%s) of graph '%s': output_alias pairs output %d ('%s') "
             "with input %d ('%s') but not output %d ('%s') with input %d "
             "('%s'): the two halves of a K/V pair share their storage "

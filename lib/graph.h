@@ -104,6 +104,10 @@ typedef struct oac_node_ext {
     oac_value **outer_reads;
     uint32_t n_subgraphs;
     uint32_t n_outer_reads;        /* room grows in powers of two from 4 */
+    /* An If whose branches were found to disagree (branch-mismatch, set
+     * by branches.c): its branches' in-place writes are not counted
+     * again by the hazards pass (no cascades). */
+    bool branch_mismatch;
 } oac_node_ext;
 
 /* alias_in of a port whose output_alias section 6 refused: no alias, and

@@ -68,9 +68,12 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         goto done;
     }
     if (drc != OAC_OK) {
-        /* Out of memory, say: the report says why (invariant 3). */
+        /* Out of memory, say: the report says why (invariant 3).  A
+         * config-invalid config exits 2, as for annotate. */
         if (drc != OAC_EPARSE)
             cli_model_fail(ctx, &m, drc, "the run could not start");
+        else
+            m.exit = CLI_EXIT_USAGE;
         cli_model_settle(c, &m);
         status = m.exit;
         int w = cli_write_reports(ctx, c, &m, 1);

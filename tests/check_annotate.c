@@ -8,8 +8,10 @@
  * alias class per pair holding its past and present, and annotating the
  * written file again must keep every pair and write the same bytes.
  * Further tests: --partial, --capacity, --ignore-config, a conflicting
- * annotation, unknown fields, an annotated model that fails the check, the config's own errors (config-invalid,
- * with its near miss) and the failure of every allocation.
+ * annotation, unknown fields, an annotated model that fails the check,
+ * a file that cannot be written (output-write-failed), the config's own
+ * errors (config-invalid, with its near misses), both report forms and
+ * the failure of every allocation.
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -150,7 +152,8 @@ static const row rows[] = {
     /* GQA with genai_config.json, past_present_share_buffer true. */
     { "gqa", 4, OAC_REFUSAL_NONE, "past_key_values.0.key", "present.0.key", "GQA_0", 3, 1 },
     /* Without config: pairs by name (past_key_values.N.key -> present.N.key). */
-    { "gqa_names", 4, OAC_REFUSAL_NONE, "past_key_values.0.key", "present.0.key", "GQA_0", 3, 1 },
+    { "gqa_names", 4, OAC_REFUSAL_NONE, "past_key_values.0.key", "present.0.key",
+      "GQA_0", 3, 1 },
     { "gqa_beams", 4, OAC_REFUSAL_BEAM_SEARCH, "past_key_values.0.key", "present.0.key",
       "GQA_0", 3, 1 },
     { "gqa_noshare", 4, OAC_REFUSAL_CONFIG_DISABLED, "past_key_values.0.key", "present.0.key",
@@ -160,7 +163,8 @@ static const row rows[] = {
       "present.0.key", "GQA_0", 3, 1 },
     { "mha_no_past_len", 4, OAC_REFUSAL_GROWING_CACHE, "past_key_values.0.key",
       "present.0.key", "MHA_0", 6, 1 },
-    { "mha_past_len", 4, OAC_REFUSAL_NONE, "past_key_values.0.key", "present.0.key", "MHA_0", 6, 1 },
+    { "mha_past_len", 4, OAC_REFUSAL_NONE, "past_key_values.0.key", "present.0.key",
+      "MHA_0", 6, 1 },
     { "gpt2", 2, OAC_REFUSAL_GROWING_CACHE, "past_0", "present_0", "GptAttention_0", 4, 1 },
     { "gpt2_share", 2, OAC_REFUSAL_NONE, "past_0", "present_0", "GptAttention_0", 4, 1 },
     { "concat", 4, OAC_REFUSAL_GROWING_CACHE, "past_key_values.0.key", "present.0.key",
@@ -168,11 +172,13 @@ static const row rows[] = {
     { "constant_presents", 3, OAC_REFUSAL_CONSTANT_PRESENT, "past_key_values.0.key",
       "present.0.key", NULL, -1, -1 },
     /* Opset 24: the config names write_indices and nonpad_kv_seqlen. */
-    { "scatter", 4, OAC_REFUSAL_NONE, "key_cache.0", "updated_key_cache.0", "scatter_0_key", 0, 0 },
+    { "scatter", 4, OAC_REFUSAL_NONE, "key_cache.0", "updated_key_cache.0",
+      "scatter_0_key", 0, 0 },
     { "identity_chain", 1, OAC_REFUSAL_NONE, "past_0", "present_0", "update", 0, 0 },
     { "delta", 1, OAC_REFUSAL_DELTA_OUTPUT, "past_0", "present_0", "update", -1, -1 },
     { "not_derived", 1, OAC_REFUSAL_NOT_DERIVED, "past_0", "present_0", NULL, -1, -1 },
-    { "reshape_chain", 1, OAC_REFUSAL_UNSUPPORTED_CHAIN, "past_0", "present_0", "flatten", -1, 0 },
+    { "reshape_chain", 1, OAC_REFUSAL_UNSUPPORTED_CHAIN, "past_0", "present_0", "flatten",
+      -1, 0 },
 };
 
 START_TEST(test_rows)

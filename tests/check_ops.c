@@ -837,6 +837,91 @@ START_TEST(test_pair_api)
 }
 END_TEST
 
+/* An annotated model has one alias class per pair, rooted at its
+ * READ_WRITE past, with the present as its member. */
+START_TEST(test_annotated_classes)
+{
+    static const struct { model_fn fn; size_t n; const char *root, *member; } m[] = {
+        { gqa_annotated, 2, "past_key", "present_key" },
+        { mha_annotated, 2, "past_key", "present_key" },
+        { dmmha_annotated, 2, "past_value", "present_value" },
+        { msattn_annotated, 1, "past", "present" },
+        { paged_annotated, 2, "key_cache", "key_cache_out" },
+        { sparse_annotated, 2, "past_value", "present_value" },
+        { nd_annotated, 1, "data", "out" },
+        { el_annotated, 1, "data", "out" },
+        { identity_annotated, 1, "x", "y" },
+    };
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+        fx f;
+        fx_check_model(&f, m[k].fn);
+        ck_assert_uint_eq(oac_analysis_class_count(f.a), m[k].n);
+        bool found = false;
+        for (size_t c = 0; c < m[k].n; c++) {
+            const oac_alias_class *cl = oac_analysis_class(f.a, c);
+            ck_assert(cl->read_write);
+            ck_assert_uint_eq(cl->n_members, 2);
+            found |= !strcmp(cl->root, m[k].root) && !strcmp(cl->members[1], m[k].member);
+        }
+        ck_assert_msg(found, "%s: no class %s -> %s", m[k].root, m[k].root, m[k].member);
+        fx_end(&f);
+    }
+}
+END_TEST
+
+/* The lengths come from --input and --dim too ("whenever they are
+ * known", section 6). */
+START_TEST(test_length_from_options)
+{
+    char dir[] = "/tmp/oac_ops6_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* --input total_sequence_length=17 (INT32 scalar) on the annotated
+     * GroupQueryAttention: 17 > 16; 16 fits. */
+    for (int32_t total = 16; total <= 17; total++) {
+        char *path = write_tensor(dir, "total", OAC_T_INT32, NULL, 0, &total,
+                                  sizeof total);
+        fx f;
+        fx_build(&f, NULL);
+        gqa_annotated(f.mb);
+        oac_input_file in = { "total_sequence_length", path };
+        oac_check_opts o = { .inputs = &in, .n_inputs = 1 };
+        ck_assert_int_eq(fx_check(&f, &o), OAC_OK);
+        if (total == 17)
+            diag_expect(f.d, OAC_CAPACITY_OVERFLOW, "gqa", "past_key",
+                        "/graph/node/0/input/6");
+        else
+            diag_expect_clean(f.d);
+        fx_end(&f);
+        unlink(path);
+        free(path);
+    }
+    rmdir(dir);
+
+    /* --dim: com.microsoft Attention fed 20 tokens at once into a
+     * 16-position cache overflows whatever past_sequence_length (not
+     * known: a graph input) holds; 16 tokens may fit. */
+    for (int64_t seq = 16; seq <= 20; seq += 4) {
+        fx f;
+        fx_build(&f, NULL);
+        row6 r = msattn6;
+        r.in[0].dims = "1,seq,8";
+        r.out[0].dims = "1,seq,8";
+        build6(f.mb, &r, V6_ANNOTATED, -1);
+        oac_dim_binding d = { "seq", seq };
+        oac_check_opts o = { .dims = &d, .n_dims = 1 };
+        ck_assert_int_eq(fx_check(&f, &o), OAC_OK);
+        if (seq == 20) {
+            const oac_diag *x = diag_expect(f.d, OAC_CAPACITY_OVERFLOW, "attn",
+                                            "past", "/graph/node/0/input/0");
+            ck_assert_msg(strstr(x->message, "at least 20"), "%s", x->message);
+        } else {
+            diag_expect_clean(f.d);
+        }
+        fx_end(&f);
+    }
+}
+END_TEST
+
 /* PagedAttention's length lives in its block table: listed unchecked,
  * never capacity-overflow. */
 START_TEST(test_paged_unchecked)
@@ -890,6 +975,8 @@ Suite *test_suite(void)
     tcase_add_test(t6, test_implied_message);
     tcase_add_test(t6, test_pair_api);
     tcase_add_test(t6, test_paged_unchecked);
+    tcase_add_test(t6, test_length_from_options);
+    tcase_add_test(t6, test_annotated_classes);
     suite_add_tcase(s, t6);
     return s;
 }

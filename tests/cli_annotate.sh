@@ -5,8 +5,8 @@
 # schemas/annotate.schema.json, the text report, annotated models that
 # pass `check` with one alias class per pair, a second annotate that
 # leaves the file byte-identical, -o that names the model or a link,
-# config-invalid, and the real decoders of ../shared/real-models when
-# present.  The look-alikes come from tests/annotate_models (what each
+# config-invalid, and the real decoders of ../shared/real-models
+# ($OAC_REAL_MODELS) when present.  The look-alikes come from tests/annotate_models (what each
 # pair must become is asserted in detail by tests/check_annotate).
 . "${top_srcdir:?}/tests/cli_lib.sh"
 
@@ -146,12 +146,11 @@ done
 [ $got -eq 0 ] || fail "annotate never succeeded with allocations failing late"
 
 # ---- the real decoders (issue 10, acceptance 3) ---------------------------------
-real=""
-for d in "$top_srcdir/../shared/real-models" "$top_srcdir/../../shared/real-models"; do
-    [ -f "$d/static-scatter-decoder.onnx" ] && { real=$d; break; }
-done
-if [ -z "$real" ]; then
-    echo "real models: skipped (no ../shared/real-models)"
+# The folder is $OAC_REAL_MODELS, else ../shared/real-models beside the
+# source tree (as for tests/real_models_check.sh).
+real=${OAC_REAL_MODELS:-$top_srcdir/../shared/real-models}
+if [ ! -f "$real/static-scatter-decoder.onnx" ]; then
+    echo "real models: skipped (none in $real; set OAC_REAL_MODELS)"
 else
     for row in static-scatter-decoder tiny-qwen35-gqa-decoder; do
         annotate 0 -o "$tmp/$row.onnx" "$real/$row.onnx"
