@@ -654,13 +654,6 @@ static void gqa_decoder(fx *f, bool annotated)
     fx_load(f);
 }
 
-/* The runtime in this build has GroupQueryAttention (and FLOAT16
- * MatMul, which came with it): the kernels are other work of issue 11. */
-static bool have_gqa(void)
-{
-    return oac_kernel_lookup("com.microsoft", "GroupQueryAttention") != NULL;
-}
-
 /* The FLOAT16 logits lm_head computes, per step, as floats. */
 static float glogits[8][3 * G_VOCAB];
 static int n_glogits;
@@ -684,8 +677,6 @@ static int record_gqa_lm_head(oac_kernel_call *k)
 
 START_TEST(gqa_decoder_in_place_and_past_its_capacity)
 {
-    if (!have_gqa())
-        return;
     /* A prompt of 3, then one token a step: 6 steps fill the 8 rows of
      * the shared buffer in place; step 7 (total 9) is refused before it
      * runs, the caches as step 6 left them. */
@@ -729,8 +720,6 @@ END_TEST
 
 START_TEST(gqa_stock_against_annotated)
 {
-    if (!have_gqa())
-        return;
     /* The same tokens: the stock decoder (GroupQueryAttention without a
      * shared buffer, its presents fed back) computes what the annotated
      * one does in place, and copies more every step. */
