@@ -20,7 +20,8 @@
  *  4. the kernel runs, through the operator table's function pointer
  *     (rt_setup.c); its workspaces are freed when it returns;
  *  5. pointer identity: each reused output must come back at its storage
- *     (alias-broken otherwise, the storage put back);
+ *     (alias-broken otherwise, the storage put back); a bound cache a
+ *     node wrote so is noted for binding-invalid (bind.c);
  *  6. the buffers the scope's memory plan frees after this node's step
  *     are released.
  * Control kernels (kernel_control.c) run bodies through oac_frame_enter,
@@ -472,6 +473,8 @@ static int exec_node(oac_frame *fr, size_t i)
         /* Pointer identity: the output is the reused value's object, and
          * its storage did not move. */
         oac_rtval *v = fr->out_buf[j];
+        /* A bound cache written this step (bind.c, binding-invalid). */
+        oac_rt_binding_wrote(s, v);
         const void *after;
         saved_ptr(v, &after);
         bool held = after == fr->before[j];

@@ -15,17 +15,25 @@ int fx_check_run(fx *f, const oac_dim_binding *dims, size_t nd,
                  const oac_input_file *in, size_t ni, oac_run_opts *ro,
                  const oac_run_hooks *h)
 {
-    oac_check_opts co = { .dims = dims, .n_dims = nd, .inputs = in, .n_inputs = ni };
+    ro->dims = dims;
+    ro->n_dims = nd;
+    ro->inputs = in;
+    ro->n_inputs = ni;
+    /* As `run` does: the check binds what the run's first step binds. */
+    if (!f->m)
+        fx_load(f);
+    oac_dim_binding *rd;
+    size_t n_rd;
+    ck_assert_msg(oac_run_dims(f->ctx, &rd, &n_rd, f->m, ro, f->d) == OAC_OK, "run dims: %s",
+                  oac_errmsg(f->ctx));
+    oac_check_opts co = { .dims = rd, .n_dims = n_rd, .inputs = in, .n_inputs = ni };
     ck_assert_int_eq(fx_check(f, &co), OAC_OK);
+    oac_free(rd);
     for (size_t i = 0; i < oac_diags_count(f->d); i++) {
         const oac_diag *dg = oac_diags_get(f->d, i);
         ck_assert_msg(dg->severity != OAC_SEV_ERROR, "check: %s: %s",
                       oac_code_name(dg->code), dg->message);
     }
-    ro->dims = dims;
-    ro->n_dims = nd;
-    ro->inputs = in;
-    ro->n_inputs = ni;
     f->rc = oac_run_with_hooks(f->ctx, &f->e, f->m, f->a, ro, h, f->d);
     return f->rc;
 }
@@ -41,9 +49,14 @@ void fail_each_allocation(const char *const *names, size_t n_names,
         for (unsigned long n = 1; n < max_n && !ok; n++) {
             fx f;
             fx_example(&f, names[m]);
-            oac_check_opts co = { .dims = dims, .n_dims = k };
-            ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
             oac_run_opts ro = { .steps = steps, .dims = dims, .n_dims = k };
+            /* Checked at the run's first step, as `run` checks. */
+            oac_dim_binding *rd;
+            size_t n_rd;
+            ck_assert_int_eq(oac_run_dims(f.ctx, &rd, &n_rd, f.m, &ro, f.d), OAC_OK);
+            oac_check_opts co = { .dims = rd, .n_dims = n_rd };
+            ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
+            oac_free(rd);
             oac_ctx_fail_alloc_after(f.ctx, n);
             int rc = oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d);
             oac_ctx_fail_alloc_after(f.ctx, 0);
