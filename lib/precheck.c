@@ -148,7 +148,7 @@ static int64_t pre_dim(const pre *p, const oac_value *v, int64_t axis)
     /* A symbol the run drives has this step's number, whatever the
      * analysis bound it to (its first step's). */
     const char *name = oac_shapes_dim_name(p->sh, d);
-    int64_t val = name ? oac_rt_step_sym(p->s, name) : -1;
+    int64_t val = name ? oac_decoder_sym(p->s->run->dec, name, p->s->past, p->s->n_new) : -1;
     return val >= 0 ? val : oac_shapes_sym_value(p->sh, d);
 }
 

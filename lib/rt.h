@@ -275,10 +275,6 @@ int oac_rt_precheck(oac_session *s);
 
 /* ---- steps.c ------------------------------------------------------ */
 
-/* The running step's value of a symbol the run drives (decoder.h), or
- * -1. */
-int64_t oac_rt_step_sym(const oac_session *s, const char *name);
-
 /* A session's steps: bind, run, record, advance, dump. */
 int oac_rt_session_steps(oac_session *s);
 void oac_rt_session_fini(oac_session *s);

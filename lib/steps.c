@@ -36,11 +36,6 @@
 #include "decoder.h"
 #include "rt.h"
 
-int64_t oac_rt_step_sym(const oac_session *s, const char *name)
-{
-    return oac_decoder_sym(s->run->dec, name, s->past, s->n_new);
-}
-
 /* Issue 11 item 5, a runtime without the contract: each stock pair's
  * present of the step that just ended, copied into a fresh buffer as
  * this step's past (an input: bound storage, not in alloc_bytes; its
