@@ -16,8 +16,8 @@
  *     interpreter when its node ends (oac_kcall_end with the node's
  *     mark): a control kernel's own workspace outlives the nodes of the
  *     body it runs.
- *  3. No buffer above OAC_RT_MAX_BYTES is attempted (unsupported-operator
- *     at the node).
+ *  3. No buffer above OAC_RT_MAX_BYTES or past the run's memory budget
+ *     is attempted (memory-budget at the node, naming the output).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -32,6 +32,24 @@ int oac_kernel_fail(oac_kernel_call *k, oac_code code, const char *fmt, ...)
     va_start(ap, fmt);
     int rc = oac_diag_vadd(k->diags, code, &w, fmt, ap);
     va_end(ap);
+    return rc ? rc : OAC_ERUNTIME;
+}
+
+/* The node's allocation of n bytes (an output named value, or its
+ * workspace) was refused: past the budget or the per-buffer limit is
+ * memory-budget at the node, naming the value (invariant 3); out of
+ * memory stays an operational failure. */
+static int refused(oac_kernel_call *k, const char *value, const char *what, size_t n)
+{
+    int rc = oac_ralloc_failed(k->alloc);
+    if (rc != OAC_EBUDGET)
+        return rc;
+    oac_where w = { .graph = k->graph_name, .node = k->node_name,
+                    .op_type = k->node->op_type, .value = value,
+                    .location = k->location };
+    rc = oac_diag_add(k->diags, OAC_MEMORY_BUDGET, &w, "node %s: its %s%s%s%s of %zu "
+                      "bytes: %s", k->node_name, what, value ? " '" : "",
+                      value ? value : "", value ? "'" : "", n, oac_errmsg(k->ctx));
     return rc ? rc : OAC_ERUNTIME;
 }
 
@@ -75,15 +93,10 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
                                "node %s: output %zu has an invalid or overflowing "
                                "shape or element type %d", k->node_name, i,
                                elem_type);
-    if (bytes > OAC_RT_MAX_BYTES)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: output %zu would need %" PRIu64 " bytes, above "
-                               "the reference runtime's limit of %" PRIu64 " per buffer",
-                               k->node_name, i, bytes, OAC_RT_MAX_BYTES);
     t.bytes = (size_t)bytes;
     t.data = bytes ? oac_ralloc_get(k->alloc, t.bytes, false) : NULL;
     if (bytes && !t.data)
-        return OAC_ENOMEM;
+        return refused(k, k->node->output[i], "output", t.bytes);
     v->kind = OAC_RTV_TENSOR;
     v->storage = bytes ? OAC_STORE_OWNED : OAC_STORE_NONE;
     v->writable = true;
@@ -99,11 +112,6 @@ int oac_kernel_workspace(oac_kernel_call *k, size_t bytes, void **out)
     if (!s)
         return oac_err(k->ctx, OAC_EINTERNAL,
                        "node %s: workspace asked for outside a run", k->node_name);
-    if ((uint64_t)bytes > OAC_RT_MAX_BYTES)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: a workspace of %zu bytes is above the reference "
-                               "runtime's limit of %" PRIu64 " per buffer", k->node_name,
-                               bytes, OAC_RT_MAX_BYTES);
     if (s->n_ws == s->cap_ws) {
         size_t cap = s->cap_ws;
         if (oac_grow(s->ctx, (void **)&s->ws, &cap, s->n_ws + 1, sizeof *s->ws))
@@ -116,7 +124,7 @@ int oac_kernel_workspace(oac_kernel_call *k, size_t bytes, void **out)
     }
     void *p = oac_ralloc_get(k->alloc, bytes, true);
     if (!p)
-        return OAC_ENOMEM;
+        return refused(k, NULL, "workspace", bytes);
     s->ws[s->n_ws] = p;
     s->ws_bytes[s->n_ws++] = bytes;
     *out = p;

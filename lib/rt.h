@@ -15,6 +15,8 @@
  *                 and the one node executor;
  *  - kcall.c      the kernel call interface (runtime.h);
  *  - steps.c      one session's steps;
+ *  - budget.c     the run's memory budget and its refusal before
+ *                 anything is allocated;
  *  - session.c    oac_run: the run, its sessions and threads, the
  *                 execution report.
  * Everything about the model comes from the analysis (analysis.h): the
@@ -97,6 +99,7 @@ typedef struct rt_run {
     oac_binding *own_bind;         /* bindings this run made */
     oac_rtval *own_val;
     oac_ralloc balloc;             /* storage the run binds (excluded) */
+    oac_membudget budget;          /* every allocator's (budget.c) */
     /* positions.c: the inputs with pos == RT_POS_POSITION, ascending */
     size_t *positions;
     size_t n_positions;
@@ -118,8 +121,11 @@ struct oac_session {
     int64_t *pos_len;              /* per input: this step's update length,
                                       -1 none (positions.c) */
     int64_t *page_size;            /* per input: page size of its update */
-    oac_step_stats *steps;
-    size_t n_steps, cap_steps;
+    /* Records of completed steps (steps.c), bounded: the first
+     * OAC_PER_STEP_HEAD, and the last OAC_PER_STEP_TAIL in a ring
+     * indexed by (step - HEAD - 1) % TAIL; steps_completed counts all. */
+    oac_step_stats head[OAC_PER_STEP_HEAD];
+    oac_step_stats tail[OAC_PER_STEP_TAIL];
     oac_step_stats *cur_step;      /* the running step's figures */
     uint64_t checked, held;
     uint64_t second_cache;         /* largest step's out-of-place bytes */
@@ -171,6 +177,13 @@ int oac_rt_setup(rt_run *r, oac_diags *diags);
  * a binding (bindings are bind.c's). */
 int oac_rt_check_roots(rt_run *r, oac_diags *diags);
 void oac_rt_setup_fini(rt_run *r);
+
+/* ---- budget.c ----------------------------------------------------- */
+
+/* Before anything is allocated: the run's known need (bindings, input
+ * data, initializers, planned peak, for n_sess sessions) against its
+ * memory budget; memory-budget and OAC_ERUNTIME when it passes it. */
+int oac_rt_budget_precheck(rt_run *r, unsigned n_sess, oac_diags *diags);
 
 /* ---- bind.c ------------------------------------------------------- */
 
@@ -243,6 +256,9 @@ void oac_kcall_end(oac_session *s, size_t mark);
 
 /* A session's steps: bind, run, record, advance, dump. */
 int oac_rt_session_steps(oac_session *s);
+/* The records kept of s's completed steps, in step order, into out
+ * (room for OAC_PER_STEP_HEAD + OAC_PER_STEP_TAIL); returns how many. */
+size_t oac_rt_steps_kept(const oac_session *s, oac_step_stats *out);
 void oac_rt_session_fini(oac_session *s);
 
 #endif /* OAC_RT_H */

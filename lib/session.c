@@ -185,7 +185,9 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     oac_session *sess = NULL;
     oac_execution *e = oac_calloc(ctx, 1, sizeof *e);
     int rc = OAC_OK;
+    oac_membudget_init(&r.budget, opts->max_memory);
     oac_ralloc_init(&r.balloc, ctx);
+    r.balloc.budget = &r.budget;
     if (!e) {
         rc = OAC_ENOMEM;
         goto done;
@@ -205,8 +207,10 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     }
     if ((rc = take_analysis(&r, analysis)))
         goto done;
-    if ((rc = oac_rt_setup(&r, diags)) || (rc = oac_rt_bind_inputs(&r)) ||
-        (rc = oac_rt_positions_mark(&r)))
+    /* Invariant 2: refusals before anything is allocated: operators,
+     * then the memory budget. */
+    if ((rc = oac_rt_setup(&r, diags)) || (rc = oac_rt_budget_precheck(&r, n_sess, diags)) ||
+        (rc = oac_rt_bind_inputs(&r)) || (rc = oac_rt_positions_mark(&r)))
         goto done;
     e->planned_peak_bytes = planned_at_inputs(&r, e->planned_peak_bytes);
     /* Invariant 2: refusals before anything runs: each binding, overlaps,
@@ -289,14 +293,15 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
             filled = true;
             fill_exec(e, s);
             winner_rc = s->rc;
-            if (s->n_steps) {
-                e->per_step = oac_calloc(ctx, s->n_steps, sizeof *e->per_step);
+            if (s->steps_completed) {
+                e->per_step = oac_calloc(ctx, OAC_PER_STEP_HEAD + OAC_PER_STEP_TAIL,
+                                         sizeof *e->per_step);
                 if (!e->per_step) {
                     rc = OAC_ENOMEM;
                     goto done;
                 }
-                memcpy(e->per_step, s->steps, s->n_steps * sizeof *s->steps);
-                e->n_per_step = s->n_steps;
+                e->n_per_step = oac_rt_steps_kept(s, e->per_step);
+                e->per_step_omitted = s->steps_completed - e->n_per_step;
             }
         }
     }
@@ -307,7 +312,8 @@ done:
      * on ctx.  Usage errors (EINVAL) and unreadable --input/--dump files
      * (EPARSE, EIO) stay operational failures. */
     if (rc < 0 && rc != OAC_EINVAL && rc != OAC_EPARSE && rc != OAC_EIO &&
-        oac_diags_count_severity(diags, OAC_SEV_ERROR) == errors_before) {
+        (rc == OAC_EBUDGET ||
+         oac_diags_count_severity(diags, OAC_SEV_ERROR) == errors_before)) {
         const oac_node *n = r.main && stop_node >= 0 ? oac_scope_node(r.main, stop_node)
                                                      : NULL;
         char loc[OAC_RT_LOC_MAX];
@@ -318,14 +324,24 @@ done:
                                       : NULL };
         if (!w.graph)
             w.graph = model->proto->graph->name ? model->proto->graph->name : "main";
+        /* The budget (an input's bindings or data) is a finding that
+         * explains the stop; a broken invariant or out of memory is the
+         * tool failing, not the model; what the runtime cannot execute
+         * (a rank, a type) is unsupported-operator. */
+        oac_code code = rc == OAC_EBUDGET ? OAC_MEMORY_BUDGET
+                      : rc == OAC_EUNSUPPORTED ? OAC_UNSUPPORTED_OPERATOR
+                                               : OAC_ANALYSIS_FAILED;
         /* Best effort: out of memory may make this fail too. */
-        (void)oac_diag_add(diags, OAC_UNSUPPORTED_OPERATOR, &w,
-                           "the reference runtime stopped%s%s: %s",
-                           n ? " at node " : "", n ? n->display : "",
-                           *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure");
+        int drc = oac_diag_add(diags, code, &w, "the reference runtime stopped%s%s: %s",
+                               n ? " at node " : "", n ? n->display : "",
+                               *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure");
+        if (rc == OAC_EBUDGET && !drc)
+            rc = OAC_ERUNTIME;
     }
     /* Equality at the run's dims, also after a refusal (nothing measured
      * then, which matches a plan of 0). */
+    if (e)
+        e->memory_peak_bytes = atomic_load(&r.budget.peak);
     if (e)
         e->peak_matches_plan = e->planned_peak_bytes.known &&
                                e->planned_peak_bytes.value == e->measured_peak_bytes;

@@ -17,7 +17,15 @@
  *     its element size: raw_data's length, or the values of the typed
  *     field its data_type uses (a STRING tensor: one string_data entry per
  *     element).  External payloads are extdata.c's (external-data-invalid,
- *     checked at load).
+ *     checked at load);
+ *  4. every node input names a value defined in its scope or an
+ *     enclosing one (a function body sees only its own), and no node
+ *     output names a value the scope already defines (an input, an
+ *     initializer or an earlier node's output): each value has one
+ *     definition, which the interpreter's frames rely on;
+ *  5. every graph, subgraph and function output names a value defined
+ *     there (or, for a subgraph, in an enclosing graph): an If branch
+ *     returning a name nothing produces is refused here, not met by run.
  *
  * Each finding names the node or value and its location and says how to
  * mend it; findings in a function body are reported once per call site
@@ -258,6 +266,80 @@ static int graph_tensors(oac_check_state *st, const oac_scope *s)
     return rc;
 }
 
+/* ---- definitions -------------------------------------------------------- */
+
+/* What defines value v of its scope, for messages ("graph input",
+ * "initializer", "node n3"). */
+static const char *definer(char *buf, size_t len, const oac_value *v)
+{
+    if (v->kind == OAC_VAL_INPUT)
+        snprintf(buf, len, "%s input %d", v->scope->graph ? "graph" : "function",
+                 (int)v->input_index);
+    else if (v->kind == OAC_VAL_INITIALIZER)
+        snprintf(buf, len, "initializer %d", (int)v->init_index);
+    else
+        snprintf(buf, len, "node %s", v->scope->nodes[v->producer].display);
+    return buf;
+}
+
+/* Rule 4: node i's inputs and outputs. */
+static int node_values(oac_check_state *st, const oac_scope *s, long i)
+{
+    const Onnx__NodeProto *np = s->nodes[i].proto;
+    const char *node = s->nodes[i].display;
+    char loc[512], suffix[64], by[300];
+    int rc = OAC_OK;
+    for (size_t j = 0; j < np->n_input && !rc; j++) {
+        if (empty(np->input[j]) || oac_node_input(s, i, j))
+            continue;
+        snprintf(suffix, sizeof suffix, "/input/%zu", j);
+        oac_where w = oac_where_node(s, i, np->input[j], suffix, loc, sizeof loc);
+        rc = oac_scope_diag(st, s, OAC_MODEL_INVALID, &w,
+                            "node %s of '%s' reads '%s', which no input, initializer or "
+                            "node defines%s: connect it, or leave the port empty when "
+                            "it is optional", node, s->name, np->input[j],
+                            s->graph && s->kind != OAC_SCOPE_MAIN
+                                ? " (here or in an enclosing graph)" : "");
+    }
+    for (size_t j = 0; j < np->n_output && !rc; j++) {
+        if (empty(np->output[j]) || oac_node_output(s, i, j))
+            continue;
+        const oac_value *first = oac_scope_local(s, np->output[j]);
+        snprintf(suffix, sizeof suffix, "/output/%zu", j);
+        oac_where w = oac_where_node(s, i, np->output[j], suffix, loc, sizeof loc);
+        rc = oac_scope_diag(st, s, OAC_MODEL_INVALID, &w,
+                            "node %s of '%s' defines '%s', which %s already defines: "
+                            "a value is defined once, so rename one of them",
+                            node, s->name, np->output[j],
+                            first ? definer(by, sizeof by, first) : "another definition");
+    }
+    return rc;
+}
+
+/* Rule 5: every output of the scope names a value something defines. */
+static int scope_outputs(oac_check_state *st, const oac_scope *s)
+{
+    char loc[512];
+    int rc = OAC_OK;
+    for (size_t k = 0; k < s->n_outputs && !rc; k++) {
+        const char *name = s->output_names[k];
+        if (empty(name) || s->outputs[k])
+            continue;
+        snprintf(loc, sizeof loc, "%s/output/%zu", s->loc, k);
+        oac_where w = { .location = loc, .value = name };
+        const char *what = s->kind == OAC_SCOPE_MAIN ? "graph output"
+                         : s->kind == OAC_SCOPE_FUNCTION ? "function output"
+                                                         : "subgraph output";
+        rc = oac_scope_diag(st, s, OAC_MODEL_INVALID, &w,
+                            "%s '%s' of '%s' is defined by no node, input or "
+                            "initializer%s: produce it, or remove it from the outputs",
+                            what, name, s->name,
+                            s->kind == OAC_SCOPE_SUBGRAPH ? " (here or in an enclosing "
+                                                            "graph)" : "");
+    }
+    return rc;
+}
+
 /* ---- the pass ------------------------------------------------------------- */
 
 static int check_scope(oac_check_state *st, const oac_scope *s)
@@ -275,7 +357,11 @@ static int check_scope(oac_check_state *st, const oac_scope *s)
         }
         if (!rc)
             rc = node_tensors(st, s, (long)i);
+        if (!rc)
+            rc = node_values(st, s, (long)i);
     }
+    if (!rc)
+        rc = scope_outputs(st, s);
     return rc;
 }
 

@@ -60,9 +60,12 @@ START_TEST(identity_over_many_steps)
     ck_assert_uint_eq(f.e->steps_completed, CAP);
     ck_assert_uint_eq(f.e->identity_checked, CAP);
     ck_assert_uint_eq(f.e->identity_held, CAP);
-    ck_assert_uint_eq(f.e->n_per_step, CAP);
-    for (size_t i = 0; i < CAP; i++) {
-        ck_assert_uint_eq(f.e->per_step[i].step, i + 1);
+    /* Records are bounded: the first and last 8 steps are kept, the 48
+     * between them counted; the totals above are over all 64. */
+    ck_assert_uint_eq(f.e->n_per_step, OAC_PER_STEP_HEAD + OAC_PER_STEP_TAIL);
+    ck_assert_uint_eq(f.e->per_step_omitted, CAP - 16);
+    for (size_t i = 0; i < f.e->n_per_step; i++) {
+        ck_assert_uint_eq(f.e->per_step[i].step, i < 8 ? i + 1 : CAP - 15 + i);
         ck_assert_uint_eq(f.e->per_step[i].identity_checked, 1);
         ck_assert_uint_eq(f.e->per_step[i].identity_held, 1);
         /* The in-place update allocates nothing, ever. */
@@ -237,8 +240,14 @@ START_TEST(paged_page_id_advances)
     ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
     ck_assert_uint_eq(f.e->steps_completed, 20);
     ck_assert_uint_eq(f.e->identity_held, 20);
-    for (size_t i = 0; i < 20; i++)
-        ck_assert_uint_eq(f.e->per_step[i].alloc_calls, i == 0 || i == 16 ? 1 : 0);
+    /* Steps 1-8 and 13-20 are kept (9-12 only counted). */
+    ck_assert_uint_eq(f.e->n_per_step, 16);
+    ck_assert_uint_eq(f.e->per_step_omitted, 4);
+    for (size_t i = 0; i < 16; i++) {
+        uint64_t step = f.e->per_step[i].step;
+        ck_assert_uint_eq(step, i < 8 ? i + 1 : i + 5);
+        ck_assert_uint_eq(f.e->per_step[i].alloc_calls, step == 1 || step == 17 ? 1 : 0);
+    }
     /* Pages made by earlier steps are the step's baseline, not its peak. */
     ck_assert(f.e->peak_matches_plan);
     char path[64];
@@ -371,7 +380,8 @@ START_TEST(huge_buffers_refused_not_attempted)
 {
     /* Gather of 2^13 rows of [2, 2^20] FLOAT: 8 MiB of data ask for a
      * 32 GiB output, above OAC_RT_MAX_BYTES: refused at the node before
-     * allocating. */
+     * allocating (memory-budget, naming the output; no budget is set,
+     * the per-buffer limit still holds). */
     fx f;
     oac_mb *mb;
     oac_gb *g = fx_build(&f, &mb);
@@ -382,8 +392,10 @@ START_TEST(huge_buffers_refused_not_attempted)
     fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    const oac_diag *dg = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    const oac_diag *dg = diag_expect_run(f.d, OAC_MEMORY_BUDGET, "memory-budget");
     ck_assert_str_eq(dg->node, "gather");
+    ck_assert_str_eq(dg->value, "y");
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 0);
     ck_assert_ptr_nonnull(strstr(dg->message, "limit"));
     ck_assert_ptr_nonnull(strstr(dg->message, "per buffer"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
@@ -410,8 +422,8 @@ START_TEST(huge_buffers_refused_not_attempted)
     oac_gb_node(g, "Neg", NULL, "neg", "x", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "65536,1048576");
     fx_load(&f);
-    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
-    dg = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    dg = diag_expect_run(f.d, OAC_MEMORY_BUDGET, "memory-budget");
     ck_assert_ptr_nonnull(strstr(dg->message, "'x'"));
     ck_assert_ptr_nonnull(strstr(dg->message, "limit"));
     fx_end(&f);
@@ -730,12 +742,14 @@ START_TEST(cycle_refused_before_running)
     ck_assert_uint_eq(f.e->steps_completed, 0);
     ck_assert_uint_eq(f.e->n_per_step, 0);
     fx_end(&f);
-    /* Without an analysis of its own the run refuses it too, saying why. */
+    /* Without an analysis of its own the run refuses it too, saying why,
+     * with the check's code (never unsupported-operator). */
     fx_build(&f, NULL);
     cyclic(f.mb);
     fx_load(&f);
-    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
-    d = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    d = diag_expect_run(f.d, OAC_MODEL_INVALID, "model-invalid");
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 0);
     ck_assert_ptr_nonnull(strstr(d->message, "cycle"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
