@@ -1,8 +1,10 @@
 /* check_structure.c: lib/structure.c — model-invalid (contract 8): a
  * node without op_type, unnamed and duplicate inputs, outputs and
- * initializers in every kind of scope, and inline payloads that are not
- * their element count times their element size; each beside the model
- * that differs by what makes it valid.  (tests/cli_hostile.sh runs the
+ * initializers in every kind of scope, inline payloads that are not
+ * their element count times their element size, a read of a name nothing
+ * defines, a value defined twice, and a graph, branch or function output
+ * nothing defines; each beside the model that differs by what makes it
+ * valid.  (tests/cli_hostile.sh runs the
  * same reproducers through the command line, where `run` refuses them.)
  */
 #include "harness.h"
@@ -69,6 +71,52 @@ static void op_function(oac_mb *mb, const char *op, bool dup_input)
 static void noop_function(oac_mb *mb) { op_function(mb, "", false); }
 static void op_function_ok(oac_mb *mb) { op_function(mb, "Add", false); }
 static void dup_function_input(oac_mb *mb) { op_function(mb, "Add", true); }
+
+/* ---- definitions ------------------------------------------------------ */
+
+/* neg_graph and node copy reading `in` and defining `out`. */
+static void copy_main(oac_mb *mb, const char *in, const char *out)
+{
+    oac_gb *g = neg_graph(mb);
+    oac_gb_node(g, "Identity", NULL, "copy", in, out);
+    oac_gb_output(g, "z", OAC_T_FLOAT, "2");
+}
+/* A read of a name nothing defines. */
+static void undefined_read(oac_mb *mb) { copy_main(mb, "nowhere", "z"); }
+/* An output redefining the graph input x (z: the graph output, never
+ * produced then, a second finding). */
+static void twice_defined(oac_mb *mb) { copy_main(mb, "y", "x"); }
+
+/* If whose then branch returns `ret`: its node's "ty", the main graph's
+ * "y" (an outer value, returned as it is) or "tz" (nothing). */
+static void if_return(oac_mb *mb, const char *ret)
+{
+    oac_gb *g = neg_graph(mb);
+    oac_gb_input(g, "cond", OAC_T_BOOL, "");
+    Onnx__NodeProto *n = oac_gb_node(g, "If", NULL, "branch", "cond", "z");
+    oac_gb *t = oac_node_attr_graph(g, n, "then_branch", "then_g");
+    oac_gb_node(t, "Identity", NULL, "then_copy", "y", "ty");
+    oac_gb_output(t, ret, OAC_T_FLOAT, "2");
+    oac_gb *e = oac_node_attr_graph(g, n, "else_branch", "else_g");
+    oac_gb_node(e, "Neg", NULL, "else_neg", "y", "ey");
+    oac_gb_output(e, "ey", OAC_T_FLOAT, "2");
+    oac_gb_output(g, "z", OAC_T_FLOAT, "2");
+}
+static void branch_unproduced(oac_mb *mb) { if_return(mb, "tz"); }
+static void branch_produced(oac_mb *mb) { if_return(mb, "ty"); }
+static void branch_outer(oac_mb *mb) { if_return(mb, "y"); }
+
+/* A local function whose second output nothing in its body defines. */
+static void function_unproduced(oac_mb *mb)
+{
+    oac_mb_opset(mb, "local", 1);
+    oac_gb *f = oac_mb_function(mb, "local", "F", "a,b", "r,s");
+    oac_gb_node(f, "Add", NULL, "fadd", "a,b", "r");
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
+    oac_gb_node(g, "F", "local", "call", "x,x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2");
+}
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -320,6 +368,17 @@ static const model_case cases[] = {
     { "sparse_short", sparse_short, WANT(OAC_MODEL_INVALID), NULL, "sw",
       "/graph/sparse_initializer/0/values" },
     { "sparse_exact", sparse_exact, NEAR(OAC_MODEL_INVALID) },
+    /* definitions */
+    { "undefined_read", undefined_read, WANT(OAC_MODEL_INVALID), "copy", "nowhere",
+      "/graph/node/1/input/0" },
+    { "twice_defined", twice_defined, WANT(OAC_MODEL_INVALID), "copy", "x",
+      "/graph/node/1/output/0" },
+    { "branch_unproduced", branch_unproduced, WANT(OAC_MODEL_INVALID), NULL, "tz",
+      "/graph/node/1/attribute/0/g/output/0" },
+    { "branch_produced", branch_produced, NEAR(OAC_MODEL_INVALID) },
+    { "branch_outer", branch_outer, NEAR(OAC_MODEL_INVALID) },
+    { "function_unproduced", function_unproduced, WANT(OAC_MODEL_INVALID), NULL, "s",
+      "/functions/0/output/1" },
 };
 CASES_TEST(cases)
 
@@ -337,6 +396,11 @@ START_TEST(test_messages)
                      "elements need 16: store exactly its elements" },
         { strings_short, "(STRING[2]) holds 1 strings for 2 elements" },
         { noop_function, "(in function 'F' called by node 'call' of graph 'main')" },
+        { undefined_read, "node copy of 'main' reads 'nowhere', which no input, "
+                          "initializer or node defines" },
+        { branch_unproduced, "subgraph output 'tz' of 'then_g' is defined by no node, "
+                             "input or initializer (here or in an enclosing graph)" },
+        { function_unproduced, "function output 's' of 'F' is defined by no node" },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         fx f;
