@@ -230,6 +230,53 @@ static oac_value *find_root(build *b, oac_value *v, int depth)
     return cyc ? NULL : r;
 }
 
+/* The input of function f that output p's body updates in place: the
+ * chain of must-alias ports (the ports pass's alias_in) from the output
+ * back to a function input, or -1. */
+static long body_input(const oac_scope *f, size_t p)
+{
+    oac_value *v = p < f->n_outputs ? f->outputs[p] : NULL;
+    for (size_t step = 0; v && step <= f->n_nodes; step++) {
+        if (v->scope != f)
+            return -1;
+        if (v->kind == OAC_VAL_INPUT)
+            return v->input_index;
+        v = oac_value_aliased_input(v);
+    }
+    return -1;
+}
+
+/* No cascades (issue 10, item 4): a call inherits its function's
+ * alias_of (contract 3), but where that alias_of names another input
+ * than the one the body updates (alias-mismatch in the function), the
+ * call follows the body, so what only follows from that finding (the
+ * caller's alias_of, its root, its shapes) is not reported again.  (A
+ * missing alias_of keeps the contract's reading: the call aliases
+ * nothing.) */
+static void calls_follow_bodies(oac_graphs *g)
+{
+    for (size_t si = 0; si < g->n_scopes; si++) {
+        oac_scope *s = g->scopes[si];
+        for (size_t i = 0; i < s->n_nodes; i++) {
+            oac_node *n = &s->nodes[i];
+            const oac_scope *f = oac_node_x(n)->callee;
+            const Onnx__NodeProto *np = n->proto;
+            if (!f || !n->alias_in || np->n_output_alias)
+                continue;       /* an explicit output_alias rules (ports) */
+            for (size_t p = 0; p < np->n_output && p < f->n_outputs; p++) {
+                const Onnx__ValueInfoProto *vi = f->output_vis[p];
+                if (n->alias_in[p] < 0 || !vi || empty(vi->alias_of))
+                    continue;
+                long in = body_input(f, p);
+                if (in < 0 || (size_t)in >= np->n_input || empty(np->input[in]) ||
+                    empty(np->output[p]) || !strcmp(np->input[in], np->output[p]))
+                    continue;
+                n->alias_in[p] = (int)in;
+            }
+        }
+    }
+}
+
 static int link_edges(build *b)
 {
     oac_graphs *g = b->st->graphs;
@@ -650,6 +697,9 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
         if (if_branch_state(b, v, a))
             return OAC_OK;      /* branch-mismatch (branches.c), or a
                                    passthrough of a's class */
+        if (oac_node_alias_in(v->scope, v->producer, (size_t)v->port) ==
+            OAC_ALIAS_REFUSED)
+            return OAC_OK;      /* its output_alias is alias-unsupported */
         return oac_scope_diag(st, s, OAC_ALIAS_UNBACKED, at(&w, s, v, e->loc),
             "%s of graph '%s': '%s' has alias_of '%s' but its producer "
             "declares no output_alias for that output, so it owns its "
@@ -766,12 +816,26 @@ static int check_roots(build *b)
             "an initializer", "a constant", "a temporary" };
         const char *extra = rk == OAC_ROOT_INITIALIZER && r->kind == OAC_VAL_INPUT
             ? " (a graph input with an initializer default)" : "";
+        /* The fix, where it is mechanical (issue 10, item 4). */
+        char fix[LOC_MAX];
+        if (rk == OAC_ROOT_READ_ONLY_INPUT)
+            snprintf(fix, sizeof fix, "set access = READ_WRITE on '%s'", r->name);
+        else if (rk == OAC_ROOT_INITIALIZER && r->kind == OAC_VAL_INPUT)
+            snprintf(fix, sizeof fix, "remove the initializer '%s' and set "
+                     "access = READ_WRITE on the graph input", r->name);
+        else if (rk == OAC_ROOT_INITIALIZER)
+            snprintf(fix, sizeof fix, "make '%s' a graph input with access = "
+                     "READ_WRITE instead of an initializer", r->name);
+        else
+            snprintf(fix, sizeof fix, "update a graph input with access = "
+                     "READ_WRITE instead of the Constant's output '%s'",
+                     r->name);
         rc = oac_scope_diag(st, s, OAC_ALIAS_ROOT_IMMUTABLE, &w,
             "'%s' of graph '%s' roots an alias class updated in place by "
-            "node '%s' (%s), but it is %s%s", r->name, s->name,
+            "node '%s' (%s), but it is %s%s: %s", r->name, s->name,
             wnode ? wnode->display : "?",
             wnode && wnode->proto->op_type ? wnode->proto->op_type : "",
-            what[rk], extra);
+            what[rk], extra, fix);
     }
     return rc;
 }
@@ -849,6 +913,7 @@ int oac_pass_classes(oac_check_state *st)
         goto done;
     }
 
+    calls_follow_bodies(g);
     if ((rc = link_edges(&b)))
         goto done;
     /* Roots of the linked values, in id order (which If resolves first,

@@ -8,12 +8,16 @@
  *              value to itself = alias-cycle), the resolved must-alias
  *              port of every node output (oac_node.alias_in, also for
  *              calls of local functions, whose conflicting output_alias is
- *              alias-mismatch), alias-implied for cache updates, and the
- *              non-type parts of operand-invalid (domain not imported,
- *              input count, missing operand, attribute kinds);
+ *              alias-mismatch), alias-implied for cache updates and for
+ *              the pairs of section 6's KV-cache operators that hold
+ *              without output_alias, alias-unsupported (section 6: a pair
+ *              the operator's row refuses, or half of a K/V pair; the
+ *              port is then OAC_ALIAS_REFUSED), and the non-type parts
+ *              of operand-invalid (domain not imported, input count,
+ *              missing operand, attribute kinds);
  *  - metadata: metadata-alias (the prototype convention in metadata_props
  *              used where the real field is absent).
- * Contract: sections 2 and 3 and "Details the rules rely on".
+ * Contract: sections 2 and 3 and "Details the rules rely on", section 6.
  *
  * Invariants:
  *  1. alias_in[p] is set only for a MUST_ALIAS entry whose ports are in
@@ -25,6 +29,7 @@
  *  3. Findings inside function bodies go through oac_scope_diag (once per
  *     call site).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -233,6 +238,144 @@ static const char *entry_suffix(char *buf, size_t len, size_t k)
     return buf;
 }
 
+/* ---- section 6: pairs of the table's operators ---------------------- */
+
+/* "3->1, 4->2": the row's pairs, in buf. */
+static const char *pair_list(const oac_op *op, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < op->n_pairs && op->alias == OAC_AL_PAIRS; k++) {
+        int w = snprintf(buf + at, len - at, "%s%d->%d", k ? ", " : "",
+                         op->pairs[k].in, op->pairs[k].out);
+        if (w < 0 || (size_t)w >= len - at)
+            break;
+        at += (size_t)w;
+    }
+    return at ? buf : "none";
+}
+
+/* alias-unsupported on output_alias entry `entry` (of output p), and
+ * the port refused. */
+static int refuse(oac_check_state *st, oac_scope *s, long i, long entry,
+                  size_t p, const char *fmt, ...) OAC_PRINTF(6, 7);
+
+static int refuse(oac_check_state *st, oac_scope *s, long i, long entry,
+                  size_t p, const char *fmt, ...)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    char loc[LOC_MAX], suffix[64], msg[2048];
+    entry_suffix(suffix, sizeof suffix, (size_t)entry);
+    oac_where w = oac_where_node(s, i, np->output[p], suffix, loc, sizeof loc);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    n->alias_in[p] = OAC_ALIAS_REFUSED;
+    return oac_scope_diag(st, s, OAC_ALIAS_UNSUPPORTED, &w, "%s", msg);
+}
+
+/* Section 6: every declared pair of a table operator must be a pair of
+ * its row whose condition holds in the file, and a K/V row's two pairs
+ * are declared together.  entry_of_out: each output's first entry. */
+static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
+                             const long *entry_of_out)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    const oac_op *op = n->op;
+    const char *op_type = np->op_type ? np->op_type : "";
+    char pl[64];
+    int rc = OAC_OK;
+    for (size_t p = 0; p < np->n_output && !rc; p++) {
+        int in = n->alias_in[p];
+        if (in < 0 || entry_of_out[p] < 0)
+            continue;
+        const char *why = NULL;
+        oac_pair_verdict v = oac_op_pair_judge(op, np, in, (int)p, &why);
+        if (v == OAC_PAIR_IN_PLACE || v == OAC_PAIR_UNVERIFIED)
+            continue;
+        if (v == OAC_PAIR_NOT_IN_ROW)
+            rc = refuse(st, s, i, entry_of_out[p], p,
+                "node '%s' (%s) of graph '%s': output_alias pairs output %zu "
+                "('%s') with input %d ('%s'), which is not a pair of %s "
+                "(input->output: %s), so the output cannot share that input's "
+                "storage. %s", n->display, op_type, s->name, p, np->output[p],
+                in, np->input[in], op_type, pair_list(op, pl, sizeof pl),
+                why ? why : "");
+        else
+            rc = refuse(st, s, i, entry_of_out[p], p,
+                "node '%s' (%s) of graph '%s': output %zu ('%s') cannot share "
+                "the storage of input %d ('%s') as the node is %s. %s",
+                n->display, op_type, s->name, p, np->output[p], in,
+                np->input[in],
+                v == OAC_PAIR_GROWS ? "defined: the output grows"
+                                    : "configured in the file",
+                why ? why : "");
+    }
+    if (rc || !oac_op_has(op, OAC_OPF_KV_CACHE))
+        return rc;
+    /* Both halves of a K/V pair, or neither. */
+    oac_op_pair pairs[OAC_OP_MAX_PAIRS];
+    size_t np_ = oac_op_pairs(op, np, pairs, OAC_OP_MAX_PAIRS);
+    if (np_ != 2)
+        return OAC_OK;
+    for (size_t k = 0; k < 2 && !rc; k++) {
+        oac_op_pair a = pairs[k], b = pairs[1 - k];
+        bool a_on = n->alias_in[a.out] == a.in;
+        bool b_declared = entry_of_out[b.out] >= 0;
+        if (!a_on || b_declared)
+            continue;
+        rc = refuse(st, s, i, entry_of_out[a.out], (size_t)a.out,
+            "node '%s' (%s) of graph '%s': output_alias pairs output %d ('%s') "
+            "with input %d ('%s') but not output %d ('%s') with input %d "
+            "('%s'): the two halves of a K/V pair share their storage "
+            "together or not at all; declare both (onnx-alias-check "
+            "annotate writes them)", n->display, op_type, s->name, a.out,
+            np->output[a.out], a.in, np->input[a.in], b.out,
+            np->output[b.out], b.in, np->input[b.in]);
+    }
+    return rc;
+}
+
+/* alias-implied for a section-6 KV-cache operator: each pair whose
+ * condition holds in the file but whose present states no output_alias
+ * (a node that states any entry on its pairs' outputs was judged by
+ * check_table_pairs instead). */
+static int implied_pairs(oac_check_state *st, oac_scope *s, long i,
+                         const long *entry_of_out)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    const oac_op *op = n->op;
+    oac_op_pair pairs[OAC_OP_MAX_PAIRS];
+    size_t count = oac_op_pairs(op, np, pairs, OAC_OP_MAX_PAIRS);
+    if (count > OAC_OP_MAX_PAIRS)
+        count = OAC_OP_MAX_PAIRS;
+    for (size_t k = 0; k < count; k++)
+        if (entry_of_out && entry_of_out[pairs[k].out] >= 0)
+            return OAC_OK;
+    if (!oac_op_cond_holds(op, np))
+        return OAC_OK;          /* the present grows: nothing to share */
+    int rc = OAC_OK;
+    char loc[LOC_MAX];
+    for (size_t k = 0; k < count && !rc; k++) {
+        oac_op_pair p = pairs[k];
+        oac_where w = oac_where_node(s, i, np->output[p.out], NULL, loc,
+                                     sizeof loc);
+        rc = oac_scope_diag(st, s, OAC_ALIAS_IMPLIED, &w,
+            "node '%s' (%s) of graph '%s': '%s' (output %d) can share the "
+            "storage of '%s' (input %d), but the node has no output_alias "
+            "{output %d, input %d, MUST_ALIAS}: the model relies on a "
+            "runtime's configuration to avoid a second cache; "
+            "`onnx-alias-check annotate` writes the annotation", n->display,
+            np->op_type ? np->op_type : "", s->name, np->output[p.out], p.out,
+            np->input[p.in], p.in, p.out, p.in);
+    }
+    return rc;
+}
+
 static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
 {
     oac_ctx *ctx = st->ctx;
@@ -410,6 +553,14 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         }
     }
 
+    /* Section 6: the table's operators honour only their pairs. */
+    if (oac_op_has(n->op, OAC_OPF_ALIAS_TABLE) && entry_of_out &&
+        (rc = check_table_pairs(st, s, i, entry_of_out)))
+        goto done;
+    if (oac_op_has(n->op, OAC_OPF_KV_CACHE) &&
+        (rc = implied_pairs(st, s, i, entry_of_out)))
+        goto done;
+
     /* alias-implied: a cache update without output_alias 0 <- 0.  An entry
      * for 0 <- 0 that is broken otherwise was reported above. */
     if (oac_op_has(n->op, OAC_OPF_CACHE_UPDATE) && n_out > 0 && n_in > 0) {
@@ -425,7 +576,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
             if ((rc = oac_scope_diag(st, s, OAC_ALIAS_IMPLIED, &w,
                     "node '%s' (%s) of graph '%s' has no output_alias "
                     "{output 0, input 0, MUST_ALIAS}: '%s' may be allocated "
-                    "as a second cache instead of updating '%s' in place",
+                    "as a second cache instead of updating '%s' in place; "
+                    "`onnx-alias-check annotate` writes the annotation",
                     n->display, op_type, s->name,
                     empty(np->output[0]) ? "" : np->output[0],
                     empty(np->input[0]) ? "" : np->input[0])))
@@ -467,12 +619,13 @@ int oac_pass_ports(oac_check_state *st)
             oac_node *n = &s->nodes[i];
             const Onnx__NodeProto *np = n->proto;
             bool update = oac_op_has(n->op, OAC_OPF_CACHE_UPDATE);
+            bool kv = oac_op_has(n->op, OAC_OPF_KV_CACHE);
             /* Most nodes have no entries, call nothing and update nothing:
              * only the domain import is theirs to check. */
             if ((!s->imports_alias || update) &&
                 (rc = check_operands(st, s, (long)i)))
                 break;
-            if (np->n_output_alias || oac_node_x(n)->callee || update)
+            if (np->n_output_alias || oac_node_x(n)->callee || update || kv)
                 rc = check_ports(st, s, (long)i, s->alias_block + at);
             else if (np->n_output)
                 n->alias_in = s->alias_block + at;

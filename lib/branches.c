@@ -14,7 +14,9 @@
  *
  * Invariants:
  *  1. Reads the forest of alias_classes.c only; it adds no links, so its
- *     findings never change classes.
+ *     findings never change classes.  An If found mismatched is marked
+ *     (oac_node_ext.branch_mismatch) so the hazards pass does not report
+ *     its branches' writes again (issue 10, item 4: no cascades).
  *  2. Work per If output is bounded by its branches' sizes (the exit
  *     walk stays inside the branch); per Loop/Scan carried value O(1)
  *     thanks to the preorder intervals.
@@ -55,6 +57,8 @@ static int check_if(oac_check_state *st, oac_scope *s, long i)
         if (root[0] && root[0] == root[1])
             continue;
         int a = upd[0] ? 0 : 1, o = 1 - a;   /* a updates; o is compared */
+        if (n->ext)
+            n->ext->branch_mismatch = true;  /* hazards.c: no cascade */
         const char *out = np->output[p] ? np->output[p] : "";
         oac_where w = oac_where_node(s, i, out, NULL, loc, sizeof loc);
         if (!root[o])

@@ -104,7 +104,16 @@ typedef struct oac_node_ext {
     oac_value **outer_reads;
     uint32_t n_subgraphs;
     uint32_t n_outer_reads;        /* room grows in powers of two from 4 */
+    /* An If whose branches were found to disagree (branch-mismatch, set
+     * by branches.c): its branches' in-place writes are not counted
+     * again by the hazards pass (no cascades). */
+    bool branch_mismatch;
 } oac_node_ext;
+
+/* alias_in of a port whose output_alias section 6 refused: no alias, and
+ * nothing that follows only from that (alias_of on the output) is
+ * reported again. */
+#define OAC_ALIAS_REFUSED (-3)
 
 typedef struct oac_node {
     const Onnx__NodeProto *proto;
@@ -113,9 +122,10 @@ typedef struct oac_node {
     /* Read through oac_node_x: most nodes have none, and a model has
      * tens of thousands of nodes, all live at once. */
     oac_node_ext *ext;
-    /* Resolved must-alias per output port: the input port, or -1.  Filled
-     * by the ports pass (alias_rules.c), in the scope's alias_block; NULL
-     * before it. */
+    /* Resolved must-alias per output port: the input port, or -1
+     * (OAC_ALIAS_REFUSED: a declared pair section 6 refused, reported as
+     * alias-unsupported; it aliases nothing either).  Filled by the ports
+     * pass (alias_rules.c), in the scope's alias_block; NULL before it. */
     int *alias_in;
     /* What oac_node_input and oac_node_output return, per port, resolved
      * once while the index is built: n_input entries, then the n_output

@@ -12,7 +12,10 @@
  * enclosing node of u's scope (graph.h invariant 4), and writes through
  * If outputs and Loop/Scan carried values belong to that node too; within
  * the subgraph that writes an outer name, its other readers there must be
- * ordered before the writing node as well.
+ * ordered before the writing node as well.  The writes inside an If
+ * whose branches disagree (branch-mismatch, reported by branches.c) are
+ * not counted: a hazard that follows only from that finding is not
+ * reported again (issue 10, item 4).
  *
  * Invariants:
  *  1. Only values with an in-place writer are examined, and only their
@@ -141,6 +144,16 @@ static long enclosing(const oac_scope *ws, long wn, const oac_scope *s)
     return ws == s ? wn : -1;
 }
 
+/* Is the write of node wn of scope ws, seen from u's scope s, inside an
+ * If whose branches disagree (branch-mismatch, branches.c)?  Its
+ * consequences in the same class are not reported again. */
+static bool disowned(const oac_scope *ws, long wn, const oac_scope *s)
+{
+    long e = enclosing(ws, wn, s);
+    return ws != s && e >= 0 && s->nodes[e].ext &&
+           s->nodes[e].ext->branch_mismatch;
+}
+
 static bool reads_storage(const oac_scope *s, const oac_use *u)
 {
     if (u->port < 0)
@@ -251,6 +264,7 @@ static int check_value(hz *h, oac_value *u)
     int rc = OAC_OK;
     long writers[2] = { -1, -1 };
     const oac_value *wout[2] = { NULL, NULL };
+    long mute = -1;     /* a disowned writer: its own reads are its write */
 
     /* Distinct writers of u, as nodes of u's scope (two are enough). */
     for (size_t c = 0; c < n_ch; c++) {
@@ -259,6 +273,10 @@ static int check_value(hz *h, oac_value *u)
         long wn;
         if (!oac_alias_writer(al, v, &ws, &wn))
             continue;
+        if (disowned(ws, wn, s)) {
+            mute = enclosing(ws, wn, s);
+            continue;
+        }
         long e = enclosing(ws, wn, s);
         if (e < 0 || e == writers[0] || e == writers[1])
             continue;
@@ -287,7 +305,7 @@ static int check_value(hz *h, oac_value *u)
     for (size_t c = 0; c < n_ch; c++) {
         oac_scope *ws;
         long wn;
-        if (!oac_alias_writer(al, ch[c], &ws, &wn))
+        if (!oac_alias_writer(al, ch[c], &ws, &wn) || disowned(ws, wn, s))
             continue;
         /* Every scope from the writer's up to u's holds the write. */
         for (oac_scope *t = ws; t; t = t->parent) {
@@ -329,7 +347,7 @@ static int check_value(hz *h, oac_value *u)
         oac_scope *ws;
         long wn;
         oac_value *v = ch[c];
-        if (!oac_alias_writer(al, v, &ws, &wn))
+        if (!oac_alias_writer(al, v, &ws, &wn) || disowned(ws, wn, s))
             continue;
         for (oac_scope *t = ws; t && t != s; t = t->parent)
             if ((rc = inner_reads(h, u, t, enclosing(ws, wn, t), v, rname)))
@@ -344,7 +362,7 @@ static int check_value(hz *h, oac_value *u)
         for (size_t j = 0; j < u->n_uses; j++) {
             const oac_use *us = &u->uses[j];
             if (us->node == writers[0] || us->node == writers[1] ||
-                !reads_storage(s, us))
+                us->node == mute || !reads_storage(s, us))
                 continue;
             if (!h->ord[s->index].topo && (rc = compute_topo(h, s)))
                 return rc;
@@ -374,7 +392,7 @@ static int check_value(hz *h, oac_value *u)
         for (size_t j = 0; j < u->n_uses; j++) {
             const oac_use *us = &u->uses[j];
             if (us->node == writers[0] || us->node == writers[1] ||
-                !reads_storage(s, us) || us->node == last)
+                us->node == mute || !reads_storage(s, us) || us->node == last)
                 continue;
             if (searched && o->mark[us->node] == h->stamp)
                 continue;       /* a path leads from the read to the write */

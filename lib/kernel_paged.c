@@ -55,17 +55,32 @@ static int decl_for(oac_paged_call *c, int64_t q, const char *role,
         return FINDING(c, OAC_PAGE_TYPE_INVALID,
                        "%s quantized_type %lld is out of range: the model "
                        "declares %zu quantizations", role, (long long)q, nq);
-    char why[200];
+    char why[200], lb[32];
+    /* Named by QuantizationProto.name, and its index (issue 10, item 4). */
+    const char *name = oac_qdesc_label(m->quantizations[q], (long)q, lb, sizeof lb);
     if (!oac_qdesc_from_proto(d, m->quantizations[q], why, sizeof why))
         return FINDING(c, OAC_PAGE_TYPE_INVALID,
-                       "%s quantized_type %lld is not a supported page format: %s",
-                       role, (long long)q, why);
+                       "%s quantized_type %lld ('%s') is not a supported page "
+                       "format: %s", role, (long long)q, name, why);
     if (d->data_type != c->cache->elem_type)
         return FINDING(c, OAC_PAGE_TYPE_INVALID,
-                       "%s quantized_type %lld decodes to %s, not the cache's %s",
-                       role, (long long)q, oac_elem_name(d->data_type),
+                       "%s quantized_type %lld ('%s') decodes to %s, not the "
+                       "cache's %s", role, (long long)q, name,
+                       oac_elem_name(d->data_type),
                        oac_elem_name(c->cache->elem_type));
     return OAC_OK;
+}
+
+/* The name of declaration q of the model ('#q' without one), in buf. */
+static const char *qname(const oac_paged_call *c, int64_t q, char *buf,
+                         size_t len)
+{
+    const Onnx__ModelProto *m = c->model;
+    if (!m || q < 0 || (uint64_t)q >= m->n_quantizations) {
+        snprintf(buf, len, "#%lld", (long long)q);
+        return buf;
+    }
+    return oac_qdesc_label(m->quantizations[q], (long)q, buf, len);
 }
 
 static bool allowed(const oac_paged *p, int64_t q)
@@ -180,10 +195,11 @@ int oac_paged_update(oac_paged_call *c)
     oac_qdesc dq;
     if ((rc = decl_for(c, q, "the requested", &dq)))
         return rc;
+    char lb[32];
     if (!allowed(p, q))
         return FINDING(c, OAC_PAGE_TYPE_INVALID,
-                       "quantized_type %lld is not among the cache's allowed types",
-                       (long long)q);
+                       "quantized_type %lld ('%s') is not among the cache's "
+                       "allowed types", (long long)q, qname(c, q, lb, sizeof lb));
     uint64_t qbytes;
     if (!oac_qdesc_page_bytes(&dq, g.n, &qbytes) || qbytes > SIZE_MAX)
         return FINDING(c, OAC_OPERAND_INVALID, "the page's byte size overflows");
@@ -221,9 +237,11 @@ int oac_paged_update(oac_paged_call *c)
     if (!oac_qdesc_page_bytes(&dcur, g.n, &cur_bytes) || cur_bytes != pg->bytes ||
         (pg->bytes && !pg->data))
         return FINDING(c, OAC_PAGE_TYPE_INVALID,
-                       "page %lld holds %zu bytes, not the %llu its type packs into",
+                       "page %lld holds %zu bytes, not the %llu its type "
+                       "(quantized_type %d, '%s') packs into",
                        (long long)c->page_id, pg->bytes,
-                       (unsigned long long)cur_bytes);
+                       (unsigned long long)cur_bytes, (int)pg->quantized_type,
+                       qname(c, pg->quantized_type, lb, sizeof lb));
 
     if (pg->quantized_type == q)          /* the common case: in place */
         return write_rows(c, &g, &dq, pg->data, pg->bytes);

@@ -50,6 +50,9 @@ int oac_fold_size(struct oac_infer *c);
 int oac_capacity_cache_update(struct oac_cap *c);
 int oac_capacity_tensor_scatter(struct oac_cap *c);   /* linear / circular */
 int oac_capacity_paged(struct oac_cap *c);            /* page_size, page_id */
+int oac_capacity_length(struct oac_cap *c);           /* section 6 .length */
+int oac_capacity_scatter_nd(struct oac_cap *c);       /* indices in data */
+int oac_capacity_scatter_elements(struct oac_cap *c);
 
 /* ---- kernels ---- */
 /* kernel_cache.c (contract 2) */

@@ -3,8 +3,10 @@
  * Owns: the one place the project learns facts about operators (which
  * output aliases which input, capacity axis, position / values / page_id
  * ports, flags, and the shape inference, folding and kernel functions),
- * and the one predicate for the ONNX domain.  Contract: section 2,
- * section 3 "Details the rules rely on", section 5 (kernels).
+ * and the one predicate for the ONNX domain; section 6's questions of a
+ * node (which pairs it can state, whether a stated pair holds in place).
+ * Contract: section 2, section 3 "Details the rules rely on", section 5
+ * (kernels), section 6 (the table's pairs and conditions).
  * Invariants: the table is const and rows are in ops.def order, so
  * oac_op_get(id) is an index; a lookup scans the rows' name lengths 8 at
  * a time and compares the names of equal length only: O(1) in the size
@@ -12,6 +14,7 @@
  */
 #include <string.h>
 
+#include "onnx.pb-c.h"
 #include "op_fns.h"
 #include "ops.h"
 
@@ -157,4 +160,96 @@ int oac_op_alias_input(const oac_op *op, size_t out, size_t n_in,
     default:
         return -1;
     }
+}
+
+/* ---- section 6 ---------------------------------------------------------- */
+
+static bool port_named(char **names, size_t n, int port)
+{
+    return port >= 0 && (size_t)port < n && names[port] && names[port][0];
+}
+
+bool oac_op_cond_holds(const oac_op *row, const Onnx__NodeProto *n)
+{
+    if (!row || !n)
+        return false;
+    switch (row->cond) {
+    case OAC_COND_ALWAYS:
+        return true;
+    case OAC_COND_INPUT:
+        return port_named(n->input, n->n_input, row->cond_port);
+    case OAC_COND_ATTR:
+        for (size_t a = 0; a < n->n_attribute; a++) {
+            const Onnx__AttributeProto *at = n->attribute[a];
+            if (!at || !at->name || strcmp(at->name, row->cond_attr) != 0)
+                continue;
+            bool is_int = at->has_type
+                ? at->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
+                : at->has_i;
+            return is_int && at->i == 1;
+        }
+        return false;
+    default:
+        return false;
+    }
+}
+
+size_t oac_op_pairs(const oac_op *row, const Onnx__NodeProto *n,
+                    oac_op_pair *out, size_t max)
+{
+    size_t count = 0;
+    if (!row || !n || row->alias != OAC_AL_PAIRS)
+        return 0;
+    for (size_t k = 0; k < row->n_pairs; k++) {
+        oac_op_pair p = row->pairs[k];
+        if (!port_named(n->input, n->n_input, p.in) ||
+            !port_named(n->output, n->n_output, p.out))
+            continue;
+        if (out && count < max)
+            out[count] = p;
+        count++;
+    }
+    return count;
+}
+
+oac_pair_verdict oac_op_pair_judge(const oac_op *row, const Onnx__NodeProto *n,
+                                   int in, int out, const char **why)
+{
+    if (why)
+        *why = NULL;
+    if (!row || !n || !(row->flags & OAC_OPF_ALIAS_TABLE))
+        return OAC_PAIR_UNVERIFIED;
+    bool listed = false;
+    for (size_t k = 0; k < row->n_pairs && row->alias == OAC_AL_PAIRS; k++)
+        listed |= row->pairs[k].in == in && row->pairs[k].out == out;
+    oac_pair_verdict v;
+    if (row->cond == OAC_COND_NEVER)
+        v = OAC_PAIR_GROWS;     /* listed or not: the output grows */
+    else if (!listed)
+        v = OAC_PAIR_NOT_IN_ROW;
+    else if (!oac_op_cond_holds(row, n))
+        v = OAC_PAIR_CONDITION;
+    else
+        return OAC_PAIR_IN_PLACE;
+    if (why)
+        *why = row->alias_hint;
+    return v;
+}
+
+bool oac_op_pair_in_place(const oac_op *row, const Onnx__NodeProto *n,
+                          size_t k, const char **why)
+{
+    if (why)
+        *why = NULL;
+    if (!row || !n || row->alias != OAC_AL_PAIRS || k >= row->n_pairs)
+        return false;
+    oac_op_pair p = row->pairs[k];
+    if (!port_named(n->input, n->n_input, p.in) ||
+        !port_named(n->output, n->n_output, p.out))
+        return false;
+    /* Rows off section 6's table (the cache updates of section 2) hold
+     * their pairs as listed, under their condition. */
+    if (!(row->flags & OAC_OPF_ALIAS_TABLE))
+        return oac_op_cond_holds(row, n);
+    return oac_op_pair_judge(row, n, p.in, p.out, why) == OAC_PAIR_IN_PLACE;
 }

@@ -4,9 +4,11 @@
  * ports, shape inference, constant folding, capacity rule, kernel), the
  * lookup of a row
  * by (domain, op_type), the one answer to "is this the ONNX domain", and
- * the questions the passes ask of a row.  Contract: section 2, section 3
- * "Details"; section 6 adds rows (the pair, condition and length columns
- * are shaped for it).
+ * the questions the passes ask of a row, among them section 6's: which
+ * pairs a node can state and whether a stated pair holds in place as the
+ * node is configured (oac_op_pairs, oac_op_pair_judge).  Contract:
+ * section 2, section 3 "Details", section 6 (its table is the rows with
+ * OAC_OPF_ALIAS_TABLE: pairs, condition, length rule, hint).
  * Invariants: the table is constant; lookups never allocate; every fact
  * about a specific operator lives in its ops.def row, not in the passes
  * or kernels (tests/op_names.sh: no quoted operator name elsewhere in
@@ -21,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct Onnx__NodeProto;   /* onnx.pb-c.h */
 struct oac_infer;         /* shapes.h */
 struct oac_cap;           /* capacity.c */
 struct oac_kernel_call;   /* runtime.h */
@@ -59,9 +62,10 @@ typedef enum oac_op_cond {
 } oac_op_cond;
 
 /* What length an update leaves, checked against the capacity (the past
- * input's dim on the capacity axis): data for a .capacity rule that
- * reads it (section 6).  The section-2 operators' rules are functions
- * of their own (position + values length, capacity.c). */
+ * input's dim on the capacity axis, the row's .axis_default): data for
+ * a .capacity rule that reads it (section 6, oac_capacity_length and
+ * the scatter rules).  The section-2 operators' rules are functions of
+ * their own (position + values length, capacity.c). */
 typedef enum oac_op_len {
     OAC_LEN_NONE = 0,       /* nothing checked by this column */
     OAC_LEN_VALUE,          /* known value of input `port` + `plus` +
@@ -84,7 +88,19 @@ enum {
     OAC_OPF_CACHE_UPDATE = 1 << 0,    /* alias-implied without output_alias 0<-0 */
     OAC_OPF_PAGED = 1 << 1,           /* cache is a sequence of pages */
     OAC_OPF_CONSTANT = 1 << 2,        /* its output is "a constant" */
-    OAC_OPF_NO_STORAGE_READ = 1 << 3  /* reads only metadata (Shape, Size) */
+    OAC_OPF_NO_STORAGE_READ = 1 << 3, /* reads only metadata (Shape, Size) */
+    /* Section 6's table: output_alias on this operator is verified
+     * against its pairs and condition (alias-unsupported). */
+    OAC_OPF_ALIAS_TABLE = 1 << 4,
+    /* A KV-cache operator of section 6 (com.microsoft): a pair whose
+     * condition holds but whose present lacks output_alias is
+     * alias-implied; the pairs of a K/V row are declared together. */
+    OAC_OPF_KV_CACHE = 1 << 5,
+    /* The operator defines its present as the past's buffer (its present
+     * has the past's shape): the length rule holds with or without
+     * output_alias.  Without it, the rule holds where the pair is in
+     * place: declared, or configured in the file (OAC_COND_INPUT/ATTR). */
+    OAC_OPF_PRESENT_IS_PAST = 1 << 6
 };
 
 typedef enum oac_op_id {
@@ -110,6 +126,10 @@ typedef struct oac_op {
     int cond_port;            /* OAC_COND_INPUT */
     const char *cond_attr;    /* OAC_COND_ATTR */
     oac_op_length length;
+    /* Section 6: why a refused pair cannot share the input's storage
+     * and what would (alias-unsupported's message, annotate's refusals);
+     * NULL off the table. */
+    const char *alias_hint;
 
     /* Operands of the cache updates (contract 2). */
     const char *axis_attr;    /* capacity-axis attribute, or NULL */
@@ -160,5 +180,47 @@ static inline bool oac_op_is(const oac_op *op, oac_op_id id)
  * for i < n_in - num_scan_inputs.  Conditions (cond) are not judged. */
 int oac_op_alias_input(const oac_op *op, size_t out, size_t n_in,
                        long num_scan_inputs);
+
+/* ---- section 6: the pairs a node states ------------------------------- */
+
+/* The row's pairs node n can state: those whose input and output ports n
+ * names (non-empty), in row order.  Writes at most max of them to out
+ * (out may be NULL with max 0) and returns how many there are.  Rows
+ * that never hold in place (OAC_COND_NEVER) list their pairs too (ONNX
+ * Attention's past -> present), so a caller can name what it refuses;
+ * rows without pairs give 0. */
+size_t oac_op_pairs(const oac_op *row, const struct Onnx__NodeProto *n,
+                    oac_op_pair *out, size_t max);
+
+/* Can output `out` of node n share the storage of its input `in`? */
+typedef enum oac_pair_verdict {
+    OAC_PAIR_IN_PLACE = 0,  /* a pair of the row whose condition holds */
+    OAC_PAIR_UNVERIFIED,    /* operator outside section 6's table (or no
+                               row): output_alias stays unverified */
+    OAC_PAIR_NOT_IN_ROW,    /* the row has no such pair */
+    OAC_PAIR_CONDITION,     /* the row's condition fails in the file (an
+                               input or attribute is missing) */
+    OAC_PAIR_GROWS          /* never in place: the output is longer than
+                               the input (Concat, Pad, ONNX Attention) */
+} oac_pair_verdict;
+
+/* The verdict for (in, out) on node n of row `row`; *why (when why is
+ * not NULL) gets the row's hint (alias_hint: why not and what would) for
+ * CONDITION and GROWS and NOT_IN_ROW, NULL otherwise.  Reads only n's
+ * ports and attributes; never allocates. */
+oac_pair_verdict oac_op_pair_judge(const oac_op *row,
+                                   const struct Onnx__NodeProto *n,
+                                   int in, int out, const char **why);
+
+/* Pair k of the row (k < row->n_pairs) holds in place on node n: its
+ * ports are named and its condition holds (on any OAC_AL_PAIRS row: the
+ * section-2 cache updates' 0 -> 0 too).  *why as oac_op_pair_judge. */
+bool oac_op_pair_in_place(const oac_op *row, const struct Onnx__NodeProto *n,
+                          size_t k, const char **why);
+
+/* Does the row's condition hold on node n (OAC_COND_ALWAYS: yes, NEVER:
+ * no, INPUT: input cond_port is named, ATTR: int attribute cond_attr is
+ * 1)? */
+bool oac_op_cond_holds(const oac_op *row, const struct Onnx__NodeProto *n);
 
 #endif /* OAC_OPS_H */

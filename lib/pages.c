@@ -101,15 +101,20 @@ static bool allows(const Onnx__TypeProto__QuantizedTensor *qt, int64_t idx)
     return false;
 }
 
-/* "0, 2" into buf. */
-static const char *allowed_list(const Onnx__TypeProto__QuantizedTensor *qt,
+/* "0 'INT4_PAGE', 2 'INT2_PAGE'" into buf: each allowed type by its
+ * index and QuantizationProto.name (issue 10, item 4). */
+static const char *allowed_list(const decls *ds,
+                                const Onnx__TypeProto__QuantizedTensor *qt,
                                 char *buf, size_t len)
 {
     size_t at = 0;
     buf[0] = 0;
     for (size_t i = 0; i < qt->n_allowed_quantized_type && at < len; i++) {
-        int k = snprintf(buf + at, len - at, "%s%d", i ? ", " : "",
-                         (int)qt->allowed_quantized_type[i]);
+        int32_t idx = qt->allowed_quantized_type[i];
+        int k = idx >= 0 && (size_t)idx < ds->n
+            ? snprintf(buf + at, len - at, "%s%d '%s'", i ? ", " : "", (int)idx,
+                       label(ds, (size_t)idx))
+            : snprintf(buf + at, len - at, "%s%d", i ? ", " : "", (int)idx);
         if (k < 0)
             break;
         at += (size_t)k;
@@ -223,12 +228,12 @@ static int check_node(oac_check_state *st, const decls *ds, const oac_scope *s,
         if (!qt)
             return OAC_OK;   /* no declared page type to compare with */
         if (!allows(qt, q)) {
-            char list[128];
+            char list[512];
             return oac_scope_diag(st, s, OAC_PAGE_TYPE_INVALID, &w,
                                   "node '%s': quantized_type %lld ('%s') is not "
                                   "among the types '%s' allows (%s)",
                                   n->display, (long long)q, label(ds, (size_t)q),
-                                  cname, allowed_list(qt, list, sizeof list));
+                                  cname, allowed_list(ds, qt, list, sizeof list));
         }
         int32_t et = qt->has_elem_type ? qt->elem_type : 0;
         if (ds->ok[q] && decodable(et) && ds->d[q].data_type != et)
@@ -328,11 +333,11 @@ static int check_page(page_ctx *pc, const Onnx__QuantizedTensorProto *p,
                              what, pc->file, (int)q, ds->n);
         dname = label(ds, (size_t)q);
         if (!allows(pc->qt, q)) {
-            char list[128];
+            char list[512];
             return PAGE_DIAG("value '%s', %s (%s): quantized_type %d ('%s') is "
                              "not among the types allowed (%s)", v, what,
                              pc->file, (int)q, dname,
-                             allowed_list(pc->qt, list, sizeof list));
+                             allowed_list(ds, pc->qt, list, sizeof list));
         }
         if (!ds->ok[q])
             return OAC_OK;   /* reported at /quantizations/q */

@@ -65,7 +65,8 @@ int64_t oac_shapes_attr_int(const Onnx__NodeProto *n, const char *name,
 typedef struct place {
     uint8_t kind;           /* oac_origin_kind */
     size_t value;           /* value id, SIZE_MAX for --dim */
-    int32_t dim;
+    int32_t dim;            /* the value's dim; for --dim, the option's
+                               index in opts->dims */
 } place;
 
 /* Output dims one operator made lately (interned): the nodes of one
@@ -121,9 +122,15 @@ static void place_desc(const pass *p, const place *pl, int64_t n,
     char loc[512];
     place_loc(p, pl, loc, sizeof loc);
     switch (pl->kind) {
-    case OAC_ORIGIN_OPTION:
-        snprintf(buf, len, "--dim %s=%" PRId64, symname ? symname : "?", n);
+    case OAC_ORIGIN_OPTION: {
+        /* The option as the user gave it, not the symbol it was unified
+         * with (issue 10, item 4). */
+        const oac_check_opts *o = p->st->opts;
+        const char *opt = o && pl->dim >= 0 && (size_t)pl->dim < o->n_dims
+            ? o->dims[pl->dim].name : symname;
+        snprintf(buf, len, "--dim %s=%" PRId64, opt ? opt : "?", n);
         break;
+    }
     case OAC_ORIGIN_INPUT_FILE:
         snprintf(buf, len, "the --input file of '%s' (dimension %d = %" PRId64 ")",
                  vname(p, pl->value), pl->dim, n);
@@ -146,26 +153,36 @@ static const oac_scope *place_scope(const pass *p, const place *pl)
     return p->g->scopes[0];
 }
 
+/* The conflict of a (na) and b (nb); the finding is placed at b, or at
+ * `at` (where two bound symbols meet) when given. */
 static int report_dim_conflict(pass *p, const place *a, int64_t na,
                                const place *b, int64_t nb,
-                               const char *symname)
+                               const char *symname, const place *at)
 {
     char da[768], db[768], loc[512];
     place_desc(p, a, na, symname, da, sizeof da);
     place_desc(p, b, nb, symname, db, sizeof db);
-    place_loc(p, b, loc, sizeof loc);
-    const oac_scope *s = place_scope(p, b);
+    const place *w_at = at ? at : b;
+    place_loc(p, w_at, loc, sizeof loc);
+    const oac_scope *s = place_scope(p, w_at);
     const char *node = NULL, *op = NULL;
-    if (b->value < p->g->n_values) {
-        const oac_value *v = oac_graphs_value(p->g, b->value);
+    if (w_at->value < p->g->n_values) {
+        const oac_value *v = oac_graphs_value(p->g, w_at->value);
         if (v->producer >= 0) {
             node = v->scope->nodes[v->producer].display;
             op = v->scope->nodes[v->producer].proto->op_type;
         }
     }
     oac_where w = { .graph = s->name, .node = node, .op_type = op,
-                    .value = b->value < p->g->n_values ? vname(p, b->value) : NULL,
+                    .value = w_at->value < p->g->n_values ? vname(p, w_at->value)
+                                                          : NULL,
                     .location = loc[0] ? loc : NULL };
+    if (at && at->value < p->g->n_values)
+        return oac_scope_diag(p->st, s, OAC_SHAPE_MISMATCH, &w,
+                              "dimension %d of '%s' joins two symbols bound to "
+                              "different numbers: %" PRId64 " by %s and %" PRId64
+                              " by %s", at->dim, vname(p, at->value), na, da,
+                              nb, db);
     if (symname)
         return oac_scope_diag(p->st, s, OAC_SHAPE_MISMATCH, &w,
                               "dimension '%s' is %" PRId64 " from %s but %" PRId64
@@ -190,7 +207,7 @@ static int bind_sym(pass *p, size_t id, int64_t n, const place *pl)
         return OAC_OK;
     place first = { s->origin, s->origin_value, s->origin_dim };
     const char *name = sh->syms[id].name ? sh->syms[id].name : s->name;
-    return report_dim_conflict(p, &first, s->value, pl, n, name);
+    return report_dim_conflict(p, &first, s->value, pl, n, name, NULL);
 }
 
 /* Unify dims a (seen at pa) and b (seen at pb).  Static-vs-static
@@ -204,7 +221,7 @@ static int unify_dim(pass *p, oac_dimref a, const place *pa, oac_dimref b,
     *res = a;
     if (!OAC_DIM_IS_SYM(a) && !OAC_DIM_IS_SYM(b)) {
         if (a != b && report_static)
-            return report_dim_conflict(p, pa, a, pb, b, NULL);
+            return report_dim_conflict(p, pa, a, pb, b, NULL, NULL);
         return OAC_OK;
     }
     if (!OAC_DIM_IS_SYM(a))
@@ -222,7 +239,13 @@ static int unify_dim(pass *p, oac_dimref a, const place *pa, oac_dimref b,
         place fa = { A->origin, A->origin_value, A->origin_dim };
         place fb = { B->origin, B->origin_value, B->origin_dim };
         const char *nm = A->name ? A->name : B->name;
-        return report_dim_conflict(p, &fa, A->value, &fb, B->value, nm);
+        /* Reported where the two meet (a bound symbol's origin may be an
+         * option, with no node or value), and joined, keeping A's
+         * number, so the next place they meet adds nothing. */
+        int rc = report_dim_conflict(p, &fa, A->value, &fb, B->value, nm,
+                                     pb->value < p->g->n_values ? pb : pa);
+        oac_shapes_sym_join(sh, ra, rb);
+        return rc;
     }
     oac_shapes_sym_join(sh, ra, rb);
     return OAC_OK;
@@ -377,7 +400,7 @@ static int apply_dim_options(pass *p)
             return oac_err(p->st->ctx, OAC_EINVAL,
                            "--dim %s: no dimension of the model is named '%s'",
                            b->name, b->name);
-        place pl = { OAC_ORIGIN_OPTION, SIZE_MAX, 0 };
+        place pl = { OAC_ORIGIN_OPTION, SIZE_MAX, (int32_t)i };
         int rc = bind_sym(p, id, b->value, &pl);
         if (rc)
             return rc;

@@ -102,7 +102,7 @@ typedef struct oac_sym {
     int64_t value;          /* bound number at the root, or -1 */
     const char *name;       /* dim_param (borrowed), NULL if anonymous */
     uint8_t origin;         /* oac_origin_kind of the binding */
-    int32_t origin_dim;     /* axis of the binding */
+    int32_t origin_dim;     /* axis of the binding (--dim: the option's index) */
     size_t origin_value;    /* value id of the binding (SIZE_MAX: none) */
 } oac_sym;
 

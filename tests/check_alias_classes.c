@@ -147,6 +147,24 @@ static void function_model(oac_mb *mb, bool state_alias, int call_alias_in)
     cu_output_alias(g, "upd", "cache");
 }
 
+/* Issue 10, item 4 (no cascades): the function states u.alias_of =
+ * values, but its body updates c.  alias-mismatch in the function, and
+ * nothing that follows only from the contradicted alias_of (the call's
+ * output aliasing the caller's read-only "values"). */
+static void function_contradicts_body(oac_mb *mb)
+{
+    oac_mb_opset(mb, "local", 1);
+    oac_gb *f = oac_mb_function(mb, "local", "Upd", "c,values,pos", "u");
+    oac_gb_value_info(f, "c", OAC_T_FLOAT, CU_CACHE);
+    Onnx__NodeProto *n = oac_gb_node(f, "CacheUpdate", "onnx_alias", "fn0",
+                                     "c,values,pos", "u");
+    oac_node_alias(f, n, 0, 0, 1);
+    oac_vi_alias_of(f, oac_gb_value_info(f, "u", OAC_T_FLOAT, CU_CACHE), "values");
+    oac_gb *g = cu_cache_graph(mb);
+    oac_gb_node(g, "Upd", "local", "call", "cache,values,pos", "upd");
+    cu_output_alias(g, "upd", "cache");
+}
+
 static void function_ok(oac_mb *mb) { function_model(mb, true, -1); }
 static void function_ok_restated(oac_mb *mb) { function_model(mb, true, 0); }
 static void function_missing_boundary(oac_mb *mb) { function_model(mb, false, -1); }
@@ -274,6 +292,30 @@ static const model_case cases[] = {
 
 CASES_TEST(cases)
 
+START_TEST(test_function_no_cascade)
+{
+    fx r;
+    fx_check_model(&r, function_contradicts_body);
+    diag_expect(r.d, OAC_ALIAS_MISMATCH, "fn0", "u", NULL);
+    ck_assert_msg(diag_count(r.d, OAC_ALIAS_ROOT_IMMUTABLE) == 0 &&
+                  oac_diags_count(r.d) == 1, "%s", diag_dump(r.d));
+    fx_end(&r);
+}
+END_TEST
+
+/* The fix is in the message where it is mechanical. */
+START_TEST(test_root_immutable_fix)
+{
+    fx r;
+    fx_check_model(&r, immutable_readonly_input);
+    const oac_diag *d = diag_expect(r.d, OAC_ALIAS_ROOT_IMMUTABLE, "n0", "cache",
+                                    "/graph/input/0");
+    ck_assert_msg(strstr(d->message, "set access = READ_WRITE on 'cache'"), "%s",
+                  d->message);
+    fx_end(&r);
+}
+END_TEST
+
 /* The message of the contract's example. */
 START_TEST(test_mismatch_message)
 {
@@ -377,6 +419,8 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 30);
     ADD_CASES(tc, cases);
     tcase_add_test(tc, test_mismatch_message);
+    tcase_add_test(tc, test_function_no_cascade);
+    tcase_add_test(tc, test_root_immutable_fix);
     tcase_add_test(tc, test_classes_chain);
     tcase_add_test(tc, test_function_classes);
     tcase_add_test(tc, test_function_per_call_site);

@@ -219,6 +219,54 @@ START_TEST(test_loop_classes)
 }
 END_TEST
 
+/* Issue 10, item 4 (no cascades): the else branch updates k2 instead of
+ * the cache.  branch-mismatch on the If, and not also an alias-hazard on
+ * k2 for what follows only from that write (k2 updated again after the
+ * If, read after it, or returned). */
+static void if_other_cache_then_update(oac_mb *mb)
+{
+    if_model(mb, 2, true);
+    oac_gb *g = oac_mb_graph(mb);
+    cu_update(g, "k2upd", "k2", "u2", true);
+    cu_output_alias(g, "u2", "k2");
+}
+
+static void if_other_cache_then_read(oac_mb *mb)
+{
+    if_model(mb, 2, true);
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_node(g, "Neg", NULL, "rd", "k2", "nk");
+    oac_gb_output(g, "nk", OAC_T_FLOAT, CU_CACHE);
+}
+
+/* The same update after an If whose branches agree is written once. */
+static void if_ok_then_other_update(oac_mb *mb)
+{
+    if_model(mb, 0, true);
+    oac_gb *g = oac_mb_graph(mb);
+    cu_cache_input(g, "k2", 1);
+    cu_update(g, "k2upd", "k2", "u2", true);
+    cu_output_alias(g, "u2", "k2");
+}
+
+START_TEST(test_branch_mismatch_no_cascade)
+{
+    model_fn fns[] = { if_other_cache_then_update, if_other_cache_then_read };
+    for (size_t k = 0; k < 2; k++) {
+        fx r;
+        fx_check_model(&r, fns[k]);
+        diag_expect(r.d, OAC_BRANCH_MISMATCH, "br", "y", "/graph/node/0");
+        ck_assert_msg(diag_count(r.d, OAC_ALIAS_HAZARD) == 0 &&
+                      oac_diags_count(r.d) == 1, "%s", diag_dump(r.d));
+        fx_end(&r);
+    }
+    fx r;
+    fx_check_model(&r, if_ok_then_other_update);
+    diag_expect_clean(r.d);
+    fx_end(&r);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("branches");
@@ -227,6 +275,7 @@ Suite *test_suite(void)
     ADD_CASES(tc, cases);
     tcase_add_test(tc, test_if_classes);
     tcase_add_test(tc, test_loop_classes);
+    tcase_add_test(tc, test_branch_mismatch_no_cascade);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,9 @@
 /* check_capacity.c: capacity-overflow and the "capacity" unchecked list
  * (lib/capacity.c; contract 2 and 3): CacheUpdate position rules,
  * TensorScatter linear/circular, PagedCacheUpdate page size and negative
- * page_id, overflow of position + length, undecidable checks listed.
+ * page_id, overflow of position + length, an update longer than the
+ * capacity at an unknown position (issue 10, item 4), undecidable checks
+ * listed.  Section 6's length rules are in check_ops.c with their rows.
  */
 #include "harness.h"
 #include <stdio.h>
@@ -318,7 +320,57 @@ static void position_10_length_8(oac_mb *mb) { dense_model(oac_mb_graph(mb), "1,
 static void position_negative(oac_mb *mb) { dense_model(oac_mb_graph(mb), "1,2,1,4", true, -1); }
 static void position_8_length_8(oac_mb *mb) { dense_model(oac_mb_graph(mb), "1,2,8,4", true, 8); }
 
+/* Issue 10, item 4: a 32-row chunk into a 16-row cache overflows at any
+ * position, the position unknown (a graph input); 16 rows may fit. */
+static void chunk_32_unknown_position(oac_mb *mb) { dense_model(oac_mb_graph(mb), "1,2,32,4", false, 0); }
+static void chunk_16_unknown_position(oac_mb *mb) { dense_model(oac_mb_graph(mb), "1,2,16,4", false, 0); }
+
+/* The same for TensorScatter with write_indices a graph input. */
+static void ts_unknown_indices(oac_mb *mb, const char *upd_dims)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_vi_access(g, oac_gb_input(g, "past", OAC_T_FLOAT, "2,4,16,8"), 1);
+    oac_gb_input(g, "update", OAC_T_FLOAT, upd_dims);
+    oac_gb_input(g, "wi", OAC_T_INT64, "2");
+    Onnx__NodeProto *n = oac_gb_node(g, "TensorScatter", NULL, "ts", "past,update,wi", "present");
+    oac_node_alias(g, n, 0, 0, 1);
+    oac_vi_alias_of(g, oac_gb_output(g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
+}
+static void ts_chunk_32(oac_mb *mb) { ts_unknown_indices(mb, "2,4,32,8"); }
+static void ts_chunk_16(oac_mb *mb) { ts_unknown_indices(mb, "2,4,16,8"); }
+
+/* And a paged update of 17 rows into pages of 16, position unknown. */
+static void paged_unknown_position(oac_mb *mb, const char *vdims)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    int32_t allowed[] = { 0 };
+    oac_mb_quant_linear(mb, "INT8_PAGE", OAC_T_FLOAT16, OAC_T_INT8, 8, 1, 0.05f, 0);
+    oac_vi_access(g, oac_gb_input_paged(g, "pages", OAC_T_FLOAT16, "2,2,16,8",
+                                        allowed, 1), 1);
+    int64_t zero = 0;
+    oac_gb_constant_i64(g, "page_id", "", &zero, 1);
+    oac_gb_input(g, "position", OAC_T_INT64, "");
+    oac_gb_input(g, "values", OAC_T_FLOAT16, vdims);
+    Onnx__NodeProto *n = oac_gb_node(g, "PagedCacheUpdate", "onnx_alias", "pu",
+                                     "pages,page_id,values,position", "out");
+    oac_node_alias(g, n, 0, 0, 1);
+    oac_vi_alias_of(g, oac_gb_output_paged(g, "out", OAC_T_FLOAT16, "2,2,16,8",
+                                           allowed, 1), "pages");
+}
+static void paged_chunk_17(oac_mb *mb) { paged_unknown_position(mb, "2,2,17,8"); }
+static void paged_chunk_16(oac_mb *mb) { paged_unknown_position(mb, "2,2,16,8"); }
+
 static const model_case capacity_rows[] = {
+    { "chunk_32_unknown_position", chunk_32_unknown_position,
+      WANT(OAC_CAPACITY_OVERFLOW), "upd", "cache", "/graph/node/0/input/1" },
+    { "chunk_16_unknown_position", chunk_16_unknown_position,
+      NEAR(OAC_CAPACITY_OVERFLOW) },
+    { "ts_chunk_32", ts_chunk_32, WANT(OAC_CAPACITY_OVERFLOW), "ts", "past",
+      "/graph/node/0/input/1" },
+    { "ts_chunk_16", ts_chunk_16, NEAR(OAC_CAPACITY_OVERFLOW) },
+    { "paged_chunk_17", paged_chunk_17, WANT(OAC_CAPACITY_OVERFLOW), "pu",
+      "pages", "/graph/node/1/input/2" },
+    { "paged_chunk_16", paged_chunk_16, NEAR(OAC_CAPACITY_OVERFLOW) },
     { "position_10_length_8", position_10_length_8, WANT(OAC_CAPACITY_OVERFLOW), "upd",
       "cache", "/graph/node/1/input/2" },
     { "position_negative", position_negative, WANT(OAC_CAPACITY_OVERFLOW), "upd", "cache",

@@ -397,9 +397,12 @@ START_TEST(test_bounds_and_types)
     expect_finding(&f, 1, 14, &v, -1, OAC_CAPACITY_OVERFLOW, "position 14");
     expect_finding(&f, 0, -1, &v, -1, OAC_CAPACITY_OVERFLOW, "position -1");
     expect_finding(&f, 0, INT64_MAX, &v, -1, OAC_CAPACITY_OVERFLOW, "exceeds");
-    expect_finding(&f, 0, 0, &v, Q_UINT4, OAC_PAGE_TYPE_INVALID, "not among");
+    /* Page types are named by QuantizationProto.name (issue 10, item 4). */
+    expect_finding(&f, 0, 0, &v, Q_UINT4, OAC_PAGE_TYPE_INVALID,
+                   "quantized_type 3 ('UINT4_PAGE') is not among");
     expect_finding(&f, 1, 0, &v, 99, OAC_PAGE_TYPE_INVALID, "out of range");
-    expect_finding(&f, 0, 0, &v, Q_H_FP8, OAC_PAGE_TYPE_INVALID, "decodes to FLOAT16");
+    expect_finding(&f, 0, 0, &v, Q_H_FP8, OAC_PAGE_TYPE_INVALID,
+                   "quantized_type 6 ('H_FP8_PAGE') decodes to FLOAT16");
     /* the near misses: the last row, and a new page at the end */
     ck_assert_int_eq(update(&f, 0, PSIZE - 3, &v, -1, NULL), 0);
     ck_assert_int_eq(update(&f, 1, PSIZE - 3, &v, -1, NULL), 0);
@@ -418,7 +421,8 @@ START_TEST(test_bounds_and_types)
 
     /* a page whose bytes disagree with its type */
     f.p.pages[1].bytes = 64;
-    expect_finding(&f, 1, 0, &v, -1, OAC_PAGE_TYPE_INVALID, "holds 64 bytes");
+    expect_finding(&f, 1, 0, &v, -1, OAC_PAGE_TYPE_INVALID,
+                   "holds 64 bytes, not the 128 its type (quantized_type 0, 'INT4_PAGE')");
     f.p.pages[1].bytes = q_bytes[Q_INT4];
     teardown(&f);
 }

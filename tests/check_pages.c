@@ -245,7 +245,7 @@ START_TEST(test_node_attribute)
     k.attr = 1;                     /* in range, not allowed */
     oac_diags *d = check_knobs(ctx, &k, NULL);
     expect_one(d, "/graph/node/0/attribute/0", "quantized_type 1", "'FP8_PAGE'",
-               "'cache'", "(0, 2)", NULL);
+               "'cache'", "(0 'INT4_PAGE', 2 'INT2_PAGE')", NULL);
     oac_diags_free(d);
     k.attr = 2;                     /* near miss */
     d = check_knobs(ctx, &k, NULL);
@@ -458,8 +458,9 @@ START_TEST(test_input_page_not_allowed)
     k.allowed = allowed;
     k.n_allowed = 2;
     oac_diags *d = check_knobs(ctx, &k, path);
+    /* The allowed types by index and name, not "(0, 1)" (issue 10, item 4). */
     expect_one(d, "/graph/input/0", "page 1", "quantized_type 2", "'INT2_PAGE'",
-               "not among", "(0, 1)", NULL);
+               "not among", "(0 'INT4_PAGE', 1 'FP8_PAGE')", NULL);
     oac_diags_free(d);
     free(path);
     oac_ctx_free(ctx);

@@ -280,6 +280,44 @@ START_TEST(test_dim_contradicts_static)
 }
 END_TEST
 
+/* Issue 10, item 4: --dim past_seq_len=8 --dim total_seq_len=9 on
+ * symbols an alias class unifies (the cache and its update) contradict
+ * each other: the finding names both options as given and says where
+ * the two meet (the update's output: node, value, location). */
+static void unified_symbols(oac_gb *g)
+{
+    cu_f16_inputs(g, "1,2,past_seq_len,4");
+    cu_node(g, "upd", "cache,values,position", "out", true);
+    oac_vi_alias_of(g, oac_gb_output(g, "out", OAC_T_FLOAT16, "1,2,total_seq_len,4"),
+                    "cache");
+}
+
+START_TEST(test_dim_options_contradict)
+{
+    fx r;
+    fx_build(&r, NULL);
+    unified_symbols(r.g);
+    oac_dim_binding b[] = { { "past_seq_len", 8 }, { "total_seq_len", 9 } };
+    oac_check_opts o = { .dims = b, .n_dims = 2 };
+    ck_assert_int_eq(fx_check(&r, &o), OAC_OK);
+    const oac_diag *x = diag_expect(r.d, OAC_SHAPE_MISMATCH, "upd", "out",
+                                    "/graph/node/0/output/0");
+    ck_assert_msg(strstr(x->message, "--dim past_seq_len=8") &&
+                  strstr(x->message, "--dim total_seq_len=9"), "%s", x->message);
+    ck_assert_uint_eq(diag_count(r.d, OAC_SHAPE_MISMATCH), 1);
+    fx_end(&r);
+
+    /* Agreeing values bind both. */
+    fx_build(&r, NULL);
+    unified_symbols(r.g);
+    oac_dim_binding same[] = { { "past_seq_len", 8 }, { "total_seq_len", 8 } };
+    oac_check_opts o2 = { .dims = same, .n_dims = 2 };
+    ck_assert_int_eq(fx_check(&r, &o2), OAC_OK);
+    diag_expect_clean(r.d);
+    fx_end(&r);
+}
+END_TEST
+
 /* ---- inference ---- */
 
 START_TEST(test_infer_ops)
@@ -851,6 +889,7 @@ Suite *test_suite(void)
     tcase_add_test(t, test_bytes_overflow_unknown);
     tcase_add_test(t, test_dim_usage_errors);
     tcase_add_test(t, test_dim_contradicts_static);
+    tcase_add_test(t, test_dim_options_contradict);
     tcase_add_test(t, test_infer_ops);
     tcase_add_test(t, test_infer_reshape_minus_one_and_dim);
     tcase_add_test(t, test_infer_broadcast_and_matmul_vectors);
