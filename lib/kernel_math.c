@@ -258,6 +258,14 @@ int oac_kernel_matmul(oac_kernel_call *k)
     oac_tensor *y;
     if ((rc = oac_kernel_output(k, 0, OAC_T_FLOAT, orank, od, &y)))
         return rc;
+    /* An empty output, or an empty sum (K == 0: zeros): no pointer
+     * arithmetic on the empty operands, which may have no storage. */
+    if (!y->bytes)
+        return OAC_OK;
+    if (!K) {
+        memset(y->data, 0, y->bytes);
+        return OAC_OK;
+    }
     const float *pa = a->data, *pb = b->data;
     float *py = y->data;
     int64_t idx[OAC_RT_MAX_RANK] = { 0 }, oa = 0, ob = 0;

@@ -175,8 +175,8 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     *out = NULL;
     if (!opts)
         opts = &no_opts;
-    if (!model || !model->proto || !model->proto->graph)
-        return oac_err(ctx, OAC_EUNSUPPORTED, "the model has no main graph to run");
+    if (!model || !model->proto)
+        return oac_err(ctx, OAC_EINVAL, "no model to run");
     size_t errors_before = oac_diags_count_severity(diags, OAC_SEV_ERROR);
     long stop_node = -1;
     rt_run r = { .ctx = ctx, .model = model, .opts = opts, .hooks = hooks,
@@ -201,6 +201,14 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     /* Invariant 1. */
     if (errors_before > 0)
         goto done;
+    if (!model->proto->graph) {
+        /* The check's model-invalid (structure.c), for a caller that did
+         * not check. */
+        oac_where w = { .location = "/graph" };
+        rc = oac_diag_add(diags, OAC_MODEL_INVALID, &w, "the model has no graph to run");
+        rc = rc ? rc : OAC_ERUNTIME;
+        goto done;
+    }
     if (n_sess > 1024) {
         rc = oac_err(ctx, OAC_EINVAL, "--sessions %u: at most 1024", n_sess);
         goto done;
@@ -322,7 +330,7 @@ done:
                         .op_type = n ? n->proto->op_type : NULL,
                         .location = n ? oac_node_loc(loc, sizeof loc, r.main, stop_node, NULL)
                                       : NULL };
-        if (!w.graph)
+        if (!w.graph && model->proto->graph)
             w.graph = model->proto->graph->name ? model->proto->graph->name : "main";
         /* The budget (an input's bindings or data) is a finding that
          * explains the stop; a broken invariant or out of memory is the

@@ -2,8 +2,9 @@
  * (model-invalid).
  *
  * Owns oac_pass_structure, run right after the graph pass (check.c).
- * Contract: section 8, `model-invalid`: in every scope the graph index
- * lists (main graph, subgraphs, local function bodies),
+ * Contract: section 8, `model-invalid`: the model has a graph (rule 0),
+ * and in every scope the graph index lists (main graph, subgraphs, local
+ * function bodies),
  *
  *  1. every node names its operator (op_type);
  *  2. every graph input, output and initializer (sparse ones included)
@@ -369,6 +370,14 @@ int oac_pass_structure(oac_check_state *st)
 {
     const oac_graphs *g = st->graphs;
     int rc = OAC_OK;
+    /* Rule 0: a model has a graph (ONNX requires one; a file of local
+     * functions alone has nothing to check or run). */
+    if (!oac_model_proto(st->model)->graph) {
+        oac_where w = { .location = "/graph" };
+        return oac_diag_add(st->diags, OAC_MODEL_INVALID, &w,
+                            "the model has no graph: a ModelProto needs one (its "
+                            "functions alone are not a model)");
+    }
     for (size_t i = 0; g && i < g->n_scopes && !rc; i++)
         rc = check_scope(st, g->scopes[i]);
     return rc;

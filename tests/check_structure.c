@@ -414,6 +414,36 @@ START_TEST(test_messages)
 }
 END_TEST
 
+START_TEST(test_no_graph)
+{
+    /* ir_version 10, opset "" 21 and no graph (fuzz_run found `run`
+     * stopping on it as a failure of the tool): model-invalid for check,
+     * and run refuses it with the same code, its execution reported. */
+    static const uint8_t no_graph[] = { 0x08, 0x0a, 0x42, 0x04, 0x0a, 0x00, 0x10, 0x15 };
+    fx f;
+    fx_begin(&f);
+    ck_assert_int_eq(oac_model_load_buffer(f.ctx, &f.m, no_graph, sizeof no_graph,
+                                           "no_graph.onnx", NULL, f.d), OAC_OK);
+    ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+    ck_assert_uint_eq(oac_diags_count(f.d), 1);
+    ck_assert_str_eq(diag_expect_run(f.d, OAC_MODEL_INVALID, "model-invalid")->location,
+                     "/graph");
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_OK);
+    ck_assert_ptr_nonnull(f.e);
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    oac_execution_free(f.e);
+    f.e = NULL;
+    oac_diags *d = oac_diags_new(f.ctx);
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, d), OAC_ERUNTIME);
+    ck_assert_ptr_nonnull(f.e);
+    ck_assert_uint_eq(oac_diags_count(d), 1);
+    ck_assert_int_eq(oac_diags_get(d, 0)->code, OAC_MODEL_INVALID);
+    oac_diags_free(d);
+    fx_end(&f);
+}
+END_TEST
+
 /* Every allocation of the pass may fail: OAC_ENOMEM, nothing leaked
  * (the sanitizer build's leak check). */
 START_TEST(test_alloc_failures)
@@ -446,6 +476,7 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 120);
     ADD_CASES(tc, cases);
     tcase_add_test(tc, test_messages);
+    tcase_add_test(tc, test_no_graph);
     tcase_add_test(tc, test_alloc_failures);
     suite_add_tcase(s, tc);
     return s;
