@@ -26,7 +26,10 @@
  *     definition, which the interpreter's frames rely on;
  *  5. every graph, subgraph and function output names a value defined
  *     there (or, for a subgraph, in an enclosing graph): an If branch
- *     returning a name nothing produces is refused here, not met by run.
+ *     returning a name nothing produces is refused here, not met by run;
+ *  6. an initializer that is a graph input's default has the element
+ *     type, rank and static dims the input declares (run reads it as
+ *     that input's data).
  *
  * Each finding names the node or value and its location and says how to
  * mend it; findings in a function body are reported once per call site
@@ -341,6 +344,46 @@ static int scope_outputs(oac_check_state *st, const oac_scope *s)
     return rc;
 }
 
+/* Rule 6: an initializer that is a graph input's default is a value of
+ * the type the input declares: its element type, its rank and every
+ * static dimension (a dim_param takes the initializer's). */
+static int input_defaults(oac_check_state *st, const oac_scope *s)
+{
+    char loc[512], want[128], got[128];
+    int rc = OAC_OK;
+    for (size_t i = 0; i < s->n_inputs && !rc; i++) {
+        const oac_value *v = s->inputs[i];
+        const Onnx__TensorProto *t = v && v->scope == s ? oac_value_init(v) : NULL;
+        const Onnx__TypeProto *tp = t ? oac_value_type(v) : NULL;
+        if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !tp->tensor_type)
+            continue;
+        const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+        bool type_ok = !tt->elem_type || tt->elem_type == t->data_type;
+        const Onnx__TensorShapeProto *sh = tt->shape;
+        bool rank_ok = !sh || sh->n_dim == t->n_dims, dims_ok = true;
+        for (size_t d = 0; sh && rank_ok && d < sh->n_dim; d++)
+            dims_ok = dims_ok && (!sh->dim[d] ||
+                                  sh->dim[d]->value_case !=
+                                      ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+                                  sh->dim[d]->dim_value == t->dims[d]);
+        if (type_ok && rank_ok && dims_ok)
+            continue;
+        const char *wn = oac_elem_name(tt->elem_type), *gn = oac_elem_name(t->data_type);
+        snprintf(want, sizeof want, "%s", wn ? wn : "an unknown type");
+        snprintf(got, sizeof got, "%s", gn ? gn : "an unknown type");
+        snprintf(loc, sizeof loc, "%s/initializer/%d", s->loc, (int)v->init_index);
+        oac_where w = { .location = loc, .value = v->name };
+        rc = oac_scope_diag(st, s, OAC_MODEL_INVALID, &w,
+                            "initializer '%s' is the default of graph input %zu of '%s' "
+                            "but no value of its type (the input is %s of rank %zu, the "
+                            "initializer %s of rank %zu%s): give them one type and shape",
+                            v->name, i, s->name, want, sh ? sh->n_dim : (size_t)0, got,
+                            (size_t)t->n_dims, rank_ok && !dims_ok ? ", dims differ" : "");
+    }
+    return rc;
+}
+
 /* ---- the pass ------------------------------------------------------------- */
 
 static int check_scope(oac_check_state *st, const oac_scope *s)
@@ -348,6 +391,8 @@ static int check_scope(oac_check_state *st, const oac_scope *s)
     int rc = s->graph ? graph_names(st, s) : function_names(st, s);
     if (!rc && s->graph)
         rc = graph_tensors(st, s);
+    if (!rc && s->graph)
+        rc = input_defaults(st, s);
     for (size_t i = 0; i < s->n_nodes && !rc; i++) {
         if (empty(s->nodes[i].proto->op_type)) {
             char loc[512];

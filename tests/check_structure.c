@@ -150,6 +150,29 @@ static void two_inits(oac_mb *mb) { inits(mb, "w2", false); }
 /* An initializer named like a graph input is its default. */
 static void init_default(oac_mb *mb) { inits(mb, NULL, true); }
 
+/* Graph input x declared `decl` (FLOAT) with an initializer default of
+ * type `type` and dims `dims`. */
+static void input_default(oac_mb *mb, const char *decl, int32_t type, const char *dims)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, decl);
+    int64_t v[3] = { 1, 2, 3 };
+    if (type == OAC_T_INT64)
+        oac_gb_init_i64(g, "x", dims, v, strcmp(dims, "3") ? 2 : 3);
+    else {
+        float f[3] = { 1, 2, 3 };
+        oac_gb_init_f32(g, "x", dims, f, strcmp(dims, "3") ? 2 : 3);
+    }
+    oac_gb_node(g, "Neg", NULL, "neg", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, decl);
+}
+static void default_other_type(oac_mb *mb) { input_default(mb, "2", OAC_T_INT64, "2"); }
+static void default_other_dims(oac_mb *mb) { input_default(mb, "2", OAC_T_FLOAT, "3"); }
+static void default_other_rank(oac_mb *mb) { input_default(mb, "2", OAC_T_FLOAT, "1,2"); }
+static void default_same(oac_mb *mb) { input_default(mb, "2", OAC_T_FLOAT, "2"); }
+/* A dim_param takes the initializer's size. */
+static void default_symbolic(oac_mb *mb) { input_default(mb, "N", OAC_T_FLOAT, "3"); }
+
 static void outputs(oac_mb *mb, const char *second)
 {
     oac_gb *g = neg_graph(mb);
@@ -337,6 +360,14 @@ static const model_case cases[] = {
     { "dup_init", dup_init, WANT(OAC_MODEL_INVALID), NULL, "w", "/graph/initializer/1" },
     { "two_inits", two_inits, NEAR(OAC_MODEL_INVALID) },
     { "init_default", init_default, NEAR(OAC_MODEL_INVALID) },
+    { "default_other_type", default_other_type, WANT(OAC_MODEL_INVALID), NULL, "x",
+      "/graph/initializer/0" },
+    { "default_other_dims", default_other_dims, WANT(OAC_MODEL_INVALID), NULL, "x",
+      "/graph/initializer/0" },
+    { "default_other_rank", default_other_rank, WANT(OAC_MODEL_INVALID), NULL, "x",
+      "/graph/initializer/0" },
+    { "default_same", default_same, NEAR(OAC_MODEL_INVALID) },
+    { "default_symbolic", default_symbolic, NEAR(OAC_MODEL_INVALID) },
     { "unnamed_output", unnamed_output, WANT(OAC_MODEL_INVALID), NULL, NULL, "/graph/output/1" },
     { "dup_output", dup_output, WANT(OAC_MODEL_INVALID), NULL, "y", "/graph/output/1" },
     { "two_outputs", two_outputs, NEAR(OAC_MODEL_INVALID) },

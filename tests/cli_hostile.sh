@@ -259,6 +259,13 @@ expect_eq "--dump long name" "$(json '[[d["code"], len(d["value"])] for d in r["
 agree 1 output-write-failed run --dump "$tmp/no/such" "$hm/dump_names.onnx"
 ls -a "$tmp/d1" "$tmp/d3" "$tmp/d4" | grep -q oac-tmp && fail "--dump left a temporary file"
 
+# An input default is read as that input's data: a --dim contradicting
+# it is shape-mismatch before anything runs; without one it runs.
+run_t 1 run --format=json --dim N=2 "$hm/default_symbolic.onnx"
+expect_eq "default vs --dim" "$(json '[[d["code"] for d in r["diagnostics"]], r["execution"]["steps_completed"]]' "$out")" \
+    '[["shape-mismatch"], 0]'
+run_t 0 run "$hm/default_symbolic.onnx"
+
 # ---- memory: a budget, bounded records (item 6) -------------------------------
 # plan_128g (a few hundred bytes) plans eight 16 GiB outputs: refused
 # before anything is allocated, at once, naming the budget and the need,

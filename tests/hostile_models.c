@@ -460,6 +460,18 @@ static void plan_128g(oac_mb *mb) { neg_copies(mb, "4294967296", 8); }
 /* The smallest graph without a cache, for many steps. */
 static void tiny_neg(oac_mb *mb) { neg_copies(mb, "4", 1); }
 
+/* Input x FLOAT[N] whose initializer default holds 3 values: --dim N=2
+ * contradicts it. */
+static void default_symbolic(oac_mb *mb)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "N");
+    float f[3] = { 1, 2, 3 };
+    oac_gb_init_f32(g, "x", "3", f, 3);
+    oac_gb_node(g, "Neg", NULL, "neg", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "N");
+}
+
 static const struct row {
     const char *name;
     void (*build)(oac_mb *);
@@ -504,6 +516,7 @@ static const struct row {
     { "huge_input", huge_input },
     { "plan_128g", plan_128g },
     { "tiny_neg", tiny_neg },
+    { "default_symbolic", default_symbolic },
 };
 
 /* DIR/file: a TensorProto x FLOAT[4] whose raw_data holds len bytes. */
