@@ -12,14 +12,19 @@
  *  1. Nothing executes when the check found an error (contract 5); the
  *     execution object still says how many steps were asked for and that
  *     none ran, so every `run` report has one.
- *  2. Refusals (unsupported-operator, binding-*) happen before the first
- *     node runs; run-time findings (capacity-overflow, alias-broken,
- *     operand-invalid) stop the run at the node, with steps_completed
- *     counting whole steps only.  A failure that stops the run without a
- *     finding (unsupported rank, out of memory, a broken invariant) is
- *     reported as unsupported-operator at the node it stopped at, so the
- *     report's status says error; only usage errors and unreadable
- *     --input/--dump files stay operational failures alone.
+ *  2. Refusals (unsupported-operator, model-invalid, binding-*, and
+ *     memory-budget for a known need past the budget, budget.c) happen
+ *     before anything is allocated; run-time findings (capacity-overflow,
+ *     alias-broken, operand-invalid, memory-budget for an allocation)
+ *     stop the run at the node, with steps_completed counting whole steps
+ *     only.  A failure that stops the run without a finding is reported
+ *     at the node it stopped at, so the report's status says error: an
+ *     input past the budget as memory-budget (OAC_ERUNTIME then), a rank
+ *     or type the runtime does not run as unsupported-operator, out of
+ *     memory or a broken invariant as analysis-failed (the tool failing,
+ *     not the model; the status stays the failure's); only usage errors
+ *     and unreadable --input/--dump files stay operational failures
+ *     alone.
  *  3. Sessions share only the model, the analysis, the run's read-only
  *     tables and the bindings (rt.h invariant 1); losers of the binding
  *     race report binding-busy (numbered per session) and run nothing;
