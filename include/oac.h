@@ -352,6 +352,89 @@ int oac_run(oac_ctx *ctx, oac_execution **out, const oac_model *model,
 void oac_execution_free(oac_execution *exec);
 
 /* ------------------------------------------------------------------ */
+/* Annotate: making an existing decoder's in-place update explicit      */
+/* ------------------------------------------------------------------ */
+
+/* Contract section 7.  oac_annotate pairs each past input of a decoder
+ * with its present output (by the genai_config.json beside the model or
+ * given, else by name patterns), traces the present back to the past
+ * through the operator table, and writes the annotations into the loaded
+ * model (access, output_alias, alias_of, one capacity symbol).
+ * oac_annotation_write then saves that model, checks what it wrote as
+ * oac_check does, and keeps the file only when the check finds no error. */
+
+typedef enum oac_refusal {
+    OAC_REFUSAL_NONE = 0,
+#define OAC_REFUSAL(id, name, meaning) OAC_REFUSAL_##id,
+#include "oac_annotate.def"
+#undef OAC_REFUSAL
+    OAC_REFUSAL_COUNT
+} oac_refusal;
+
+/* "growing-cache"; NULL for OAC_REFUSAL_NONE or out of range. */
+const char *oac_refusal_name(oac_refusal reason);
+const char *oac_refusal_meaning(oac_refusal reason);
+
+typedef enum oac_verdict {
+    OAC_VERDICT_ANNOTATED = 0,   /* annotations written (or to be) */
+    OAC_VERDICT_KEPT = 1,        /* every annotation was already there */
+    OAC_VERDICT_REFUSED = 2      /* reason says why */
+} oac_verdict;
+const char *oac_verdict_name(oac_verdict v);  /* "annotated", ... */
+
+typedef struct oac_annotate_opts {
+    const char *config;    /* genai_config.json; NULL: look beside the model */
+    bool ignore_config;    /* names from the config, but not its sharing rules */
+    int64_t capacity;      /* > 0: this static capacity; 0: symbol kv_capacity */
+    bool partial;          /* write the other pairs when one is refused */
+} oac_annotate_opts;
+
+/* One past/present pair.  Strings are NULL where unknown (node, op_type
+ * of a pair refused before an operator was found). */
+typedef struct oac_annotate_pair {
+    const char *past;
+    const char *present;
+    const char *node;      /* the cache operator's node, "#<index>" unnamed */
+    const char *op_type;
+    int input_port;        /* its past port, -1 when unknown */
+    int output_port;       /* its present port, -1 when unknown */
+    oac_verdict verdict;
+    oac_refusal reason;    /* OAC_REFUSAL_NONE unless refused */
+    const char *message;
+} oac_annotate_pair;
+
+typedef struct oac_annotation oac_annotation;
+
+/* Decide every pair of model and, when every pair holds (or
+ * opts->partial), write the annotations into model's tree (nothing else
+ * changes; unknown fields stay).  Findings about the inputs are
+ * diagnostics: a config that cannot be read or has the wrong structure
+ * is config-invalid and returns OAC_EPARSE.  *out receives the pairs on
+ * OAC_OK and OAC_EPARSE.  After OAC_ENOMEM the model may hold part of
+ * the annotations: free it rather than save it. */
+int oac_annotate(oac_ctx *ctx, oac_annotation **out, oac_model *model,
+                 const oac_annotate_opts *opts, oac_diags *diags);
+/* Save the annotated model to path unless a pair was refused without
+ * opts->partial: written to a new temporary file beside path, loaded
+ * back and checked with oac_check (its findings go to diags), renamed
+ * onto path only when that check has no error, removed otherwise.  A
+ * file that cannot be written is an output-write-failed diagnostic
+ * (nothing left behind); the return is OAC_ENOMEM or OAC_OK. */
+int oac_annotation_write(oac_ctx *ctx, oac_annotation *a,
+                         const oac_model *model, const char *path,
+                         oac_diags *diags);
+void oac_annotation_free(oac_annotation *a);
+
+size_t oac_annotation_pair_count(const oac_annotation *a);
+const oac_annotate_pair *oac_annotation_pair(const oac_annotation *a, size_t i);
+/* The config used (its path), or NULL when pairs came from names. */
+const char *oac_annotation_config(const oac_annotation *a);
+/* The path written by oac_annotation_write, or NULL when nothing was. */
+const char *oac_annotation_output(const oac_annotation *a);
+/* Pairs with that verdict. */
+size_t oac_annotation_count(const oac_annotation *a, oac_verdict v);
+
+/* ------------------------------------------------------------------ */
 /* Reports                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -363,6 +446,10 @@ typedef struct oac_report_input {
     const oac_analysis *analysis;  /* NULL when not analysed */
     const oac_execution *execution;/* NULL unless run */
     bool werror;
+    /* annotate's reports only: the pairs (NULL when the model or its
+     * config could not be read) and the -o path asked for. */
+    const oac_annotation *annotation;
+    const char *output;
 } oac_report_input;
 
 struct json_t;
@@ -378,6 +465,14 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* "ok" or "error" under the report's rules (errors, or warnings with
  * werror). */
 bool oac_report_failed(const oac_report_input *in);
+
+/* annotate's report (contract 7): the JSON object {tool, model, config,
+ * output, status, pairs, diagnostics} (new reference), and its text, one
+ * line per pair, the diagnostics and a summary line (free() it). */
+struct json_t *oac_annotate_report_json(oac_ctx *ctx, const oac_report_input *in);
+char *oac_annotate_report_text(oac_ctx *ctx, const oac_report_input *in);
+/* annotate's "error" status: an error diagnostic or a refused pair. */
+bool oac_annotate_report_failed(const oac_report_input *in);
 
 /* ------------------------------------------------------------------ */
 /* Output files                                                         */

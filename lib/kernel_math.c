@@ -1,44 +1,41 @@
-/* kernel_math.c: arithmetic kernels of the reference runtime: Identity,
- * Add, Sub, Mul, Div, Neg (numpy broadcasting), MatMul (batched,
- * broadcast batch dims), Softmax and Cast (contract section 5: enough of
- * ONNX to run the toy decoder).
+/* kernel_math.c: element-wise kernels of the reference runtime: Identity,
+ * Add, Sub, Mul, Div, Pow (numpy broadcasting), the unary maths (Neg,
+ * Abs, Relu, Sqrt, Exp, Sigmoid, Tanh, Erf, Reciprocal, Gelu,
+ * com.microsoft FastGelu), the comparisons (Equal, Less, LessOrEqual,
+ * Greater, GreaterOrEqual), the logic (And, Or, Not), Where and Cast.
  *
- * Owns the numeric semantics of those operators on FLOAT (the decoder's
- * type), DOUBLE, INT32 and INT64 (shape arithmetic).  Any other type is
- * refused with operand-invalid naming the node, never computed wrongly.
+ * Owns the numeric semantics of those operators (ONNX docs/Operators.md,
+ * onnx/reference/ops) on the element types of contract section 8: FLOAT,
+ * FLOAT16, BFLOAT16 and DOUBLE computed as kernel_elem.h says, INT32 and
+ * INT64 where ONNX allows them (the small integers and BOOL for the
+ * comparisons, Where and Cast).  Any other type is unsupported-operator
+ * naming it; a refused input is kernel-error naming the value.
  *
  * Invariants:
- *  1. Outputs come from oac_kernel_output (counted by the runtime's
- *     allocator); no kernel here allocates anything else.
+ *  1. Outputs come from oac_kout (oac_kernel_output once the shape is
+ *     checked; counted by the runtime's allocator); nothing else is
+ *     allocated, no workspace.
  *  2. Integer arithmetic wraps (computed on uint64_t) instead of
- *     overflowing; integer division by zero and INT_MIN / -1 are
- *     operand-invalid, float-to-integer casts saturate (NaN to 0): no
- *     undefined behaviour on hostile data.
- *  3. Every shape is validated before the output is allocated.
- *  4. Work is linear in the buffers, except MatMul's, which is bounded by
- *     OAC_RT_MAX_KERNEL_OPS (runtime.h) before its output is allocated.
+ *     overflowing; integer division by zero is kernel-error, INT_MIN / -1
+ *     wraps; float-to-integer casts saturate (NaN to 0): no undefined
+ *     behaviour on hostile data.
+ *  3. Every shape and attribute is validated before the output is
+ *     allocated; work is linear in the output.
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "runtime.h"
-
-static uint64_t numel(const oac_tensor *t)
-{
-    uint64_t n = 1;
-    for (int i = 0; i < t->rank; i++)
-        n *= (uint64_t)t->dims[i];   /* validated when the tensor was made */
-    return n;
-}
+#include "kernel_elem.h"
 
 int oac_kernel_identity(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin(k, 0);
     if (!x)
         return OAC_ERUNTIME;
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, x->elem_type, x->rank, x->dims, &y);
+    int rc = oac_kout(k, 0, x->elem_type, x->rank, x->dims, &y);
     if (rc)
         return rc;
     if (y->data != x->data && x->bytes)
@@ -46,115 +43,119 @@ int oac_kernel_identity(oac_kernel_call *k)
     return OAC_OK;
 }
 
-/* ---- broadcasting binary ops ---------------------------------------- */
-
-typedef enum binop { OP_ADD, OP_SUB, OP_MUL, OP_DIV } binop;
-
-static int bcast(oac_kernel_call *k, const oac_tensor *a, const oac_tensor *b,
-                 int *rank, int64_t *dims)
+/* Two inputs of one element type (the ONNX type constraint T). */
+static int same_type(oac_kernel_call *k, const oac_tensor *a, size_t i,
+                     const oac_tensor *b)
 {
-    int r = a->rank > b->rank ? a->rank : b->rank;
-    for (int i = 0; i < r; i++) {
-        int ia = i - (r - a->rank), ib = i - (r - b->rank);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                                   "node %s (%s): shapes do not broadcast "
-                                   "(dim %d: %" PRId64 " vs %" PRId64 ")",
-                                   k->node_name, k->node->op_type, i, da, db);
-        dims[i] = da == 1 ? db : da;
-    }
-    *rank = r;
-    return OAC_OK;
+    if (a->elem_type == b->elem_type)
+        return OAC_OK;
+    return oac_kernel_error(k, oac_kin_name(k, i),
+                            "element type %s differs from input 0's %s",
+                            oac_elem_name(b->elem_type), oac_elem_name(a->elem_type));
 }
 
-/* Element strides of t seen through the broadcast output shape. */
-static void bstrides(const oac_tensor *t, int r, int64_t *st)
+/* ---- broadcasting arithmetic ------------------------------------------ */
+
+typedef enum binop { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_POW } binop;
+
+static double fbin(binop op, double x, double z)
 {
-    int64_t s = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        int it = i - (r - t->rank);
-        int64_t d = it >= 0 ? t->dims[it] : 1;
-        st[i] = d == 1 ? 0 : s;
-        s *= d;
+    switch (op) {
+    case OP_ADD: return x + z;
+    case OP_SUB: return x - z;
+    case OP_MUL: return x * z;
+    case OP_DIV: return x / z;
+    default: return pow(x, z);
     }
+}
+
+/* x ** e on two's complement integers, wrapping; e < 0 gives 1 / x**-e
+ * truncated (x == 0 is refused by the caller). */
+static int64_t ipow(int64_t x, int64_t e)
+{
+    if (e < 0)
+        return x == 1 ? 1 : x == -1 ? ((e & 1) ? -1 : 1) : 0;
+    uint64_t r = 1, b = (uint64_t)x;
+    for (uint64_t u = (uint64_t)e; u; u >>= 1) {
+        if (u & 1)
+            r *= b;
+        b *= b;
+    }
+    return (int64_t)r;
+}
+
+/* A double into an integer of [lo, hi] (as doubles: exact powers of two
+ * or small), saturating; NaN is 0. */
+static int64_t sat_i64(double d, double lo, double hi)
+{
+    if (d != d)
+        return 0;
+    if (d <= lo)
+        return lo <= -9.2e18 ? INT64_MIN : (int64_t)lo;
+    if (d >= hi)
+        return hi >= 9.2e18 ? INT64_MAX : (int64_t)hi;
+    return (int64_t)d;
 }
 
 static int binary(oac_kernel_call *k, binop op)
 {
-    const oac_tensor *a = oac_kernel_tensor_in(k, 0);
-    const oac_tensor *b = a ? oac_kernel_tensor_in(k, 1) : NULL;
+    const oac_tensor *a = oac_kin_typed(k, 0, OAC_EKM_NUM);
+    /* Pow's exponent has a type of its own (T1). */
+    uint32_t bm = op == OP_POW ? OAC_EKM_NUM | OAC_EKM_ANYINT : OAC_EKM_NUM;
+    const oac_tensor *b = a ? oac_kin_typed(k, 1, bm) : NULL;
     if (!b)
         return OAC_ERUNTIME;
-    int32_t t = a->elem_type;
-    if (t != b->elem_type ||
-        (t != OAC_T_FLOAT && t != OAC_T_DOUBLE && t != OAC_T_INT32 && t != OAC_T_INT64))
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s (%s): element types %s and %s are not "
-                               "supported (FLOAT, DOUBLE, INT32, INT64, equal)",
-                               k->node_name, k->node->op_type,
-                               oac_elem_name(a->elem_type), oac_elem_name(b->elem_type));
-    int r;
-    int64_t dims[OAC_RT_MAX_RANK], sa[OAC_RT_MAX_RANK], sb[OAC_RT_MAX_RANK];
-    int rc = bcast(k, a, b, &r, dims);
-    if (rc)
+    int rc;
+    if (op != OP_POW && (rc = same_type(k, a, 1, b)))
         return rc;
-    bstrides(a, r, sa);
-    bstrides(b, r, sb);
+    int32_t t = a->elem_type, tb = b->elem_type;
+    oac_bcast bc;
+    const oac_tensor *ops[2] = { a, b };
+    if ((rc = oac_bcast_init(k, &bc, 2, ops)))
+        return rc;
+    bool fa = oac_ek_is_float(t), fb = oac_ek_is_float(tb);
+    /* Integer division by zero is refused before anything is written. */
+    if (!fa && (op == OP_DIV || op == OP_POW)) {
+        oac_bcast z = bc;
+        for (uint64_t i = 0; i < z.count; i++, oac_bcast_next(&z)) {
+            bool zero = op == OP_DIV ? oac_ek_geti(tb, b->data, (uint64_t)z.off[1]) == 0 :
+                        !fb && oac_ek_geti(t, a->data, (uint64_t)z.off[0]) == 0 &&
+                        oac_ek_geti(tb, b->data, (uint64_t)z.off[1]) < 0;
+            if (zero)
+                return oac_kernel_error(k, oac_kin_name(k, op == OP_DIV ? 1 : 0),
+                                        op == OP_DIV ? "integer division by zero at element %"
+                                        PRIu64 : "zero to a negative integer power at "
+                                        "element %" PRIu64, i);
+        }
+    }
     oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, t, r, dims, &y)))
+    if ((rc = oac_kout(k, 0, t, bc.rank, bc.dims, &y)))
         return rc;
-    uint64_t n = numel(y);
-    int64_t idx[OAC_RT_MAX_RANK] = { 0 };
-    int64_t oa = 0, ob = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        switch (t) {
-        case OAC_T_FLOAT: {
-            float x = ((const float *)a->data)[oa], z = ((const float *)b->data)[ob];
-            ((float *)y->data)[i] = op == OP_ADD ? x + z : op == OP_SUB ? x - z
-                                  : op == OP_MUL ? x * z : x / z;
-            break;
+    int64_t min = t == OAC_T_INT64 ? INT64_MIN : INT32_MIN;
+    int64_t max = t == OAC_T_INT64 ? INT64_MAX : INT32_MAX;
+    for (uint64_t i = 0; i < bc.count; i++, oac_bcast_next(&bc)) {
+        uint64_t oa = (uint64_t)bc.off[0], ob = (uint64_t)bc.off[1];
+        if (fa) {
+            double z = fb ? oac_ek_getd(tb, b->data, ob) : (double)oac_ek_geti(tb, b->data, ob);
+            oac_ek_setd(t, y->data, i, fbin(op, oac_ek_getd(t, a->data, oa), z));
+            continue;
         }
-        case OAC_T_DOUBLE: {
-            double x = ((const double *)a->data)[oa], z = ((const double *)b->data)[ob];
-            ((double *)y->data)[i] = op == OP_ADD ? x + z : op == OP_SUB ? x - z
-                                   : op == OP_MUL ? x * z : x / z;
-            break;
-        }
-        default: {
-            int64_t x, z, res;
-            if (t == OAC_T_INT64) {
-                x = ((const int64_t *)a->data)[oa];
-                z = ((const int64_t *)b->data)[ob];
-            } else {
-                x = ((const int32_t *)a->data)[oa];
-                z = ((const int32_t *)b->data)[ob];
-            }
-            int64_t min = t == OAC_T_INT64 ? INT64_MIN : INT32_MIN;
-            if (op == OP_DIV && (z == 0 || (x == min && z == -1)))
-                return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                                       "node %s: integer division %" PRId64 " / %" PRId64
-                                       " is undefined", k->node_name, x, z);
+        int64_t x = oac_ek_geti(t, a->data, oa), r;
+        if (op == OP_POW && fb) {
+            r = sat_i64(pow((double)x, oac_ek_getd(tb, b->data, ob)), (double)min,
+                        (double)max);
+        } else {
+            int64_t z = oac_ek_geti(tb, b->data, ob);
             uint64_t ux = (uint64_t)x, uz = (uint64_t)z;
-            res = op == OP_ADD ? (int64_t)(ux + uz) : op == OP_SUB ? (int64_t)(ux - uz)
-                : op == OP_MUL ? (int64_t)(ux * uz) : x / z;
-            if (t == OAC_T_INT64)
-                ((int64_t *)y->data)[i] = res;
-            else
-                ((int32_t *)y->data)[i] = (int32_t)(uint32_t)(uint64_t)res;
+            switch (op) {
+            case OP_ADD: r = (int64_t)(ux + uz); break;
+            case OP_SUB: r = (int64_t)(ux - uz); break;
+            case OP_MUL: r = (int64_t)(ux * uz); break;
+            case OP_DIV: r = z == -1 ? (int64_t)(0u - ux) : x / z; break;
+            default: r = ipow(x, z); break;
+            }
         }
-        }
-        /* Advance the output index and both input offsets. */
-        for (int d = r - 1; d >= 0; d--) {
-            idx[d]++;
-            oa += sa[d];
-            ob += sb[d];
-            if (idx[d] < dims[d])
-                break;
-            oa -= sa[d] * dims[d];
-            ob -= sb[d] * dims[d];
-            idx[d] = 0;
-        }
+        oac_ek_seti(t, y->data, i, r);
     }
     return OAC_OK;
 }
@@ -163,287 +164,306 @@ int oac_kernel_add(oac_kernel_call *k) { return binary(k, OP_ADD); }
 int oac_kernel_sub(oac_kernel_call *k) { return binary(k, OP_SUB); }
 int oac_kernel_mul(oac_kernel_call *k) { return binary(k, OP_MUL); }
 int oac_kernel_div(oac_kernel_call *k) { return binary(k, OP_DIV); }
+int oac_kernel_pow(oac_kernel_call *k) { return binary(k, OP_POW); }
 
-int oac_kernel_neg(oac_kernel_call *k)
+/* ---- unary maths ------------------------------------------------------ */
+
+typedef enum unop {
+    U_NEG, U_ABS, U_RELU, U_SQRT, U_EXP, U_SIGMOID, U_TANH, U_ERF, U_RECIP,
+    U_GELU, U_GELU_TANH
+} unop;
+
+/* sqrt(2 / pi), as ONNX's and ONNX Runtime's tanh approximation use it. */
+#define SQRT_2_OVER_PI 0.7978845608028654
+#define GELU_CUBIC 0.044715
+
+static double funary(unop op, double x)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    switch (op) {
+    case U_NEG: return -x;
+    case U_ABS: return fabs(x);
+    case U_RELU: return x > 0 ? x : (x != x ? x : 0.0);
+    case U_SQRT: return sqrt(x);
+    case U_EXP: return exp(x);
+    case U_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case U_TANH: return tanh(x);
+    case U_ERF: return erf(x);
+    case U_RECIP: return 1.0 / x;
+    case U_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    default:
+        return 0.5 * x * (1.0 + tanh(SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x)));
+    }
+}
+
+static int64_t iunary(unop op, int64_t x)
+{
+    switch (op) {
+    case U_NEG: return (int64_t)(0u - (uint64_t)x);
+    case U_ABS: return x < 0 ? (int64_t)(0u - (uint64_t)x) : x;
+    default: return x > 0 ? x : 0;   /* U_RELU */
+    }
+}
+
+/* Output 0 = op(input 0 [+ input `bias`, broadcast]). */
+static int unary(oac_kernel_call *k, unop op, uint32_t mask, size_t bias)
+{
+    const oac_tensor *x = oac_kin_typed(k, 0, mask);
     if (!x)
         return OAC_ERUNTIME;
-    int32_t t = x->elem_type;
-    if (t != OAC_T_FLOAT && t != OAC_T_DOUBLE && t != OAC_T_INT32 && t != OAC_T_INT64)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID, "node %s (Neg): type %s not supported",
-                               k->node_name, oac_elem_name(t));
-    oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, t, x->rank, x->dims, &y);
-    if (rc)
+    int rc;
+    const oac_tensor *b = bias ? oac_kin_opt(k, bias, mask, &rc) : NULL;
+    if (bias && rc)
         return rc;
-    uint64_t n = numel(x);
-    for (uint64_t i = 0; i < n; i++) {
-        switch (t) {
-        case OAC_T_FLOAT: ((float *)y->data)[i] = -((const float *)x->data)[i]; break;
-        case OAC_T_DOUBLE: ((double *)y->data)[i] = -((const double *)x->data)[i]; break;
-        case OAC_T_INT32:
-            ((int32_t *)y->data)[i] = (int32_t)(0u - (uint32_t)((const int32_t *)x->data)[i]);
-            break;
-        default:
-            ((int64_t *)y->data)[i] = (int64_t)(0u - (uint64_t)((const int64_t *)x->data)[i]);
+    if (b && (rc = same_type(k, x, bias, b)))
+        return rc;
+    oac_bcast bc;
+    const oac_tensor *ops[2] = { x, b };
+    if ((rc = oac_bcast_init(k, &bc, b ? 2 : 1, ops)))
+        return rc;
+    int32_t t = x->elem_type;
+    oac_tensor *y;
+    if ((rc = oac_kout(k, 0, t, bc.rank, bc.dims, &y)))
+        return rc;
+    bool f = oac_ek_is_float(t);
+    for (uint64_t i = 0; i < bc.count; i++, oac_bcast_next(&bc)) {
+        uint64_t o = (uint64_t)bc.off[0];
+        if (f) {
+            double v = oac_ek_getd(t, x->data, o);
+            if (b) {
+                v += oac_ek_getd(t, b->data, (uint64_t)bc.off[1]);
+                if (t != OAC_T_DOUBLE)
+                    v = (float)v;   /* the sum is a float, as X's type */
+            }
+            oac_ek_setd(t, y->data, i, funary(op, v));
+        } else {
+            oac_ek_seti(t, y->data, i, iunary(op, oac_ek_geti(t, x->data, o)));
         }
     }
     return OAC_OK;
 }
 
-/* ---- MatMul ---------------------------------------------------------- */
+#define SIGNED_INT (OAC_EKM_INT | OAC_EKM(OAC_T_INT8) | OAC_EKM(OAC_T_INT16))
 
-int oac_kernel_matmul(oac_kernel_call *k)
+int oac_kernel_neg(oac_kernel_call *k) { return unary(k, U_NEG, OAC_EKM_FLOAT | SIGNED_INT, 0); }
+int oac_kernel_abs(oac_kernel_call *k)
 {
-    const oac_tensor *a = oac_kernel_tensor_in(k, 0);
-    const oac_tensor *b = a ? oac_kernel_tensor_in(k, 1) : NULL;
+    return unary(k, U_ABS, OAC_EKM_FLOAT | OAC_EKM_ANYINT, 0);
+}
+int oac_kernel_relu(oac_kernel_call *k) { return unary(k, U_RELU, OAC_EKM_FLOAT | SIGNED_INT, 0); }
+int oac_kernel_sqrt(oac_kernel_call *k) { return unary(k, U_SQRT, OAC_EKM_FLOAT, 0); }
+int oac_kernel_exp(oac_kernel_call *k) { return unary(k, U_EXP, OAC_EKM_FLOAT, 0); }
+int oac_kernel_sigmoid(oac_kernel_call *k) { return unary(k, U_SIGMOID, OAC_EKM_FLOAT, 0); }
+int oac_kernel_tanh(oac_kernel_call *k) { return unary(k, U_TANH, OAC_EKM_FLOAT, 0); }
+int oac_kernel_erf(oac_kernel_call *k) { return unary(k, U_ERF, OAC_EKM_FLOAT, 0); }
+int oac_kernel_reciprocal(oac_kernel_call *k) { return unary(k, U_RECIP, OAC_EKM_FLOAT, 0); }
+
+/* Gelu (opset 20): approximate "none" (erf) or "tanh". */
+int oac_kernel_gelu(oac_kernel_call *k)
+{
+    char buf[16];
+    const char *ap = oac_attr_string(k->node, "approximate", "none", buf, sizeof buf);
+    if (strcmp(ap, "none") && strcmp(ap, "tanh"))
+        return oac_kernel_error(k, "approximate", "'%s' is neither none nor tanh", ap);
+    return unary(k, strcmp(ap, "tanh") ? U_GELU : U_GELU_TANH, OAC_EKM_FLOAT, 0);
+}
+
+/* com.microsoft FastGelu: the tanh approximation of Gelu(X + bias), bias
+ * optional (input 1, broadcast). */
+int oac_kernel_fast_gelu(oac_kernel_call *k)
+{
+    return unary(k, U_GELU_TANH, OAC_EKM_FLOAT, 1);
+}
+
+/* ---- comparisons and logic ------------------------------------------- */
+
+typedef enum cmpop { C_EQ, C_LT, C_LE, C_GT, C_GE, L_AND, L_OR } cmpop;
+
+static bool cmp_d(cmpop op, double x, double z)
+{
+    switch (op) {
+    case C_EQ: return x == z;
+    case C_LT: return x < z;
+    case C_LE: return x <= z;
+    case C_GT: return x > z;
+    default: return x >= z;
+    }
+}
+
+static bool cmp_i(cmpop op, int64_t x, int64_t z)
+{
+    switch (op) {
+    case C_EQ: return x == z;
+    case C_LT: return x < z;
+    case C_LE: return x <= z;
+    case C_GT: return x > z;
+    case C_GE: return x >= z;
+    case L_AND: return x && z;
+    default: return x || z;
+    }
+}
+
+/* Output 0 (BOOL) = input 0 op input 1, broadcast, inputs of one type. */
+static int compare(oac_kernel_call *k, cmpop op, uint32_t mask)
+{
+    const oac_tensor *a = oac_kin_typed(k, 0, mask);
+    const oac_tensor *b = a ? oac_kin_typed(k, 1, mask) : NULL;
     if (!b)
         return OAC_ERUNTIME;
-    if (a->elem_type != OAC_T_FLOAT || b->elem_type != OAC_T_FLOAT ||
-        a->rank < 1 || b->rank < 1)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s (MatMul): FLOAT operands of rank >= 1 only",
-                               k->node_name);
-    /* Promote rank-1 operands as numpy does, and drop the added dim. */
-    oac_tensor A = *a, B = *b;
-    bool va = a->rank == 1, vb = b->rank == 1;
-    if (va) {
-        A.rank = 2; A.dims[0] = 1; A.dims[1] = a->dims[0];
-    }
-    if (vb) {
-        B.rank = 2; B.dims[0] = b->dims[0]; B.dims[1] = 1;
-    }
-    int64_t M = A.dims[A.rank - 2], K = A.dims[A.rank - 1];
-    int64_t K2 = B.dims[B.rank - 2], N = B.dims[B.rank - 1];
-    if (K != K2)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s (MatMul): inner dims %" PRId64 " and %" PRId64
-                               " differ", k->node_name, K, K2);
-    /* Batch dims broadcast. */
-    oac_tensor ab = { .rank = A.rank - 2 }, bb = { .rank = B.rank - 2 };
-    memcpy(ab.dims, A.dims, sizeof(int64_t) * (size_t)ab.rank);
-    memcpy(bb.dims, B.dims, sizeof(int64_t) * (size_t)bb.rank);
-    int br;
-    int64_t bd[OAC_RT_MAX_RANK], sa[OAC_RT_MAX_RANK], sb[OAC_RT_MAX_RANK];
-    int rc = bcast(k, &ab, &bb, &br, bd);
+    int rc = same_type(k, a, 1, b);
     if (rc)
         return rc;
-    if (br + 2 > OAC_RT_MAX_RANK)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID, "node %s: rank too large", k->node_name);
-    bstrides(&ab, br, sa);
-    bstrides(&bb, br, sb);
-    int64_t od[OAC_RT_MAX_RANK];
-    int orank = 0;
-    for (int i = 0; i < br; i++)
-        od[orank++] = bd[i];
-    if (!va)
-        od[orank++] = M;
-    if (!vb)
-        od[orank++] = N;
-    /* The one kernel whose work outgrows its buffers: refuse before
-     * allocating what it could not finish (runtime.h). */
-    uint64_t batches = 1, ops;
-    bool over = false;
-    for (int i = 0; i < br; i++)
-        over = over || oac_mul_overflow_u64(batches, (uint64_t)bd[i], &batches);
-    if (over || oac_mul_overflow_u64(batches, (uint64_t)M, &ops) ||
-        oac_mul_overflow_u64(ops, (uint64_t)N, &ops) ||
-        oac_mul_overflow_u64(ops, (uint64_t)K, &ops) || ops > OAC_RT_MAX_KERNEL_OPS)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (MatMul): %" PRIu64 " x %" PRId64 " x %" PRId64
-                               " x %" PRId64 " multiply-adds exceed the reference "
-                               "runtime's limit of %" PRIu64 " per node", k->node_name,
-                               batches, M, N, K, OAC_RT_MAX_KERNEL_OPS);
-    oac_tensor *y;
-    if ((rc = oac_kernel_output(k, 0, OAC_T_FLOAT, orank, od, &y)))
+    oac_bcast bc;
+    const oac_tensor *ops[2] = { a, b };
+    if ((rc = oac_bcast_init(k, &bc, 2, ops)))
         return rc;
-    /* An empty output, or an empty sum (K == 0: zeros): no pointer
-     * arithmetic on the empty operands, which may have no storage. */
-    if (!y->bytes)
-        return OAC_OK;
-    if (!K) {
-        memset(y->data, 0, y->bytes);
-        return OAC_OK;
-    }
-    const float *pa = a->data, *pb = b->data;
-    float *py = y->data;
-    int64_t idx[OAC_RT_MAX_RANK] = { 0 }, oa = 0, ob = 0;
-    for (uint64_t bt = 0; bt < batches; bt++) {
-        const float *x = pa + oa * M * K, *z = pb + ob * K * N;
-        float *o = py + (int64_t)bt * M * N;
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++) {
-                float acc = 0.0f;
-                for (int64_t q = 0; q < K; q++)
-                    acc += x[i * K + q] * z[q * N + j];
-                o[i * N + j] = acc;
-            }
-        for (int d = br - 1; d >= 0; d--) {
-            idx[d]++;
-            oa += sa[d];
-            ob += sb[d];
-            if (idx[d] < bd[d])
-                break;
-            oa -= sa[d] * bd[d];
-            ob -= sb[d] * bd[d];
-            idx[d] = 0;
-        }
+    oac_tensor *y;
+    if ((rc = oac_kout(k, 0, OAC_T_BOOL, bc.rank, bc.dims, &y)))
+        return rc;
+    int32_t t = a->elem_type;
+    bool f = oac_ek_is_float(t);
+    uint8_t *out = y->data;
+    for (uint64_t i = 0; i < bc.count; i++, oac_bcast_next(&bc)) {
+        uint64_t oa = (uint64_t)bc.off[0], ob = (uint64_t)bc.off[1];
+        out[i] = f ? cmp_d(op, oac_ek_getd(t, a->data, oa), oac_ek_getd(t, b->data, ob))
+                   : cmp_i(op, oac_ek_geti(t, a->data, oa), oac_ek_geti(t, b->data, ob));
     }
     return OAC_OK;
 }
 
-/* ---- Softmax (opset 13: one axis, default -1) ------------------------ */
+#define CMP_TYPES (OAC_EKM_FLOAT | OAC_EKM_ANYINT)
 
-int oac_kernel_softmax(oac_kernel_call *k)
+int oac_kernel_equal(oac_kernel_call *k) { return compare(k, C_EQ, CMP_TYPES | OAC_EKM_BOOL); }
+int oac_kernel_less(oac_kernel_call *k) { return compare(k, C_LT, CMP_TYPES); }
+int oac_kernel_less_or_equal(oac_kernel_call *k) { return compare(k, C_LE, CMP_TYPES); }
+int oac_kernel_greater(oac_kernel_call *k) { return compare(k, C_GT, CMP_TYPES); }
+int oac_kernel_greater_or_equal(oac_kernel_call *k) { return compare(k, C_GE, CMP_TYPES); }
+int oac_kernel_and(oac_kernel_call *k) { return compare(k, L_AND, OAC_EKM_BOOL); }
+int oac_kernel_or(oac_kernel_call *k) { return compare(k, L_OR, OAC_EKM_BOOL); }
+
+int oac_kernel_not(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin_typed(k, 0, OAC_EKM_BOOL);
     if (!x)
         return OAC_ERUNTIME;
-    if (x->elem_type != OAC_T_FLOAT || x->rank < 1)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s (Softmax): FLOAT of rank >= 1 only", k->node_name);
-    int64_t axis = oac_attr_int(k->node, "axis", -1);
-    if (axis < 0)
-        axis += x->rank;
-    if (axis < 0 || axis >= x->rank)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s (Softmax): axis out of range", k->node_name);
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, OAC_T_FLOAT, x->rank, x->dims, &y);
+    int rc = oac_kout(k, 0, OAC_T_BOOL, x->rank, x->dims, &y);
     if (rc)
         return rc;
-    int64_t outer = 1, inner = 1, n = x->dims[axis];
-    for (int i = 0; i < axis; i++)
-        outer *= x->dims[i];
-    for (int i = (int)axis + 1; i < x->rank; i++)
-        inner *= x->dims[i];
-    const float *in = x->data;
-    float *out = y->data;
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t q = 0; q < inner; q++) {
-            const float *src = in + o * n * inner + q;
-            float *dst = out + o * n * inner + q;
-            float mx = -INFINITY;
-            for (int64_t i = 0; i < n; i++)
-                if (src[i * inner] > mx)
-                    mx = src[i * inner];
-            float sum = 0.0f;
-            for (int64_t i = 0; i < n; i++) {
-                dst[i * inner] = expf(src[i * inner] - mx);
-                sum += dst[i * inner];
-            }
-            for (int64_t i = 0; i < n; i++)
-                dst[i * inner] /= sum;
-        }
+    uint64_t n = oac_ek_numel(x);
+    for (uint64_t i = 0; i < n; i++)
+        ((uint8_t *)y->data)[i] = !((const uint8_t *)x->data)[i];
     return OAC_OK;
 }
 
-/* ---- Cast ------------------------------------------------------------ */
-
-static bool cast_type_ok(int32_t t)
+/* Where(condition, X, Y): X where true, else Y, all three broadcast;
+ * any whole-byte element type. */
+int oac_kernel_where(oac_kernel_call *k)
 {
-    switch (t) {
-    case OAC_T_FLOAT: case OAC_T_DOUBLE: case OAC_T_INT8: case OAC_T_UINT8:
-    case OAC_T_INT16: case OAC_T_UINT16: case OAC_T_INT32: case OAC_T_UINT32:
-    case OAC_T_INT64: case OAC_T_UINT64: case OAC_T_BOOL:
-        return true;
-    default:
-        return false;
+    const oac_tensor *c = oac_kin_typed(k, 0, OAC_EKM_BOOL);
+    const oac_tensor *x = c ? oac_kin(k, 1) : NULL;
+    const oac_tensor *z = x ? oac_kin(k, 2) : NULL;
+    if (!z)
+        return OAC_ERUNTIME;
+    size_t es = oac_ek_size(x->elem_type);
+    if (!es || x->elem_type == OAC_T_STRING)
+        return oac_kernel_bad_type(k, 1, x->elem_type);
+    int rc = same_type(k, x, 2, z);
+    if (rc)
+        return rc;
+    oac_bcast bc;
+    const oac_tensor *ops[3] = { c, x, z };
+    if ((rc = oac_bcast_init(k, &bc, 3, ops)))
+        return rc;
+    oac_tensor *y;
+    if ((rc = oac_kout(k, 0, x->elem_type, bc.rank, bc.dims, &y)))
+        return rc;
+    uint8_t *out = y->data;
+    const uint8_t *cond = c->data;
+    for (uint64_t i = 0; i < bc.count; i++, oac_bcast_next(&bc)) {
+        bool pick = cond[bc.off[0]] != 0;
+        const uint8_t *src = pick ? (const uint8_t *)x->data + (size_t)bc.off[1] * es
+                                  : (const uint8_t *)z->data + (size_t)bc.off[2] * es;
+        memcpy(out + i * es, src, es);
     }
+    return OAC_OK;
 }
 
-static bool is_float(int32_t t)
-{
-    return t == OAC_T_FLOAT || t == OAC_T_DOUBLE;
-}
+/* ---- Cast -------------------------------------------------------------- */
 
-/* Element i of p as double and as int64 (whichever is exact). */
-static void load_elem(int32_t t, const void *p, uint64_t i, double *d, int64_t *v)
+#define CAST_TYPES (OAC_EKM_FLOAT | OAC_EKM_ANYINT | OAC_EKM_BOOL | \
+                    OAC_EKM(OAC_T_UINT64))
+
+/* A double into integer type t, saturating (NaN to 0). */
+static int64_t cast_f2i(int32_t t, double d)
 {
     switch (t) {
-    case OAC_T_FLOAT: *d = ((const float *)p)[i]; break;
-    case OAC_T_DOUBLE: *d = ((const double *)p)[i]; break;
-    case OAC_T_INT8: *v = ((const int8_t *)p)[i]; break;
-    case OAC_T_UINT8: case OAC_T_BOOL: *v = ((const uint8_t *)p)[i]; break;
-    case OAC_T_INT16: *v = ((const int16_t *)p)[i]; break;
-    case OAC_T_UINT16: *v = ((const uint16_t *)p)[i]; break;
-    case OAC_T_INT32: *v = ((const int32_t *)p)[i]; break;
-    case OAC_T_UINT32: *v = ((const uint32_t *)p)[i]; break;
-    case OAC_T_INT64: *v = ((const int64_t *)p)[i]; break;
-    default: *v = (int64_t)((const uint64_t *)p)[i]; break;
-    }
-    if (!is_float(t))
-        *d = (double)*v;
-}
-
-/* A double to an integer of [lo, hi], saturating; NaN is 0. */
-static int64_t sat(double d, double lo, double hi)
-{
-    if (d != d)
-        return 0;
-    if (d <= lo)
-        return (int64_t)lo;
-    if (d >= hi)
-        return d >= 9.2e18 ? INT64_MAX : (int64_t)hi;
-    return (int64_t)d;
-}
-
-static void store_elem(int32_t t, void *p, uint64_t i, bool src_float, double d, int64_t v)
-{
-    switch (t) {
-    case OAC_T_FLOAT: ((float *)p)[i] = (float)d; return;
-    case OAC_T_DOUBLE: ((double *)p)[i] = d; return;
-    case OAC_T_BOOL: ((uint8_t *)p)[i] = src_float ? d != 0.0 : v != 0; return;
-    default: break;
-    }
-    if (src_float) {
-        switch (t) {
-        case OAC_T_INT8: v = sat(d, INT8_MIN, INT8_MAX); break;
-        case OAC_T_UINT8: v = sat(d, 0, UINT8_MAX); break;
-        case OAC_T_INT16: v = sat(d, INT16_MIN, INT16_MAX); break;
-        case OAC_T_UINT16: v = sat(d, 0, UINT16_MAX); break;
-        case OAC_T_INT32: v = sat(d, INT32_MIN, INT32_MAX); break;
-        case OAC_T_UINT32: v = sat(d, 0, UINT32_MAX); break;
-        case OAC_T_UINT64: v = sat(d, 0, 9.2e18); break;
-        default: v = sat(d, -9.2e18, 9.2e18); break;
-        }
-    }
-    /* Integer to integer: ONNX (like C for unsigned) keeps the low bits. */
-    switch (t) {
-    case OAC_T_INT8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-    case OAC_T_UINT8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
-    case OAC_T_INT16: ((int16_t *)p)[i] = (int16_t)(uint16_t)(uint64_t)v; break;
-    case OAC_T_UINT16: ((uint16_t *)p)[i] = (uint16_t)(uint64_t)v; break;
-    case OAC_T_INT32: ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-    case OAC_T_UINT32: ((uint32_t *)p)[i] = (uint32_t)(uint64_t)v; break;
-    case OAC_T_INT64: ((int64_t *)p)[i] = v; break;
-    default: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case OAC_T_INT8: return sat_i64(d, INT8_MIN, INT8_MAX);
+    case OAC_T_UINT8: return sat_i64(d, 0, UINT8_MAX);
+    case OAC_T_INT16: return sat_i64(d, INT16_MIN, INT16_MAX);
+    case OAC_T_UINT16: return sat_i64(d, 0, UINT16_MAX);
+    case OAC_T_INT32: return sat_i64(d, INT32_MIN, INT32_MAX);
+    case OAC_T_UINT32: return sat_i64(d, 0, UINT32_MAX);
+    case OAC_T_UINT64:
+        if (d != d || d <= 0)
+            return 0;
+        return d >= 18446744073709551616.0 ? (int64_t)UINT64_MAX
+                                            : (int64_t)(uint64_t)d;
+    default:   /* INT64: 2^63 is the first double out of range */
+        if (d != d)
+            return 0;
+        if (d >= 9223372036854775808.0)
+            return INT64_MAX;
+        return d <= -9223372036854775808.0 ? INT64_MIN : (int64_t)d;
     }
 }
 
 int oac_kernel_cast(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kernel_tensor_in(k, 0);
+    const oac_tensor *x = oac_kin_typed(k, 0, CAST_TYPES);
     if (!x)
         return OAC_ERUNTIME;
-    int64_t to = oac_attr_int(k->node, "to", 0);
-    if (!cast_type_ok(x->elem_type) || to < INT32_MIN || to > INT32_MAX ||
-        !cast_type_ok((int32_t)to))
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s (Cast): %s to %" PRId64 " is not supported",
-                               k->node_name, oac_elem_name(x->elem_type), to);
+    int64_t to64 = oac_attr_int(k->node, "to", 0);
+    int32_t to = to64 > 0 && to64 < 32 ? (int32_t)to64 : 0;
+    if (!to || !oac_ek_in(to, CAST_TYPES)) {
+        char num[24];
+        const char *name = to ? oac_elem_name(to) : NULL;
+        if (!name) {
+            snprintf(num, sizeof num, "%" PRId64, to64);
+            name = num;
+        }
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node %s (%s): attribute 'to': element type %s is not "
+                               "implemented by the reference runtime's kernel",
+                               k->node_name, k->node->op_type, name);
+    }
     oac_tensor *y;
-    int rc = oac_kernel_output(k, 0, (int32_t)to, x->rank, x->dims, &y);
+    int rc = oac_kout(k, 0, to, x->rank, x->dims, &y);
     if (rc)
         return rc;
-    uint64_t n = numel(x);
-    bool sf = is_float(x->elem_type);
+    uint64_t n = oac_ek_numel(x);
+    int32_t from = x->elem_type;
+    bool ff = oac_ek_is_float(from), tf = oac_ek_is_float(to);
     for (uint64_t i = 0; i < n; i++) {
-        double d = 0;
-        int64_t v = 0;
-        load_elem(x->elem_type, x->data, i, &d, &v);
-        store_elem((int32_t)to, y->data, i, sf, d, v);
+        if (ff) {
+            double d = oac_ek_getd(from, x->data, i);
+            if (tf)
+                oac_ek_setd(to, y->data, i, d);
+            else if (to == OAC_T_BOOL)
+                ((uint8_t *)y->data)[i] = d != 0.0;   /* NaN is true */
+            else
+                oac_ek_seti(to, y->data, i, cast_f2i(to, d));
+            continue;
+        }
+        int64_t v = oac_ek_geti(from, x->data, i);
+        if (!tf) {
+            oac_ek_seti(to, y->data, i, v);
+        } else if (to == OAC_T_DOUBLE) {
+            ((double *)y->data)[i] = from == OAC_T_UINT64 ? (double)(uint64_t)v : (double)v;
+        } else {
+            /* One rounding, straight to float (not through double). */
+            float f = from == OAC_T_UINT64 ? (float)(uint64_t)v : (float)v;
+            oac_ek_setf(to, y->data, i, f);
+        }
     }
     return OAC_OK;
 }

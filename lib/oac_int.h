@@ -344,6 +344,13 @@ int oac_pbfile_load(oac_ctx *ctx, oac_pbfile **out, const char *path,
                     const ProtobufCMessageDescriptor *desc, oac_diags *diags);
 void oac_pbfile_free(oac_pbfile *f);
 
+/* Write the model to a new temporary file beside target (save.c; the
+ * mode of target when it is a regular file) and return its name in
+ * *tmp_out (oac_dealloc it); the caller renames or removes it.  OAC_EIO
+ * with nothing left behind when writing fails. */
+int oac_model_save_temp(oac_ctx *ctx, const oac_model *model, const char *target,
+                        char **tmp_out);
+
 /* Validate every external-data reference of the model (extdata.c). */
 int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
                             oac_diags *diags);

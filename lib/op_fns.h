@@ -32,6 +32,22 @@ int oac_infer_size(struct oac_infer *c);
 int oac_infer_constant(struct oac_infer *c);
 int oac_infer_unsqueeze(struct oac_infer *c);
 int oac_infer_squeeze(struct oac_infer *c);
+int oac_infer_split(struct oac_infer *c);      /* types every output */
+int oac_infer_range(struct oac_infer *c);
+int oac_infer_expand(struct oac_infer *c);
+int oac_infer_tile(struct oac_infer *c);
+int oac_infer_constant_of_shape(struct oac_infer *c);
+int oac_infer_pad(struct oac_infer *c);
+int oac_infer_reduce13(struct oac_infer *c);   /* axes an input from opset 13 */
+int oac_infer_reduce18(struct oac_infer *c);   /* ... from opset 18 */
+int oac_infer_gemm(struct oac_infer *c);
+/* attention and normalizations: every output typed */
+int oac_infer_group_query_attention(struct oac_infer *c);
+int oac_infer_multi_head_attention(struct oac_infer *c);
+int oac_infer_attention(struct oac_infer *c);
+int oac_infer_layer_normalization(struct oac_infer *c);
+int oac_infer_rms_normalization(struct oac_infer *c);   /* and Simplified */
+int oac_infer_skip_layer_normalization(struct oac_infer *c);
 
 /* ---- known-value folding (consts.c) ---- */
 int oac_fold_constant(struct oac_infer *c);
@@ -60,17 +76,42 @@ int oac_kernel_cache_update(struct oac_kernel_call *k);
 int oac_kernel_tensor_scatter(struct oac_kernel_call *k);
 /* kernel_paged.c (paged, quantized cache; codecs in quant.h) */
 int oac_kernel_paged_cache_update(struct oac_kernel_call *k);
-/* kernel_math.c */
+/* kernel_math.c (element-wise) */
 int oac_kernel_identity(struct oac_kernel_call *k);
 int oac_kernel_add(struct oac_kernel_call *k);
 int oac_kernel_sub(struct oac_kernel_call *k);
 int oac_kernel_mul(struct oac_kernel_call *k);
 int oac_kernel_div(struct oac_kernel_call *k);
+int oac_kernel_pow(struct oac_kernel_call *k);
 int oac_kernel_neg(struct oac_kernel_call *k);
-int oac_kernel_matmul(struct oac_kernel_call *k);
-int oac_kernel_softmax(struct oac_kernel_call *k);
+int oac_kernel_abs(struct oac_kernel_call *k);
+int oac_kernel_relu(struct oac_kernel_call *k);
+int oac_kernel_sqrt(struct oac_kernel_call *k);
+int oac_kernel_exp(struct oac_kernel_call *k);
+int oac_kernel_sigmoid(struct oac_kernel_call *k);
+int oac_kernel_tanh(struct oac_kernel_call *k);
+int oac_kernel_erf(struct oac_kernel_call *k);
+int oac_kernel_reciprocal(struct oac_kernel_call *k);
+int oac_kernel_gelu(struct oac_kernel_call *k);
+int oac_kernel_fast_gelu(struct oac_kernel_call *k);
+int oac_kernel_equal(struct oac_kernel_call *k);
+int oac_kernel_less(struct oac_kernel_call *k);
+int oac_kernel_less_or_equal(struct oac_kernel_call *k);
+int oac_kernel_greater(struct oac_kernel_call *k);
+int oac_kernel_greater_or_equal(struct oac_kernel_call *k);
+int oac_kernel_and(struct oac_kernel_call *k);
+int oac_kernel_or(struct oac_kernel_call *k);
+int oac_kernel_not(struct oac_kernel_call *k);
+int oac_kernel_where(struct oac_kernel_call *k);
 int oac_kernel_cast(struct oac_kernel_call *k);
-/* kernel_shape.c */
+/* kernel_linalg.c (products, softmax, reductions) */
+int oac_kernel_matmul(struct oac_kernel_call *k);
+int oac_kernel_gemm(struct oac_kernel_call *k);
+int oac_kernel_softmax(struct oac_kernel_call *k);
+int oac_kernel_reduce_sum(struct oac_kernel_call *k);
+int oac_kernel_reduce_mean(struct oac_kernel_call *k);
+int oac_kernel_reduce_max(struct oac_kernel_call *k);
+/* kernel_shape.c (data movement) */
 int oac_kernel_reshape(struct oac_kernel_call *k);
 int oac_kernel_transpose(struct oac_kernel_call *k);
 int oac_kernel_slice(struct oac_kernel_call *k);
@@ -81,6 +122,30 @@ int oac_kernel_size(struct oac_kernel_call *k);
 int oac_kernel_constant(struct oac_kernel_call *k);
 int oac_kernel_unsqueeze(struct oac_kernel_call *k);
 int oac_kernel_squeeze(struct oac_kernel_call *k);
+int oac_kernel_split(struct oac_kernel_call *k);
+int oac_kernel_expand(struct oac_kernel_call *k);
+int oac_kernel_tile(struct oac_kernel_call *k);
+int oac_kernel_pad(struct oac_kernel_call *k);
+/* kernel_fill.c (values from a few numbers) */
+int oac_kernel_range(struct oac_kernel_call *k);
+int oac_kernel_constant_of_shape(struct oac_kernel_call *k);
+int oac_kernel_trilu(struct oac_kernel_call *k);
+/* kernel_scatter.c */
+int oac_kernel_scatter_nd(struct oac_kernel_call *k);
+int oac_kernel_scatter_elements(struct oac_kernel_call *k);
+/* kernel_attn.c: attention with its KV-cache semantics */
+int oac_kernel_group_query_attention(struct oac_kernel_call *k);
+int oac_kernel_multi_head_attention(struct oac_kernel_call *k);
+int oac_kernel_attention(struct oac_kernel_call *k);
+/* kernel_rope.c: rotary embeddings (ONNX, com.microsoft) */
+int oac_kernel_rotary_embedding(struct oac_kernel_call *k);
+int oac_kernel_ms_rotary_embedding(struct oac_kernel_call *k);
+/* kernel_norm.c: normalizations */
+int oac_kernel_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_rms_normalization(struct oac_kernel_call *k);
+int oac_kernel_simplified_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_skip_layer_normalization(struct oac_kernel_call *k);
+int oac_kernel_skip_simplified_layer_normalization(struct oac_kernel_call *k);
 /* kernel_control.c: bodies run in frames with the main graph's memory
  * rule.  Calls of local functions are no row: a node whose (domain,
  * op_type) has no row with a kernel but names a ModelProto.functions

@@ -1,7 +1,9 @@
 /* report_json.c: the JSON report of one model (contract, section 4).
  *
  * Owns oac_report_json and oac_report_failed: turning what the loader,
- * the checker and the runtime left as data into the report object.  Every
+ * the checker and the runtime left as data into the report object; and
+ * annotate's report object (contract 7, step 6), which shares its model
+ * and diagnostic objects.  Every
  * key name below is normative; schemas/report.schema.json describes the
  * same object and tests/validate_report.py holds the two together.
  *
@@ -277,6 +279,82 @@ json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in)
     put(r, "unchecked", unchecked, &ok);
     if (in->execution)
         put(r, "execution", execution_json(in->execution, &ok), &ok);
+done:
+    if (!ok) {
+        json_decref(r);
+        oac_err(ctx, OAC_ENOMEM, "out of memory writing the JSON report");
+        return NULL;
+    }
+    return r;
+}
+
+/* ---- annotate's report (contract 7, step 6) ------------------------------ */
+
+bool oac_annotate_report_failed(const oac_report_input *in)
+{
+    return oac_diags_count_severity(in->diags, OAC_SEV_ERROR) > 0 ||
+           oac_annotation_count(in->annotation, OAC_VERDICT_REFUSED) > 0;
+}
+
+static json_t *pair_json(const oac_annotate_pair *p, bool *ok)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    put(o, "past", oac_json_str(p->past ? p->past : ""), ok);
+    put(o, "present", oac_json_str(p->present ? p->present : ""), ok);
+    put(o, "node", str_or_null(p->node), ok);
+    put(o, "op_type", str_or_null(p->op_type), ok);
+    if (p->input_port >= 0 && p->output_port >= 0) {
+        json_t *ports = json_object();
+        if (ports) {
+            put(ports, "input", json_integer(p->input_port), ok);
+            put(ports, "output", json_integer(p->output_port), ok);
+        }
+        put(o, "ports", ports, ok);
+    } else {
+        put(o, "ports", json_null(), ok);
+    }
+    put(o, "verdict", oac_json_str(oac_verdict_name(p->verdict)), ok);
+    put(o, "reason", str_or_null(oac_refusal_name(p->reason)), ok);
+    put(o, "message", oac_json_str(p->message ? p->message : ""), ok);
+    return o;
+}
+
+json_t *oac_annotate_report_json(oac_ctx *ctx, const oac_report_input *in)
+{
+    bool ok = true;
+    const oac_annotation *an = in->annotation;
+    json_t *r = json_object();
+    json_t *tool = json_object();
+    json_t *output = json_object();
+    json_t *pairs = json_array();
+    json_t *diags = json_array();
+
+    if (!r || !tool || !output || !pairs || !diags) {
+        json_decref(tool);
+        json_decref(output);
+        json_decref(pairs);
+        json_decref(diags);
+        ok = false;
+        goto done;
+    }
+    put(tool, "name", oac_json_str(OAC_TOOL_NAME), &ok);
+    put(tool, "version", oac_json_str(OAC_VERSION), &ok);
+    put(r, "tool", tool, &ok);
+    put(r, "model", model_json(in, &ok), &ok);
+    put(r, "config", str_or_null(oac_annotation_config(an)), &ok);
+    put(output, "path", str_or_null(in->output), &ok);
+    put(output, "written", json_boolean(oac_annotation_output(an) != NULL), &ok);
+    put(r, "output", output, &ok);
+    put(r, "status", oac_json_str(oac_annotate_report_failed(in) ? "error" : "ok"), &ok);
+    put(r, "summary", summary_json(in->diags, &ok), &ok);
+    for (size_t i = 0; i < oac_annotation_pair_count(an); i++)
+        push(pairs, pair_json(oac_annotation_pair(an, i), &ok), &ok);
+    put(r, "pairs", pairs, &ok);
+    for (size_t i = 0; i < oac_diags_count(in->diags); i++)
+        push(diags, diag_json(oac_diags_get(in->diags, i)), &ok);
+    put(r, "diagnostics", diags, &ok);
 done:
     if (!ok) {
         json_decref(r);

@@ -1,7 +1,8 @@
 /* report_text.c: the GCC-style text report of one model (contract,
  * section 5, "Text (the default)").
  *
- * Owns oac_report_text.  The shape, one line each:
+ * Owns oac_report_text, and annotate's text (oac_annotate_report_text,
+ * at the end, with its own shape).  The shape of check's, one line each:
  *
  *     PATH: SEVERITY: MESSAGE [CODE]          per diagnostic, in list order
  *       run: ...                              only when the model was run:
@@ -71,6 +72,18 @@ static const char *plural(size_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
+/* One line per diagnostic: PATH: SEVERITY: MESSAGE [CODE]. */
+static void add_diags(buf *b, const char *path, const oac_diags *diags)
+{
+    for (size_t i = 0; i < oac_diags_count(diags); i++) {
+        const oac_diag *d = oac_diags_get(diags, i);
+        add_flat(b, path);
+        add(b, ": %s: ", oac_severity_name(d->severity));
+        add_flat(b, d->message);
+        add(b, " [%s]\n", oac_code_name(d->code));
+    }
+}
+
 static void add_execution(buf *b, const oac_execution *e)
 {
     add(b, "  run: %" PRIu64 " of %" PRIu64 " steps completed\n",
@@ -92,18 +105,11 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
 {
     buf b = { .ctx = ctx };
     const char *path = in->path ? in->path : "";
-    size_t n = oac_diags_count(in->diags);
 
     /* Start with an empty string so a model without findings or summary
      * pieces still returns a valid buffer. */
     add(&b, "%s", "");
-    for (size_t i = 0; i < n; i++) {
-        const oac_diag *d = oac_diags_get(in->diags, i);
-        add_flat(&b, path);
-        add(&b, ": %s: ", oac_severity_name(d->severity));
-        add_flat(&b, d->message);
-        add(&b, " [%s]\n", oac_code_name(d->code));
-    }
+    add_diags(&b, path, in->diags);
     if (in->execution)
         add_execution(&b, in->execution);
     size_t errors = oac_diags_count_severity(in->diags, OAC_SEV_ERROR);
@@ -115,6 +121,58 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
         warnings, plural(warnings, "warning", "warnings"),
         notes, plural(notes, "note", "notes"),
         oac_report_failed(in) ? "error" : "ok");
+    if (b.failed) {
+        oac_dealloc(ctx, b.s);
+        oac_err(ctx, OAC_ENOMEM, "out of memory writing the text report");
+        return NULL;
+    }
+    return b.s;
+}
+
+/* annotate's text (contract 7, step 6), one line each:
+ *
+ *     PATH: 'PAST' -> 'PRESENT': VERDICT: MESSAGE       per pair
+ *     PATH: 'PAST' -> 'PRESENT': refused [REASON]: MESSAGE
+ *     PATH: SEVERITY: MESSAGE [CODE]                    per diagnostic
+ *     PATH: N pairs: A annotated, K kept, R refused; wrote OUT (status: ok|error)
+ *
+ * with "nothing written" for "wrote OUT" when no file was written. */
+char *oac_annotate_report_text(oac_ctx *ctx, const oac_report_input *in)
+{
+    buf b = { .ctx = ctx };
+    const char *path = in->path ? in->path : "";
+    const oac_annotation *an = in->annotation;
+    size_t np = oac_annotation_pair_count(an);
+
+    add(&b, "%s", "");
+    for (size_t i = 0; i < np; i++) {
+        const oac_annotate_pair *p = oac_annotation_pair(an, i);
+        add_flat(&b, path);
+        add(&b, ": '");
+        add_flat(&b, p->past);
+        add(&b, "' -> '");
+        add_flat(&b, p->present);
+        add(&b, "': %s", oac_verdict_name(p->verdict));
+        if (p->reason != OAC_REFUSAL_NONE)
+            add(&b, " [%s]", oac_refusal_name(p->reason));
+        add(&b, ": ");
+        add_flat(&b, p->message);
+        add(&b, "\n");
+    }
+    add_diags(&b, path, in->diags);
+    size_t na = oac_annotation_count(an, OAC_VERDICT_ANNOTATED);
+    size_t nk = oac_annotation_count(an, OAC_VERDICT_KEPT);
+    size_t nr = oac_annotation_count(an, OAC_VERDICT_REFUSED);
+    add_flat(&b, path);
+    add(&b, ": %zu %s: %zu annotated, %zu kept, %zu refused; ", np,
+        plural(np, "pair", "pairs"), na, nk, nr);
+    if (oac_annotation_output(an)) {
+        add(&b, "wrote ");
+        add_flat(&b, oac_annotation_output(an));
+    } else {
+        add(&b, "nothing written");
+    }
+    add(&b, " (status: %s)\n", oac_annotate_report_failed(in) ? "error" : "ok");
     if (b.failed) {
         oac_dealloc(ctx, b.s);
         oac_err(ctx, OAC_ENOMEM, "out of memory writing the text report");

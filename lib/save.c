@@ -18,6 +18,8 @@
  *     (the mapping keeps the old inode).  Anything else (a device, a
  *     pipe) is written directly and never removed.
  *  3. The model is not modified.
+ *     oac_model_save_temp writes the temporary file only and hands its
+ *     name to the caller (annotate checks the file before renaming it).
  *  4. Payload bytes that come from the file mapping are written in 8 MiB
  *     slices and their pages dropped after each (MADV_DONTNEED: the
  *     mapping is private, read-only and never written, so the pages are
@@ -106,6 +108,51 @@ static int open_temp(oac_ctx *ctx, const char *target, const struct stat *old,
     return oac_err(ctx, OAC_EIO, "%s: cannot create a temporary file beside it", target);
 }
 
+/* Pack the model into f and close f: 0, or the first errno of writing,
+ * flushing or closing. */
+static int pack_close(const oac_model *model, FILE *f)
+{
+    file_sink s = { .base = { .append = sink_append }, .f = f };
+    if (model->mapped) {
+        long pg = sysconf(_SC_PAGESIZE);
+        s.map = model->map;
+        s.map_len = model->map_len;
+        s.page = pg > 0 ? (size_t)pg : 4096;
+    }
+    errno = 0;
+    protobuf_c_message_pack_to_buffer(&model->proto->base, &s.base);
+    if (!s.err && fflush(f) != 0)
+        s.err = errno ? errno : EIO;
+    if (fclose(f) != 0 && !s.err)
+        s.err = errno ? errno : EIO;
+    return s.err;
+}
+
+int oac_model_save_temp(oac_ctx *ctx, const oac_model *model, const char *target,
+                        char **tmp_out)
+{
+    *tmp_out = NULL;
+    if (!model || !model->proto || !target)
+        return oac_err(ctx, OAC_EINVAL, "save: no model or no path");
+    struct stat st;
+    bool exists = stat(target, &st) == 0 && S_ISREG(st.st_mode);
+    char *tmp = NULL;
+    int fd = open_temp(ctx, target, exists ? &st : NULL, &tmp);
+    if (fd < 0)
+        return fd;
+    FILE *f = fdopen(fd, "wb");
+    int err = f ? pack_close(model, f) : errno ? errno : EIO;
+    if (!f)
+        close(fd);
+    if (err) {
+        unlink(tmp);
+        oac_dealloc(ctx, tmp);
+        return oac_err(ctx, OAC_EIO, "%s: write failed: %s", target, strerror(err));
+    }
+    *tmp_out = tmp;
+    return OAC_OK;
+}
+
 int oac_model_save(oac_ctx *ctx, const oac_model *model, const char *path)
 {
     if (!model || !model->proto || !path)
@@ -143,23 +190,11 @@ int oac_model_save(oac_ctx *ctx, const oac_model *model, const char *path)
         rc = oac_err(ctx, OAC_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
         goto done;
     }
-    file_sink s = { .base = { .append = sink_append }, .f = f };
-    if (model->mapped) {
-        long pg = sysconf(_SC_PAGESIZE);
-        s.map = model->map;
-        s.map_len = model->map_len;
-        s.page = pg > 0 ? (size_t)pg : 4096;
-    }
-    errno = 0;
-    protobuf_c_message_pack_to_buffer(&model->proto->base, &s.base);
-    if (!s.err && fflush(f) != 0)
-        s.err = errno ? errno : EIO;
-    if (fclose(f) != 0 && !s.err)
-        s.err = errno ? errno : EIO;
-    if (!s.err && tmp && rename(tmp, target) != 0)
-        s.err = errno ? errno : EIO;
-    if (s.err) {
-        rc = oac_err(ctx, OAC_EIO, "%s: write failed: %s", path, strerror(s.err));
+    int err = pack_close(model, f);
+    if (!err && tmp && rename(tmp, target) != 0)
+        err = errno ? errno : EIO;
+    if (err) {
+        rc = oac_err(ctx, OAC_EIO, "%s: write failed: %s", path, strerror(err));
     } else {
         oac_dealloc(ctx, tmp);   /* renamed: nothing left to remove */
         tmp = NULL;

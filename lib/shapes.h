@@ -250,8 +250,9 @@ typedef struct oac_infer {
     size_t n_out;
     oac_vshape *out;                /* n_out entries */
     oac_known **out_known;          /* n_out entries, NULL on entry */
-    /* Where a rule builds output 0's dims (the only output a rule
-     * types); the pass interns them after the rules ran. */
+    /* Where a rule builds output 0's dims; the pass interns them after
+     * the rules ran.  A rule types other outputs with dims it interns
+     * itself (oac_shapes_intern) or an input's array. */
     oac_dimref scratch[OAC_SHAPE_MAX_RANK];
 } oac_infer;
 

@@ -1,10 +1,10 @@
 /* cli.h: what the command-line tool's files share (contract, section 5).
  *
  * src/ is the only code that prints or picks an exit status.  main.c
- * parses (cli_opts.c) and dispatches to cmd_check.c or cmd_run.c; both
- * commands load, check and report models through the helpers of
- * cmd_check.c, so `check` and `run` write identical reports for the parts
- * they share.
+ * parses (cli_opts.c) and dispatches to cmd_check.c, cmd_run.c or
+ * cmd_annotate.c; all three load models through the helpers of
+ * cmd_check.c, and `check` and `run` write identical reports for the
+ * parts they share.
  *
  * Invariants:
  *  1. The exit status is the highest of the models' (CLI_EXIT_*), and
@@ -25,7 +25,7 @@
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_ERRORS = 1, CLI_EXIT_USAGE = 2 };
 
-enum { CLI_FOR_CHECK = 1, CLI_FOR_RUN = 2 };
+enum { CLI_FOR_CHECK = 1, CLI_FOR_RUN = 2, CLI_FOR_ANNOTATE = 4 };
 
 typedef enum cli_opt_id {
 #define CLI_OPT(id, lng, shrt, arg, cmds, help) CLI_OPT_##id,
@@ -34,7 +34,7 @@ typedef enum cli_opt_id {
     CLI_OPT_COUNT
 } cli_opt_id;
 
-typedef enum cli_cmd { CLI_CMD_CHECK, CLI_CMD_RUN } cli_cmd;
+typedef enum cli_cmd { CLI_CMD_CHECK, CLI_CMD_RUN, CLI_CMD_ANNOTATE } cli_cmd;
 typedef enum cli_format { CLI_FMT_TEXT, CLI_FMT_JSON, CLI_FMT_SARIF } cli_format;
 
 typedef struct cli {
@@ -53,6 +53,10 @@ typedef struct cli {
     uint64_t max_memory;         /* --max-memory; 0: no budget */
     bool max_memory_set;         /* else the default (cmd_run.c) */
     const char *dump;
+    const char *config;          /* annotate: --config, into argv */
+    bool ignore_config;
+    int64_t capacity;            /* annotate: --capacity, 0 when not given */
+    bool partial;
     const char **models;         /* into argv, argument order */
     size_t n_models;
 } cli;
@@ -119,5 +123,6 @@ int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
 
 int cmd_check(oac_ctx *ctx, const cli *c);
 int cmd_run(oac_ctx *ctx, const cli *c);
+int cmd_annotate(oac_ctx *ctx, const cli *c);
 
 #endif /* OAC_CLI_H */

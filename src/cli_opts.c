@@ -11,8 +11,9 @@
  *     a --dim value below 1 or a conflicting repeat, no model) is found
  *     here, before any model is read, and exits 2.  Problems that need
  *     the models (a --dim name no model has) are found by cmd_check.c.
- *  3. `check` or `run` is recognized only as the first argument, so a
- *     model file named "run" can still be checked as `check run`.
+ *  3. `check`, `run` or `annotate` is recognized only as the first
+ *     argument, so a model file named "run" can still be checked as
+ *     `check run`.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -87,11 +88,14 @@ void cli_help(FILE *out)
 {
     fputs("Usage: " OAC_TOOL_NAME " [check] [OPTION]... MODEL...\n"
           "       " OAC_TOOL_NAME " run [OPTION]... MODEL\n"
+          "       " OAC_TOOL_NAME " annotate [OPTION]... -o OUT.onnx MODEL\n"
           "\n"
           "Check that an ONNX model's KV cache is updated in place (the alias\n"
           "contract): `check` (the default) checks every MODEL statically; `run`\n"
           "checks one MODEL, then executes it on the reference runtime and\n"
-          "reports what it measured.\n"
+          "reports what it measured; `annotate` writes the annotations that make\n"
+          "an existing decoder's in-place cache update explicit to OUT.onnx,\n"
+          "checked, and reports each past/present pair.\n"
           "\nOptions:\n", out);
     for (int i = 0; i < CLI_OPT_COUNT; i++) {
         const struct cli_opt *o = &opts[i];
@@ -109,11 +113,14 @@ void cli_help(FILE *out)
         fprintf(out, "  %-24s", left);
         if (n >= 24)
             fprintf(out, "\n%26s", "");
-        help_wrapped(out, o->cmds == CLI_FOR_RUN ? "run only:" : "", o->help);
+        help_wrapped(out, o->cmds == CLI_FOR_RUN ? "run only:"
+                          : o->cmds == CLI_FOR_ANNOTATE ? "annotate only:" : "", o->help);
     }
     fputs("\nExit status: 0 no error (warnings allowed unless --werror), 1 at least\n"
           "one error diagnostic, 2 unreadable model or bad usage.  With several\n"
-          "models, the highest of theirs.\n"
+          "models, the highest of theirs.  annotate: 0 every pair annotated or\n"
+          "kept (or none found), 1 a pair refused or the written model fails the\n"
+          "check, 2 unreadable model or config, or bad usage.\n"
           "\nSee onnx-alias-check(1) for the diagnostic codes and the report keys.\n",
           out);
 }
@@ -233,21 +240,34 @@ static int push_str(const char ***arr, size_t *n, const char *s)
     return CLI_PARSE_GO;
 }
 
+static const char *cmd_name(cli_cmd cmd)
+{
+    return cmd == CLI_CMD_RUN ? "run" : cmd == CLI_CMD_ANNOTATE ? "annotate" : "check";
+}
+
+static unsigned cmd_bit(cli_cmd cmd)
+{
+    return cmd == CLI_CMD_RUN ? CLI_FOR_RUN
+           : cmd == CLI_CMD_ANNOTATE ? CLI_FOR_ANNOTATE : CLI_FOR_CHECK;
+}
+
 /* Apply one option with its argument (NULL for flags). */
 static int apply(cli *c, cli_opt_id id, const char *arg)
 {
     int64_t v;
-    const char *cmd = c->cmd == CLI_CMD_RUN ? "run" : "check";
-    if (!(opts[id].cmds & (c->cmd == CLI_CMD_RUN ? CLI_FOR_RUN : CLI_FOR_CHECK)))
-        return usage("option --%s does not apply to '%s'", opts[id].lng, cmd);
+    if (!(opts[id].cmds & cmd_bit(c->cmd)))
+        return usage("option --%s does not apply to '%s'", opts[id].lng,
+                     cmd_name(c->cmd));
     switch (id) {
     case CLI_OPT_FORMAT:
         if (!strcmp(arg, "text"))
             c->format = CLI_FMT_TEXT;
         else if (!strcmp(arg, "json"))
             c->format = CLI_FMT_JSON;
-        else if (!strcmp(arg, "sarif"))
+        else if (!strcmp(arg, "sarif") && c->cmd != CLI_CMD_ANNOTATE)
             c->format = CLI_FMT_SARIF;
+        else if (c->cmd == CLI_CMD_ANNOTATE)
+            return usage("unknown format '%s' for annotate (text or json)", arg);
         else
             return usage("unknown format '%s' (text, json or sarif)", arg);
         return CLI_PARSE_GO;
@@ -288,6 +308,22 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
             return usage("--dump needs a folder");
         c->dump = arg;
         return CLI_PARSE_GO;
+    case CLI_OPT_CONFIG:
+        if (!*arg)
+            return usage("--config needs a file name");
+        c->config = arg;
+        return CLI_PARSE_GO;
+    case CLI_OPT_IGNORE_CONFIG:
+        c->ignore_config = true;
+        return CLI_PARSE_GO;
+    case CLI_OPT_CAPACITY:
+        if (!parse_i64(arg, &v) || v < 1)
+            return usage("--capacity expects a positive integer, not '%s'", arg);
+        c->capacity = v;
+        return CLI_PARSE_GO;
+    case CLI_OPT_PARTIAL:
+        c->partial = true;
+        return CLI_PARSE_GO;
     case CLI_OPT_HELP:
         cli_help(stdout);
         return CLI_PARSE_DONE;
@@ -326,6 +362,9 @@ int cli_parse(cli *c, int argc, char **argv)
         i = 2;
     else if (argc > 1 && !strcmp(argv[1], "run")) {
         c->cmd = CLI_CMD_RUN;
+        i = 2;
+    } else if (argc > 1 && !strcmp(argv[1], "annotate")) {
+        c->cmd = CLI_CMD_ANNOTATE;
         i = 2;
     }
     for (; i < argc; i++) {
@@ -380,8 +419,10 @@ int cli_parse(cli *c, int argc, char **argv)
     }
     if (c->n_models == 0)
         return usage("no model given");
-    if (c->cmd == CLI_CMD_RUN && c->n_models > 1)
-        return usage("'run' takes one model, not %zu", c->n_models);
+    if (c->cmd != CLI_CMD_CHECK && c->n_models > 1)
+        return usage("'%s' takes one model, not %zu", cmd_name(c->cmd), c->n_models);
+    if (c->cmd == CLI_CMD_ANNOTATE && !c->output)
+        return usage("'annotate' needs -o OUT.onnx, the file to write");
     return CLI_PARSE_GO;
 }
 

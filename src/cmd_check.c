@@ -294,8 +294,9 @@ bool cli_output_usable(const cli *c)
     for (size_t i = 0; i < c->n_models + c->n_inputs; i++) {
         const char *p = i < c->n_models ? c->models[i] : c->inputs[i - c->n_models].path;
         if (p && stat(p, &in) == 0 && in.st_dev == o.st_dev && in.st_ino == o.st_ino) {
-            cli_error("-o %s: is %s %s, which the report would overwrite", c->output,
-                      i < c->n_models ? "the model" : "the --input file", p);
+            cli_error("-o %s: is %s %s, which %s would overwrite", c->output,
+                      i < c->n_models ? "the model" : "the --input file", p,
+                      c->cmd == CLI_CMD_ANNOTATE ? "the annotated model" : "the report");
             return false;
         }
     }

@@ -24,7 +24,7 @@ START_TEST(table_lookup)
     ck_assert_ptr_nonnull(oac_kernel_lookup(NULL, "Softmax"));
     ck_assert_ptr_null(oac_kernel_lookup("", "CacheUpdate"));   /* wrong domain */
     ck_assert_ptr_null(oac_kernel_lookup("onnx_alias", "MatMul"));
-    ck_assert_ptr_null(oac_kernel_lookup("", "Relu"));
+    ck_assert_ptr_null(oac_kernel_lookup("", "Det"));        /* no row */
     ck_assert_ptr_null(oac_kernel_lookup("", NULL));
     /* The runtime's kernel is the row's, under any spelling of the
      * row's domain. */
@@ -411,7 +411,7 @@ START_TEST(int_division_by_zero_refused)
     fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    ck_assert_uint_eq(diag_count(f.d, OAC_OPERAND_INVALID), 1);
+    ck_assert_uint_eq(diag_count(f.d, OAC_KERNEL_ERROR), 1);
     fx_end(&f);
 }
 END_TEST
@@ -614,7 +614,7 @@ END_TEST
 
 START_TEST(bad_shapes_refused)
 {
-    /* Non-broadcastable Add and an out-of-range Gather: operand-invalid
+    /* Non-broadcastable Add and an out-of-range Gather: kernel-error
      * naming the node, not a crash or a silent result. */
     for (int c = 0; c < 2; c++) {
         fx f;
@@ -633,13 +633,35 @@ START_TEST(bad_shapes_refused)
         fx_load(&f);
         oac_run_opts ro = { .steps = 1 };
         ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-        long i = oac_diags_find(f.d, OAC_OPERAND_INVALID);
+        long i = oac_diags_find(f.d, OAC_KERNEL_ERROR);
         ck_assert_int_ge(i, 0);
         ck_assert_str_eq(oac_diags_get(f.d, (size_t)i)->node, "bad");
         fx_end(&f);
     }
 }
 END_TEST
+
+/* A Gather of row `idx` of a [2, 3] FLOAT initializer. */
+static void gather_row(fx *f, int64_t idx, int rc_want)
+{
+    oac_gb *g = fx_build(f, NULL);
+    oac_gb_init_f32(g, "a", "2,3", a23, 6);
+    oac_gb_init_i64(g, "i", "", &idx, 1);
+    oac_gb_node(g, "Gather", NULL, "gat", "a,i", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "3");
+    fx_load(f);
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run(f->ctx, &f->e, f->m, NULL, &ro, f->d), rc_want);
+}
+
+static void gather_past_end(fx *f) { gather_row(f, 2, OAC_ERUNTIME); }
+static void gather_from_end(fx *f) { gather_row(f, -2, OAC_OK); }
+
+static const scene_case kernel_rows[] = {
+    { "gather_past_end", gather_past_end, WANT(OAC_KERNEL_ERROR), "gat", NULL, NULL },
+    { "gather_from_end", gather_from_end, NEAR(OAC_KERNEL_ERROR) },
+};
+CASES_TEST(kernel_rows)
 
 Suite *test_suite(void)
 {
@@ -666,6 +688,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cast_saturates);
     tcase_add_test(tc, constant_and_identity);
     tcase_add_test(tc, bad_shapes_refused);
+    ADD_CASES(tc, kernel_rows);
     suite_add_tcase(s, tc);
     return s;
 }

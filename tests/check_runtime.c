@@ -363,7 +363,7 @@ START_TEST(unknown_op_never_skipped)
     oac_mb *mb;
     oac_gb *g = fx_build(&f, &mb);
     oac_gb_input(g, "x", OAC_T_FLOAT, "2");
-    oac_gb_node(g, "Relu", NULL, "act", "x", "y");
+    oac_gb_node(g, "Det", NULL, "act", "x", "y");   /* ONNX, no kernel */
     oac_gb_node(g, "Frobnicate", "acme", "frob", "y", "z");
     oac_gb_output(g, "z", OAC_T_FLOAT, "2");
     fx_load(&f);

@@ -8,7 +8,10 @@
 #  - every code has a triggering row, WANT(OAC_X), and a clean near-miss
 #    row, NEAR(OAC_X), in the case tables of the Check programs (read by
 #    tests/case_rows.py: table rows only, never comments or free text);
-#  - every option of src/cli_opts.def is in the man page and in --help.
+#  - every option of src/cli_opts.def is in the man page and in --help;
+#  - annotate's refusal reasons (include/oac_annotate.def) are exactly the
+#    reasons the man page's ANNOTATE section lists and the reason enum of
+#    schemas/annotate.schema.json.
 #
 # Adding a code or an option without its documentation and tests fails
 # here (HACKING.md, "Tests").
@@ -70,6 +73,26 @@ print("\n".join(sorted(s["$defs"]["code"]["enum"])))' "$schema" > "$tmp/enum" ||
     { echo "FAIL: cannot read the code enum of $schema"; exit 1; }
 if ! diff -u "$tmp/codes.sorted" "$tmp/enum"; then
     echo "FAIL: the schema's code enum differs from $def (diff above)"
+    fail=1
+fi
+
+# annotate's refusal reasons: ".TP" / ".B reason" paragraphs of ANNOTATE.
+sed -n 's/^OAC_REFUSAL([A-Z_]*, *"\([a-z-]*\)".*/\1/p' "$top_srcdir/include/oac_annotate.def" |
+    sort > "$tmp/reasons"
+[ "$(wc -l < "$tmp/reasons")" -ge 8 ] || { echo "FAIL: too few reasons read from include/oac_annotate.def"; exit 1; }
+sed -n '/^\.SH ANNOTATE/,/^\.SH OUTPUT/p' "$tmp/man" |
+    awk 'prev == ".TP" && $1 == ".B" { print $2 } { prev = $0 }' | sort > "$tmp/man_reasons"
+if ! diff -u "$tmp/reasons" "$tmp/man_reasons"; then
+    echo "FAIL: the man page's ANNOTATE reasons differ from include/oac_annotate.def (diff above)"
+    fail=1
+fi
+"$PYTHON3" -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("\n".join(sorted(s["$defs"]["reason"]["enum"])))' "$top_srcdir/schemas/annotate.schema.json" \
+    > "$tmp/schema_reasons" || { echo "FAIL: cannot read the reason enum of annotate.schema.json"; exit 1; }
+if ! diff -u "$tmp/reasons" "$tmp/schema_reasons"; then
+    echo "FAIL: annotate.schema.json's reason enum differs from include/oac_annotate.def (diff above)"
     fail=1
 fi
 

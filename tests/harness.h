@@ -234,4 +234,49 @@ void fail_each_allocation(const char *const *names, size_t n_names,
                           bool (*dims_for)(const char *name), uint64_t steps,
                           unsigned long max_n);
 
+/* ---- kernels: one-node models (harness_kernel.c) ---------------------- */
+
+/* A value read back from a run's dump. */
+typedef struct kt_val {
+    int32_t type;
+    int rank;
+    int64_t dims[8];
+    size_t n;              /* elements */
+    uint8_t *data;         /* raw little-endian elements (kt_free) */
+} kt_val;
+
+/* Initializer `name` of element type `type` and dims holding v[0..n)
+ * converted to the type (16-bit floats rounded to nearest even through
+ * float, integers truncated, BOOL v != 0). */
+Onnx__TensorProto *kt_init(oac_gb *g, const char *name, int32_t type,
+                           const char *dims, const double *v, size_t n);
+/* The same tensor standalone (an attribute's value). */
+Onnx__TensorProto *kt_tensor(oac_gb *g, const char *name, int32_t type,
+                             const char *dims, const double *v, size_t n);
+/* A reference value rounded as a store in `type` rounds it (float types;
+ * other types unchanged). */
+double kt_round(int32_t type, double v);
+/* Load the built model if needed, check it (no error allowed), run one
+ * step dumping into a temporary folder and read the graph outputs named
+ * in `outs` (comma-separated) into out[0..n).  On success the measured
+ * peak equals a known plan, and planned requires the plan to be known.
+ * Returns the run's status (out zeroed unless OAC_OK). */
+int kt_run(fx *f, bool planned, const char *outs, kt_val *out, size_t n);
+/* kt_run over `steps` steps with run hooks h (NULL: none), e.g. bindings
+ * of caller storage for the model's caches. */
+int kt_run_with(fx *f, const struct oac_run_hooks *h, uint64_t steps, bool planned,
+                const char *outs, kt_val *out, size_t n);
+/* kt_run that must fail (OAC_ERUNTIME) with a finding `code` at node
+ * (NULL: any node). */
+int kt_run_fail(fx *f, oac_code code, const char *node);
+/* Element i as a double (any type kt_init writes) or as int64. */
+double kt_get(const kt_val *v, size_t i);
+int64_t kt_get_i64(const kt_val *v, size_t i);
+/* v has that type and dims ("2,3"; "" for a scalar) and its elements
+ * equal want[0..n) within tol relative to max(1, |want|) (0: exactly;
+ * NaN matches NaN). */
+void kt_expect(const kt_val *v, int32_t type, const char *dims,
+               const double *want, size_t n, double tol);
+void kt_free(kt_val *v, size_t n);
+
 #endif /* OAC_TESTS_HARNESS_H */

@@ -67,5 +67,20 @@ if [ -x tests/hostile_models ] && mkdir "$tmp/h" && tests/hostile_models "$tmp/h
     if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: $args (exit $rc)"; bad=1; fi
   done
 fi
+# annotate on its look-alikes (tests/annotate_models, when built by make
+# check): pairs annotated, refused, a config, a bad config.
+if [ -x tests/annotate_models ] && mkdir "$tmp/a" && tests/annotate_models "$tmp/a"; then
+  printf '{"model": ' > "$tmp/a/bad.json"
+  for args in "gqa.onnx" "mixed.onnx" "delta.onnx" "--partial mixed.onnx" \
+              "--config $tmp/a/bad.json scatter.onnx"; do
+    set -- $args
+    eval "m=\${$#}"
+    $vg $tool annotate --format=json -o "$tmp/a/out.onnx" "${@:1:$#-1}" "$tmp/a/$m" \
+      > /dev/null 2>&1
+    rc=$?
+    if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: annotate $args (exit $rc)"; bad=1; fi
+    rm -f "$tmp/a/out.onnx"
+  done
+fi
 [ $bad -eq 0 ] && echo "valgrind: clean on $(ls examples/*.onnx | wc -l) examples${extra:+, a generated decoder}, $hostile hostile models and bad input"
 exit $bad
