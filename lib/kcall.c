@@ -18,6 +18,9 @@
  *     body it runs.
  *  3. No buffer above OAC_RT_MAX_BYTES or past the run's memory budget
  *     is attempted (memory-budget at the node, naming the output).
+ *  4. A kernel may produce any output its operator defines: one the node
+ *     omits (empty name, or past its last output) is workspace, dropped
+ *     when the node ends.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -53,17 +56,44 @@ static int refused(oac_kernel_call *k, const char *value, const char *what, size
     return rc ? rc : OAC_ERUNTIME;
 }
 
+/* Output i of the node is omitted (an empty name, or fewer outputs than
+ * the operator makes) but the kernel computes it: into workspace, a
+ * tensor header and then its data, freed when the node ends, so nothing
+ * reads it and it still counts while the node runs (invariant 4). */
+static int discarded(oac_kernel_call *k, size_t i, int32_t elem_type, int rank,
+                     const int64_t *dims, oac_tensor **out)
+{
+    oac_tensor t = { .elem_type = elem_type, .rank = rank };
+    for (int d = 0; d < rank; d++)
+        t.dims[d] = dims[d];
+    uint64_t n, bytes;
+    const size_t head = (sizeof t + 15) & ~(size_t)15;
+    if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(elem_type, n, &bytes) ||
+        bytes > SIZE_MAX - head)
+        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+                               "node %s: output %zu has an invalid or overflowing "
+                               "shape or element type %d", k->node_name, i, elem_type);
+    void *mem;
+    int rc = oac_kernel_workspace(k, head + (size_t)bytes, &mem);
+    if (rc)
+        return rc;
+    t.bytes = (size_t)bytes;
+    t.data = (uint8_t *)mem + head;
+    memcpy(mem, &t, sizeof t);
+    *out = mem;
+    return OAC_OK;
+}
+
 int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
                       int rank, const int64_t *dims, oac_tensor **out)
 {
     *out = NULL;
-    if (i >= k->n_out || !k->out[i])
-        return oac_err(k->ctx, OAC_EINTERNAL, "node %s: output %zu absent",
-                       k->node_name, i);
     if (rank < 0 || rank > OAC_RT_MAX_RANK)
         return oac_err(k->ctx, OAC_EUNSUPPORTED,
                        "node %s: output rank %d exceeds %d", k->node_name,
                        rank, OAC_RT_MAX_RANK);
+    if (i >= k->n_out || !k->out[i])
+        return discarded(k, i, elem_type, rank, dims, out);
     oac_rtval *v = k->out[i];
     if (k->out_alias[i] >= 0) {
         /* The view is the input itself; an output that would not fit it

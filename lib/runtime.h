@@ -312,7 +312,8 @@ int oac_kernel_call_function(oac_kernel_call *k);
 /* Produce output i as a tensor of the given type and shape: allocates it
  * (counted) unless it is a MUST_ALIAS view, in which case the view must
  * already have that type and shape (else alias-broken).  *out receives
- * the tensor to write. */
+ * the tensor to write.  An output the node omits (no name, or past its
+ * last) is workspace, dropped when the node ends. */
 int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
                       int rank, const int64_t *dims, oac_tensor **out);
 /* Counted kernel workspace, freed by the runtime right after the node. */

@@ -789,6 +789,30 @@ START_TEST(trimmed_analysis_reports_and_runs)
 }
 END_TEST
 
+START_TEST(omitted_outputs_computed_and_dropped)
+{
+    /* Add's output has no name, Neg lists two outputs where it makes one
+     * (fuzz_run: "output 0 absent", a failure of the tool): the kernels
+     * run, what nobody reads is dropped with the node, the rest as
+     * usual. */
+    fx f;
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(g, "Add", NULL, "lost", "x,x", "");
+    oac_gb_node(g, "Neg", NULL, "neg", "x", "y,");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "4");
+    fx_load(&f);
+    oac_run_opts ro = { .steps = 2 };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_uint_eq(f.e->steps_completed, 2);
+    /* Each step: Add's 16 bytes (and its header) as workspace, Neg's 16. */
+    ck_assert_uint_eq(f.e->per_step[1].alloc_calls, 2);
+    ck_assert_uint_gt(f.e->per_step[1].alloc_bytes, 32);
+    fx_end(&f);
+}
+END_TEST
+
 static const scene_case run_rows[] = {
     { "rogue_kernel", dense_rogue, WANT(OAC_ALIAS_BROKEN), "update", NULL, NULL },
     { "own_kernel", dense_3_steps, NEAR(OAC_ALIAS_BROKEN) },
@@ -827,6 +851,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, unsorted_decoder_runs_and_matches_plan);
     tcase_add_test(tc, cycle_refused_before_running);
     tcase_add_test(tc, trimmed_analysis_reports_and_runs);
+    tcase_add_test(tc, omitted_outputs_computed_and_dropped);
     ADD_CASES(tc, run_rows);
     suite_add_tcase(s, tc);
     return s;
