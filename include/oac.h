@@ -71,7 +71,9 @@ typedef enum oac_status {
     OAC_EINVAL = -4,     /* bad argument or option (usage error) */
     OAC_EUNSUPPORTED = -5, /* the runtime cannot execute the model */
     OAC_ERUNTIME = -6,   /* the run stopped; diagnostics say why */
-    OAC_EINTERNAL = -7   /* a broken invariant: a bug in this library */
+    OAC_EINTERNAL = -7,  /* a broken invariant: a bug in this library */
+    OAC_EBUDGET = -8     /* a run would pass its memory budget
+                            (oac_run_opts.max_memory) */
 } oac_status;
 
 typedef struct oac_ctx oac_ctx;
@@ -143,7 +145,8 @@ long oac_diags_find(const oac_diags *diags, oac_code code);
  * (status < 0, from a call on ctx): one diagnostic says so, "what: " and
  * ctx's message, so that the report says what the exit status says
  * (contract 8): parse-error for OAC_EIO and OAC_EPARSE (input that could
- * not be read), analysis-failed for anything else (out of memory, a bug).
+ * not be read), memory-budget for OAC_EBUDGET, analysis-failed for
+ * anything else (out of memory, a bug).
  * Allocation failures injected with oac_ctx_fail_alloc_after end here
  * (a real failure leaves memory to report with once the failed call has
  * released what it took).  OAC_ENOMEM when even that fails. */
@@ -293,6 +296,21 @@ typedef struct oac_run_opts {
     uint64_t prompt_length;
     const int64_t *tokens;
     size_t n_tokens;
+    /* The memory budget: bytes of tensor data the run may hold at once,
+     * over all its sessions; 0: no budget.  Counted: the storage bound
+     * to READ_WRITE inputs, input data (zero-filled, --input or an
+     * initializer default, and each session's copy), initializers read
+     * for the run, node outputs, kernel workspace and cache pages.  Not
+     * counted: the model, the analysis and the runtime's bookkeeping
+     * (frames, page tables, per-step records, diagnostics), which grow
+     * with the model, not with its data.  A run whose known need (the
+     * planned peak at the run's dims plus its bindings, input data and
+     * main-graph initializers) passes it is refused before anything is
+     * allocated; every allocation is checked against it as well.  Either
+     * is a memory-budget diagnostic and OAC_ERUNTIME.  The library never
+     * picks a budget itself: the command-line tool's default is a
+     * fraction of physical memory. */
+    uint64_t max_memory;
 } oac_run_opts;
 
 typedef struct oac_step_stats {
@@ -310,20 +328,31 @@ typedef struct oac_step_stats {
     int64_t past_length;
 } oac_step_stats;
 
+/* per_step keeps the first OAC_PER_STEP_HEAD and the last
+ * OAC_PER_STEP_TAIL completed steps, in step order; the ones between are
+ * counted in per_step_omitted, so records stay bounded however many
+ * steps run.  Totals are over every step. */
+#define OAC_PER_STEP_HEAD 8
+#define OAC_PER_STEP_TAIL 8
+
 /* Contract section 4, `execution`. */
 typedef struct oac_execution {
     uint64_t steps_requested;
     uint64_t steps_completed;
     uint64_t identity_checked;
     uint64_t identity_held;
-    oac_step_stats *per_step;
+    oac_step_stats *per_step;      /* at most HEAD + TAIL entries */
     size_t n_per_step;
+    uint64_t per_step_omitted;     /* completed steps not in per_step */
     uint64_t second_cache_bytes;
     uint64_t copied_bytes;         /* oac_step_stats.copied_bytes, all steps */
     uint64_t measured_peak_bytes;
     oac_opt_u64 planned_peak_bytes;
     bool peak_matches_plan;
     uint64_t cache_bytes_bound;    /* caller-bound cache storage, once */
+    /* The most the run held at once of what its memory budget counts
+     * (oac_run_opts.max_memory), budget or not: a --max-memory it fits. */
+    uint64_t memory_peak_bytes;
 } oac_execution;
 
 /* Run a checked model (analysis from oac_check of this model with the

@@ -285,7 +285,7 @@ static int tensor_bytes(rt_run *r, oac_tensor *t, const char *what)
                        "input '%s': element type %d or shape has no fixed size",
                        what, t->elem_type);
     if (b > OAC_RT_MAX_BYTES)
-        return oac_err(r->ctx, OAC_EUNSUPPORTED,
+        return oac_err(r->ctx, OAC_EBUDGET,
                        "input '%s' would need %" PRIu64 " bytes, above the reference "
                        "runtime's limit of %" PRIu64 " per buffer", what, b,
                        OAC_RT_MAX_BYTES);
@@ -312,7 +312,7 @@ static int load_tensor_file(rt_run *r, rt_input *in, const oac_pbfile *f,
                        name, t.elem_type, in->tmpl.elem_type);
     t.data = t.bytes ? oac_ralloc_bound(&r->balloc, t.bytes) : NULL;
     if (t.bytes && !t.data)
-        return OAC_ENOMEM;
+        return oac_ralloc_refusal(&r->balloc, "--input", name);
     in->tmpl = t;
     return oac_tensor_read(r->ctx, r->model, tp, t.data, t.bytes);
 }
@@ -337,7 +337,7 @@ static int load_paged_file(rt_run *r, rt_input *in, const oac_pbfile *f,
         pg->bound = true;
         pg->data = pl.len ? oac_ralloc_bound(&r->balloc, pl.len) : NULL;
         if (pl.len && !pg->data)
-            return OAC_ENOMEM;
+            return oac_ralloc_refusal(&r->balloc, "a page of --input", name);
         if (pl.len)
             memcpy(pg->data, pl.bytes, pl.len);
         in->ptmpl.n_pages = i + 1;
@@ -416,7 +416,8 @@ static int bind_cache(rt_run *r, rt_input *in, const Onnx__ValueInfoProto *vi,
             if (!data && in->tmpl.bytes) {
                 data = oac_ralloc_bound(&r->balloc, in->tmpl.bytes);
                 if (!data)
-                    return OAC_ENOMEM;
+                    return oac_ralloc_refusal(&r->balloc, "the storage bound to",
+                                              vi->name);
                 in->tmpl.data = data;
             }
             oac_binding_init(bd, vi->name, data, in->tmpl.bytes, true);
@@ -520,7 +521,8 @@ int oac_rt_bind_inputs(rt_run *r)
                 if (!rw && init) {
                     in->tmpl.data = oac_ralloc_bound(&r->balloc, in->tmpl.bytes);
                     if (in->tmpl.bytes && !in->tmpl.data)
-                        return OAC_ENOMEM;
+                        return oac_ralloc_refusal(&r->balloc, "the default of input",
+                                                  name);
                     if ((rc = oac_tensor_read(r->ctx, r->model, init, in->tmpl.data,
                                               in->tmpl.bytes)))
                         return rc;

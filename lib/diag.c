@@ -249,7 +249,8 @@ int oac_diags_add_failure(oac_diags *d, oac_ctx *ctx, int status, const char *wh
      * with once the failed call has released what it took. */
     oac_ctx_fail_alloc_after(ctx, 0);
     oac_code code = status == OAC_EIO || status == OAC_EPARSE ? OAC_PARSE_ERROR
-                                                              : OAC_ANALYSIS_FAILED;
+                  : status == OAC_EBUDGET ? OAC_MEMORY_BUDGET
+                                          : OAC_ANALYSIS_FAILED;
     const char *why = ctx->errmsg[0] ? ctx->errmsg
                       : status == OAC_ENOMEM ? "out of memory" : "operational failure";
     return oac_diag_add(d, code, NULL, "%s: %s", what ? what : "stopped", why);

@@ -73,16 +73,6 @@ static int node_diag(oac_session *s, const oac_where *w, oac_code code,
 
 /* ---- frames ------------------------------------------------------- */
 
-const char *oac_rt_scope_name(const oac_scope *s)
-{
-    if (s->kind == OAC_SCOPE_MAIN)
-        return s->graph->name ? s->graph->name : "main";
-    if (s->kind == OAC_SCOPE_FUNCTION)
-        return nonempty(s->func->name) ? s->func->name : "function";
-    return nonempty(s->graph->name) ? s->graph->name
-                                    : s->attr_name ? s->attr_name : "";
-}
-
 static int frame_setup(oac_frame *fr, oac_session *s, const oac_scope *sc, int depth)
 {
     rt_run *r = s->run;
@@ -159,7 +149,7 @@ int oac_frame_main(oac_frame *fr, oac_session *s)
                 oac_page pg = in->ptmpl.pages[p];
                 pg.data = pg.bytes ? oac_ralloc_bound(&s->alloc, pg.bytes) : NULL;
                 if (pg.bytes && !pg.data)
-                    return OAC_ENOMEM;
+                    return oac_ralloc_refusal(&s->alloc, "a page of input", in->v->name);
                 if (pg.bytes)
                     memcpy(pg.data, in->ptmpl.pages[p].data, pg.bytes);
                 v->p.pages[v->p.n_pages++] = pg;
@@ -172,7 +162,8 @@ int oac_frame_main(oac_frame *fr, oac_session *s)
         v->t = in->tmpl;
         v->t.data = in->tmpl.bytes ? oac_ralloc_bound(&s->alloc, in->tmpl.bytes) : NULL;
         if (in->tmpl.bytes && !v->t.data)
-            return OAC_ENOMEM;
+            return oac_ralloc_refusal(&s->alloc, "the session's copy of input",
+                                      in->v->name);
         if (in->tmpl.data && in->tmpl.bytes)
             memcpy(v->t.data, in->tmpl.data, in->tmpl.bytes);
     }
@@ -403,8 +394,10 @@ static int exec_node(oac_frame *fr, size_t i)
             continue;
         const oac_value *v = oac_node_input(sc, (long)i, j);
         oac_rtval *val = oac_frame_value(fr, v, &rc);
-        if (rc)
+        if (rc) {
+            w.value = np->input[j];     /* an initializer read on first use */
             goto done;
+        }
         if (!val || val->kind == OAC_RTV_NONE) {
             rc = node_diag(s, &w, OAC_OPERAND_INVALID,
                            "node %s reads '%s', which has no value (not produced "
@@ -515,6 +508,13 @@ static int exec_node(oac_frame *fr, size_t i)
         fr->out_buf[0]->kind == OAC_RTV_TENSOR)
         s->step_second += fr->out_buf[0]->t.bytes;
 done:
+    /* Past the memory budget (or the per-buffer limit) here, in a kernel
+     * or reading an initializer: a finding at the innermost node, which
+     * the nodes holding it pass on as OAC_ERUNTIME. */
+    if (rc == OAC_EBUDGET)
+        rc = node_diag(s, &w, OAC_MEMORY_BUDGET, "node %s%s%s%s: %s", nd->display,
+                       w.value ? " (reading '" : "", w.value ? w.value : "",
+                       w.value ? "')" : "", oac_errmsg(ctx));
     if (copy) {
         oac_dealloc(ctx, copy->attribute);
         oac_dealloc(ctx, copy);

@@ -16,8 +16,11 @@
  *     interpreter when its node ends (oac_kcall_end with the node's
  *     mark): a control kernel's own workspace outlives the nodes of the
  *     body it runs.
- *  3. No buffer above OAC_RT_MAX_BYTES is attempted (unsupported-operator
- *     at the node).
+ *  3. No buffer above OAC_RT_MAX_BYTES or past the run's memory budget
+ *     is attempted (memory-budget at the node, naming the output).
+ *  4. A kernel may produce any output its operator defines: one the node
+ *     omits (empty name, or past its last output) is workspace, dropped
+ *     when the node ends.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -35,17 +38,62 @@ int oac_kernel_fail(oac_kernel_call *k, oac_code code, const char *fmt, ...)
     return rc ? rc : OAC_ERUNTIME;
 }
 
+/* The node's allocation of n bytes (an output named value, or its
+ * workspace) was refused: past the budget or the per-buffer limit is
+ * memory-budget at the node, naming the value (invariant 3); out of
+ * memory stays an operational failure. */
+static int refused(oac_kernel_call *k, const char *value, const char *what, size_t n)
+{
+    int rc = oac_ralloc_failed(k->alloc);
+    if (rc != OAC_EBUDGET)
+        return rc;
+    oac_where w = { .graph = k->graph_name, .node = k->node_name,
+                    .op_type = k->node->op_type, .value = value,
+                    .location = k->location };
+    rc = oac_diag_add(k->diags, OAC_MEMORY_BUDGET, &w, "node %s: its %s%s%s%s of %zu "
+                      "bytes: %s", k->node_name, what, value ? " '" : "",
+                      value ? value : "", value ? "'" : "", n, oac_errmsg(k->ctx));
+    return rc ? rc : OAC_ERUNTIME;
+}
+
+/* Output i of the node is omitted (an empty name, or fewer outputs than
+ * the operator makes) but the kernel computes it: into workspace, a
+ * tensor header and then its data, freed when the node ends, so nothing
+ * reads it and it still counts while the node runs (invariant 4). */
+static int discarded(oac_kernel_call *k, size_t i, int32_t elem_type, int rank,
+                     const int64_t *dims, oac_tensor **out)
+{
+    oac_tensor t = { .elem_type = elem_type, .rank = rank };
+    for (int d = 0; d < rank; d++)
+        t.dims[d] = dims[d];
+    uint64_t n, bytes;
+    const size_t head = (sizeof t + 15) & ~(size_t)15;
+    if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(elem_type, n, &bytes) ||
+        bytes > SIZE_MAX - head)
+        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+                               "node %s: output %zu has an invalid or overflowing "
+                               "shape or element type %d", k->node_name, i, elem_type);
+    void *mem;
+    int rc = oac_kernel_workspace(k, head + (size_t)bytes, &mem);
+    if (rc)
+        return rc;
+    t.bytes = (size_t)bytes;
+    t.data = (uint8_t *)mem + head;
+    memcpy(mem, &t, sizeof t);
+    *out = mem;
+    return OAC_OK;
+}
+
 int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
                       int rank, const int64_t *dims, oac_tensor **out)
 {
     *out = NULL;
-    if (i >= k->n_out || !k->out[i])
-        return oac_err(k->ctx, OAC_EINTERNAL, "node %s: output %zu absent",
-                       k->node_name, i);
     if (rank < 0 || rank > OAC_RT_MAX_RANK)
         return oac_err(k->ctx, OAC_EUNSUPPORTED,
                        "node %s: output rank %d exceeds %d", k->node_name,
                        rank, OAC_RT_MAX_RANK);
+    if (i >= k->n_out || !k->out[i])
+        return discarded(k, i, elem_type, rank, dims, out);
     oac_rtval *v = k->out[i];
     if (k->out_alias[i] >= 0) {
         /* The view is the input itself; an output that would not fit it
@@ -75,15 +123,10 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
                                "node %s: output %zu has an invalid or overflowing "
                                "shape or element type %d", k->node_name, i,
                                elem_type);
-    if (bytes > OAC_RT_MAX_BYTES)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: output %zu would need %" PRIu64 " bytes, above "
-                               "the reference runtime's limit of %" PRIu64 " per buffer",
-                               k->node_name, i, bytes, OAC_RT_MAX_BYTES);
     t.bytes = (size_t)bytes;
     t.data = bytes ? oac_ralloc_get(k->alloc, t.bytes, false) : NULL;
     if (bytes && !t.data)
-        return OAC_ENOMEM;
+        return refused(k, k->node->output[i], "output", t.bytes);
     v->kind = OAC_RTV_TENSOR;
     v->storage = bytes ? OAC_STORE_OWNED : OAC_STORE_NONE;
     v->writable = true;
@@ -99,11 +142,6 @@ int oac_kernel_workspace(oac_kernel_call *k, size_t bytes, void **out)
     if (!s)
         return oac_err(k->ctx, OAC_EINTERNAL,
                        "node %s: workspace asked for outside a run", k->node_name);
-    if ((uint64_t)bytes > OAC_RT_MAX_BYTES)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: a workspace of %zu bytes is above the reference "
-                               "runtime's limit of %" PRIu64 " per buffer", k->node_name,
-                               bytes, OAC_RT_MAX_BYTES);
     if (s->n_ws == s->cap_ws) {
         size_t cap = s->cap_ws;
         if (oac_grow(s->ctx, (void **)&s->ws, &cap, s->n_ws + 1, sizeof *s->ws))
@@ -116,7 +154,7 @@ int oac_kernel_workspace(oac_kernel_call *k, size_t bytes, void **out)
     }
     void *p = oac_ralloc_get(k->alloc, bytes, true);
     if (!p)
-        return OAC_ENOMEM;
+        return refused(k, NULL, "workspace", bytes);
     s->ws[s->n_ws] = p;
     s->ws_bytes[s->n_ws++] = bytes;
     *out = p;

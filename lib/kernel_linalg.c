@@ -130,6 +130,17 @@ static void mm_rows(const mm_args *m, void *o)
 static void mm_block(const mm_args *m, void *o)
 {
     int32_t t = m->t;
+    /* An empty output, or an empty sum (K == 0: alpha * 0 + beta * C):
+     * the empty operands may have no storage, so no pointer is formed
+     * from them (NULL + 0 is undefined; fuzz_run found it). */
+    if (!m->M || !m->N)
+        return;
+    if (!m->K) {
+        for (int64_t i = 0; i < m->M; i++)
+            for (int64_t j = 0; j < m->N; j++)
+                mm_store(m, o, i, j, 0.0);
+        return;
+    }
     if (t == OAC_T_FLOAT && m->ca == 1 && m->cb == 1 && !m->c && m->alpha == 1.0) {
         /* Row-major fast path: o[i, :] += a[i, q] * b[q, :]. */
         const float *a = (const float *)m->a + m->a0, *b = (const float *)m->b + m->b0;

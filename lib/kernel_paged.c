@@ -210,7 +210,7 @@ int oac_paged_update(oac_paged_call *c)
             return rc;
         uint8_t *data = oac_ralloc_get(c->alloc, (size_t)qbytes, true);
         if (qbytes && !data)
-            return OAC_ENOMEM;
+            return oac_ralloc_failed(c->alloc);   /* EBUDGET or ENOMEM */
         /* calloc gave code 0 everywhere: 0.0 for FP8 and symmetric signed
          * formats; elsewhere 0.0 is the zero point. */
         if (dq.kind == OAC_QK_LINEAR && dq.zero_point != 0)
@@ -263,7 +263,7 @@ int oac_paged_update(oac_paged_call *c)
         /* Allocated before the old page is freed: both count at the peak. */
         target = oac_ralloc_get(c->alloc, (size_t)qbytes, true);
         if (qbytes && !target)
-            return OAC_ENOMEM;
+            return oac_ralloc_failed(c->alloc);
     }
     if ((rc = oac_quantize(c->ctx, &dq, target, (size_t)qbytes, 0, et, ws,
                            (size_t)g.n))) {
@@ -314,7 +314,7 @@ static int copy_cache(oac_kernel_call *k, const oac_paged *src, oac_rtval *out)
         pg.bound = false;
         pg.data = pg.bytes ? oac_ralloc_get(k->alloc, pg.bytes, false) : NULL;
         if (pg.bytes && !pg.data) {
-            rc = OAC_ENOMEM;
+            rc = oac_ralloc_failed(k->alloc);
             break;
         }
         if (pg.bytes)

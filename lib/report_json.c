@@ -234,6 +234,8 @@ static json_t *execution_json(const oac_execution *e, bool *ok)
         push(steps, so, ok);
     }
     put(o, "per_step", steps, ok);
+    /* An addition: per_step keeps the first and last steps only. */
+    put(o, "per_step_omitted", json_integer((json_int_t)e->per_step_omitted), ok);
     put(o, "second_cache_bytes", json_integer((json_int_t)e->second_cache_bytes), ok);
     put(o, "copied_bytes", json_integer((json_int_t)e->copied_bytes), ok);
     put(o, "measured_peak_bytes", json_integer((json_int_t)e->measured_peak_bytes), ok);
@@ -241,6 +243,8 @@ static json_t *execution_json(const oac_execution *e, bool *ok)
     put(o, "peak_matches_plan", json_boolean(e->peak_matches_plan), ok);
     /* An addition: the caller-bound cache storage, bound once. */
     put(o, "cache_bytes_bound", json_integer((json_int_t)e->cache_bytes_bound), ok);
+    /* An addition: what the memory budget counted at its most. */
+    put(o, "memory_peak_bytes", json_integer((json_int_t)e->memory_peak_bytes), ok);
     return o;
 }
 

@@ -19,6 +19,8 @@
  *  - kcall.c      the kernel call interface (runtime.h);
  *  - steps.c      one session's steps (inputs fed, pre-check, run,
  *                 stock presents fed back, figures recorded);
+ *  - budget.c     the run's memory budget and its refusal before
+ *                 anything is allocated;
  *  - session.c    oac_run: the run, its sessions and threads, the
  *                 execution report.
  * Everything about the model comes from the analysis (analysis.h): the
@@ -109,6 +111,7 @@ typedef struct rt_run {
      * pre_an's (made by the run) when the loop's symbols change. */
     const struct oac_shapes *pre_shapes;
     oac_analysis *pre_an;
+    oac_membudget budget;          /* every allocator's (budget.c) */
     /* positions.c: the inputs with pos == RT_POS_POSITION, ascending */
     size_t *positions;
     size_t n_positions;
@@ -131,8 +134,11 @@ struct oac_session {
                                       -1 none (positions.c) */
     int64_t *page_size;            /* per input: page size of its update */
     bool *wrote;                   /* per binding: written this step (bind.c) */
-    oac_step_stats *steps;
-    size_t n_steps, cap_steps;
+    /* Records of completed steps (steps.c), bounded: the first
+     * OAC_PER_STEP_HEAD, and the last OAC_PER_STEP_TAIL in a ring
+     * indexed by (step - HEAD - 1) % TAIL; steps_completed counts all. */
+    oac_step_stats head[OAC_PER_STEP_HEAD];
+    oac_step_stats tail[OAC_PER_STEP_TAIL];
     oac_step_stats *cur_step;      /* the running step's figures */
     int64_t past;                  /* the loop's past length (decoder.h) */
     int64_t n_new;                 /* tokens the running step feeds */
@@ -188,6 +194,13 @@ int oac_rt_setup(rt_run *r, oac_diags *diags);
 int oac_rt_check_roots(rt_run *r, oac_diags *diags);
 void oac_rt_setup_fini(rt_run *r);
 
+/* ---- budget.c ----------------------------------------------------- */
+
+/* Before anything is allocated: the run's known need (bindings, input
+ * data, initializers, planned peak, for n_sess sessions) against its
+ * memory budget; memory-budget and OAC_ERUNTIME when it passes it. */
+int oac_rt_budget_precheck(rt_run *r, unsigned n_sess, oac_diags *diags);
+
 /* ---- bind.c ------------------------------------------------------- */
 
 /* The main graph's inputs: types and dims (--dim, the analysis), the
@@ -232,7 +245,15 @@ int oac_rt_positions_advance(oac_session *s);
 /* The graph's name in diagnostics (main: "main" when it has none; a
  * body: its name, else its attribute's; a function: its name, else
  * "function"). */
-const char *oac_rt_scope_name(const oac_scope *s);
+static inline const char *oac_rt_scope_name(const oac_scope *s)
+{
+    if (s->kind == OAC_SCOPE_MAIN)
+        return s->graph->name ? s->graph->name : "main";
+    if (s->kind == OAC_SCOPE_FUNCTION)
+        return s->func->name && *s->func->name ? s->func->name : "function";
+    return s->graph->name && *s->graph->name ? s->graph->name
+                                             : s->attr_name ? s->attr_name : "";
+}
 
 /* The main graph's frame of session s (depth 0), its inputs the
  * session's values.  oac_frame_leave releases it. */
@@ -277,6 +298,9 @@ int oac_rt_precheck(oac_session *s);
 
 /* A session's steps: bind, run, record, advance, dump. */
 int oac_rt_session_steps(oac_session *s);
+/* The records kept of s's completed steps, in step order, into out
+ * (room for OAC_PER_STEP_HEAD + OAC_PER_STEP_TAIL); returns how many. */
+size_t oac_rt_steps_kept(const oac_session *s, oac_step_stats *out);
 void oac_rt_session_fini(oac_session *s);
 
 #endif /* OAC_RT_H */

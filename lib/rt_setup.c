@@ -22,8 +22,9 @@
  *     walked once (its nesting height memoized), however often called.
  *  3. Refusals are diagnostics located at the main-graph node they stop
  *     (unsupported-operator names the inner node); structural ones are
- *     operational failures (OAC_EUNSUPPORTED) that oac_run reports as
- *     unsupported-operator.
+ *     model-invalid, as the check (structure.c, schedule.c) reports
+ *     them: a caller that runs without checking still gets the code
+ *     that says what is wrong, never unsupported-operator.
  */
 #include <string.h>
 
@@ -210,8 +211,29 @@ static int precheck_node(rt_run *r, size_t i, const oac_where *at, oac_diags *di
 
 /* ---- structure ------------------------------------------------------ */
 
+/* A structure the interpreter relies on is broken in scope s: the
+ * check's model-invalid (structure.c), said again for a run whose
+ * caller did not check (invariant 3). */
+static int broken(oac_diags *diags, const oac_scope *s, long node, const char *value,
+                  const char *fmt, ...) OAC_PRINTF(5, 6);
+static int broken(oac_diags *diags, const oac_scope *s, long node, const char *value,
+                  const char *fmt, ...)
+{
+    char loc[OAC_RT_LOC_MAX];
+    const oac_node *nd = node >= 0 ? oac_scope_node(s, node) : NULL;
+    oac_where w = { .graph = oac_rt_scope_name(s), .value = value,
+                    .node = nd ? nd->display : NULL,
+                    .op_type = nd ? nd->proto->op_type : NULL,
+                    .location = nd ? oac_node_loc(loc, sizeof loc, s, node, NULL) : s->loc };
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = oac_diag_vadd(diags, OAC_MODEL_INVALID, &w, fmt, ap);
+    va_end(ap);
+    return rc ? rc : OAC_ERUNTIME;
+}
+
 /* What the interpreter relies on in scope s (invariant 3). */
-static int check_scope(rt_run *r, const oac_scope *s)
+static int check_scope(rt_run *r, oac_diags *diags, const oac_scope *s)
 {
     const char *gn = oac_rt_scope_name(s);
     for (size_t i = 0; i < s->n_nodes; i++) {
@@ -222,26 +244,25 @@ static int check_scope(rt_run *r, const oac_scope *s)
             if (!nonempty(np->output[j]))
                 continue;
             if (!v || v->producer != (int32_t)i || v->port != (int32_t)j)
-                return oac_err(r->ctx, OAC_EUNSUPPORTED,
-                               "value '%s' is produced twice in graph '%s'",
-                               np->output[j], gn);
+                return broken(diags, s, (long)i, np->output[j],
+                              "value '%s' is defined twice in graph '%s'",
+                              np->output[j], gn);
         }
         /* A body reads what its enclosing frames hold when it runs; the
          * main graph has no enclosing frame. */
         for (size_t j = 0; s == r->main && j < np->n_input; j++)
             if (nonempty(np->input[j]) && !oac_node_input(s, (long)i, j))
-                return oac_err(r->ctx, OAC_EUNSUPPORTED,
-                               "node %s reads '%s', which no input, initializer or "
-                               "node of the graph defines", nd->display, np->input[j]);
+                return broken(diags, s, (long)i, np->input[j],
+                              "node %s reads '%s', which no input, initializer or "
+                              "node of the graph defines", nd->display, np->input[j]);
     }
     if (oac_sched_cyclic(oac_sched_scope(r->sched, s->index)))
-        return oac_err(r->ctx, OAC_EUNSUPPORTED,
-                       "the nodes of graph '%s' form a cycle (model-invalid): no "
-                       "order runs them", gn);
+        return broken(diags, s, -1, NULL,
+                      "the nodes of graph '%s' form a cycle: no order runs them", gn);
     for (size_t k = 0; s == r->main && k < s->n_outputs; k++)
         if (!s->outputs[k] && nonempty(s->output_names[k]))
-            return oac_err(r->ctx, OAC_EUNSUPPORTED, "graph output '%s' is never produced",
-                           s->output_names[k]);
+            return broken(diags, s, -1, s->output_names[k],
+                          "graph output '%s' is never produced", s->output_names[k]);
     if (!oac_analysis_scope_plan(r->an, s->index) && !s->truncated)
         return oac_err(r->ctx, OAC_EINTERNAL, "graph '%s' has no memory plan", gn);
     return OAC_OK;
@@ -310,7 +331,7 @@ int oac_rt_setup(rt_run *r, oac_diags *diags)
     reach_from(r, r->main, reach, stack);
     for (size_t si = 0; si < g->n_scopes && !rc; si++)
         if (reach[si] && !g->scopes[si]->truncated)
-            rc = check_scope(r, g->scopes[si]);
+            rc = check_scope(r, diags, g->scopes[si]);
     if (rc)
         goto done;
     bool unsupported = false;

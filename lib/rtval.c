@@ -8,8 +8,9 @@
  *     outputs with oac_ralloc_put, bound data (inputs, initializers) with
  *     oac_ralloc_unbound, each page as its own `bound` says, the page
  *     table on the context; a view is only cleared.
- *  2. Sizes from a model are checked (rank, element count, bytes, the
- *     OAC_RT_MAX_BYTES limit) before anything is allocated.
+ *  2. Sizes from a model are checked (rank, element count, bytes; the
+ *     allocator: the OAC_RT_MAX_BYTES limit and the run's memory budget)
+ *     before anything is allocated.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -80,15 +81,10 @@ int oac_rt_load_initializer(oac_ctx *ctx, oac_ralloc *a, const oac_model *model,
     uint64_t n, b;
     if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(t.elem_type, n, &b) || b > SIZE_MAX)
         return oac_err(ctx, OAC_EUNSUPPORTED, "initializer '%s': no fixed-size data", name);
-    if (b > OAC_RT_MAX_BYTES)
-        return oac_err(ctx, OAC_EUNSUPPORTED,
-                       "initializer '%s' would need %" PRIu64 " bytes, above the "
-                       "reference runtime's limit of %" PRIu64 " per buffer", name, b,
-                       OAC_RT_MAX_BYTES);
     t.bytes = (size_t)b;
     t.data = t.bytes ? oac_ralloc_bound(a, t.bytes) : NULL;
     if (t.bytes && !t.data)
-        return OAC_ENOMEM;
+        return oac_ralloc_failed(a);   /* the reader names it (interp.c) */
     v->kind = OAC_RTV_TENSOR;
     v->storage = OAC_STORE_CONST;
     v->writable = false;

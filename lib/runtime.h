@@ -129,8 +129,26 @@ bool oac_tensor_numel_rt(const oac_tensor *t, uint64_t *out);
 /* The instrumented allocator (alloc.c)                                 */
 /* ------------------------------------------------------------------ */
 
+/* The run's memory budget (budget.c; oac_run_opts.max_memory): the
+ * bytes of tensor data every allocator of one run holds, counted and
+ * bound alike, shared by the run's sessions (threads), so it is atomic. */
+typedef struct oac_membudget {
+    uint64_t limit;                 /* 0: no budget */
+    _Atomic uint64_t used;          /* bytes held now */
+    _Atomic uint64_t peak;          /* most ever held */
+} oac_membudget;
+
+void oac_membudget_init(oac_membudget *b, uint64_t limit);
+/* Take n bytes: OAC_OK, or OAC_EBUDGET with the need and the budget on
+ * ctx (nothing taken) when they would pass the limit.  b NULL: OK. */
+int oac_membudget_take(oac_membudget *b, oac_ctx *ctx, uint64_t n);
+/* Give back n bytes taken before (b NULL: nothing). */
+void oac_membudget_give(oac_membudget *b, uint64_t n);
+
 typedef struct oac_ralloc {
     oac_ctx *ctx;                   /* where failures are reported */
+    oac_membudget *budget;          /* the run's, or NULL (none) */
+    int failed;                     /* status of the last refused call */
     uint64_t calls;                 /* counted allocations, whole run */
     uint64_t bytes;                 /* counted bytes allocated, whole run */
     uint64_t live;                  /* counted bytes currently allocated */
@@ -144,12 +162,21 @@ typedef struct oac_ralloc {
     uint64_t bound_bytes;           /* excluded storage currently held */
 } oac_ralloc;
 
+/* No budget until one is given (a->budget). */
 void oac_ralloc_init(oac_ralloc *a, oac_ctx *ctx);
 /* Counted allocation of n bytes (zeroed when zero is set).  NULL with
  * OAC_ENOMEM on ctx when out of memory or when live would overflow. */
 void *oac_ralloc_get(oac_ralloc *a, size_t n, bool zero);
-/* Both allocations refuse n > OAC_RT_MAX_BYTES (NULL, OAC_EUNSUPPORTED
- * on ctx) without trying. */
+/* Both allocations refuse, without trying, n > OAC_RT_MAX_BYTES and n
+ * that would pass the budget: NULL with OAC_EBUDGET on ctx.  After any
+ * NULL, a->failed holds the status (oac_ralloc_failed). */
+static inline int oac_ralloc_failed(const oac_ralloc *a)
+{
+    return a->failed ? a->failed : OAC_ENOMEM;
+}
+/* The same, with the message on ctx prefixed by what was allocated
+ * ("input 'x'"), for a caller with no node to name. */
+int oac_ralloc_refusal(oac_ralloc *a, const char *what, const char *name);
 /* Release a counted allocation of n bytes (the size it was got with);
  * NULL is a no-op. */
 void oac_ralloc_put(oac_ralloc *a, void *p, size_t n);
@@ -294,7 +321,8 @@ int oac_kernel_call_function(oac_kernel_call *k);
 /* Produce output i as a tensor of the given type and shape: allocates it
  * (counted) unless it is a MUST_ALIAS view, in which case the view must
  * already have that type and shape (else alias-broken).  *out receives
- * the tensor to write. */
+ * the tensor to write.  An output the node omits (no name, or past its
+ * last) is workspace, dropped when the node ends. */
 int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
                       int rank, const int64_t *dims, oac_tensor **out);
 /* Counted kernel workspace, freed by the runtime right after the node. */

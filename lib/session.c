@@ -12,14 +12,19 @@
  *  1. Nothing executes when the check found an error (contract 5); the
  *     execution object still says how many steps were asked for and that
  *     none ran, so every `run` report has one.
- *  2. Refusals (unsupported-operator, binding-*) happen before the first
- *     node runs; run-time findings (capacity-overflow, alias-broken,
- *     operand-invalid) stop the run at the node, with steps_completed
- *     counting whole steps only.  A failure that stops the run without a
- *     finding (unsupported rank, out of memory, a broken invariant) is
- *     reported as unsupported-operator at the node it stopped at, so the
- *     report's status says error; only usage errors and unreadable
- *     --input/--dump files stay operational failures alone.
+ *  2. Refusals (unsupported-operator, model-invalid, binding-*, and
+ *     memory-budget for a known need past the budget, budget.c) happen
+ *     before anything is allocated; run-time findings (capacity-overflow,
+ *     alias-broken, operand-invalid, memory-budget for an allocation)
+ *     stop the run at the node, with steps_completed counting whole steps
+ *     only.  A failure that stops the run without a finding is reported
+ *     at the node it stopped at, so the report's status says error: an
+ *     input past the budget as memory-budget (OAC_ERUNTIME then), a rank
+ *     or type the runtime does not run as unsupported-operator, out of
+ *     memory or a broken invariant as analysis-failed (the tool failing,
+ *     not the model; the status stays the failure's); only usage errors
+ *     and unreadable --input/--dump files stay operational failures
+ *     alone.
  *  3. Sessions share only the model, the analysis, the run's read-only
  *     tables and the bindings (rt.h invariant 1); losers of the binding
  *     race report binding-busy (numbered per session) and run nothing;
@@ -207,8 +212,8 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     *out = NULL;
     if (!opts)
         opts = &no_opts;
-    if (!model || !model->proto || !model->proto->graph)
-        return oac_err(ctx, OAC_EUNSUPPORTED, "the model has no main graph to run");
+    if (!model || !model->proto)
+        return oac_err(ctx, OAC_EINVAL, "no model to run");
     size_t errors_before = oac_diags_count_severity(diags, OAC_SEV_ERROR);
     long stop_node = -1;
     rt_run r = { .ctx = ctx, .model = model, .opts = opts, .hooks = hooks,
@@ -217,7 +222,9 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     oac_session *sess = NULL;
     oac_execution *e = oac_calloc(ctx, 1, sizeof *e);
     int rc = OAC_OK;
+    oac_membudget_init(&r.budget, opts->max_memory);
     oac_ralloc_init(&r.balloc, ctx);
+    r.balloc.budget = &r.budget;
     if (!e) {
         rc = OAC_ENOMEM;
         goto done;
@@ -231,6 +238,14 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     /* Invariant 1. */
     if (errors_before > 0)
         goto done;
+    if (!model->proto->graph) {
+        /* The check's model-invalid (structure.c), for a caller that did
+         * not check. */
+        oac_where w = { .location = "/graph" };
+        rc = oac_diag_add(diags, OAC_MODEL_INVALID, &w, "the model has no graph to run");
+        rc = rc ? rc : OAC_ERUNTIME;
+        goto done;
+    }
     if (n_sess > 1024) {
         rc = oac_err(ctx, OAC_EINVAL, "--sessions %u: at most 1024", n_sess);
         goto done;
@@ -239,8 +254,10 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         goto done;
     if ((rc = take_analysis(&r, analysis)))
         goto done;
-    if ((rc = oac_rt_setup(&r, diags)) || (rc = oac_rt_bind_inputs(&r)) ||
-        (rc = oac_rt_positions_mark(&r)))
+    /* Invariant 2: refusals before anything is allocated: operators,
+     * then the memory budget. */
+    if ((rc = oac_rt_setup(&r, diags)) || (rc = oac_rt_budget_precheck(&r, n_sess, diags)) ||
+        (rc = oac_rt_bind_inputs(&r)) || (rc = oac_rt_positions_mark(&r)))
         goto done;
     e->planned_peak_bytes = planned_at_inputs(&r, e->planned_peak_bytes);
     /* Invariant 2: refusals before anything runs: each binding, overlaps,
@@ -323,14 +340,15 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
             filled = true;
             fill_exec(e, s);
             winner_rc = s->rc;
-            if (s->n_steps) {
-                e->per_step = oac_calloc(ctx, s->n_steps, sizeof *e->per_step);
+            if (s->steps_completed) {
+                e->per_step = oac_calloc(ctx, OAC_PER_STEP_HEAD + OAC_PER_STEP_TAIL,
+                                         sizeof *e->per_step);
                 if (!e->per_step) {
                     rc = OAC_ENOMEM;
                     goto done;
                 }
-                memcpy(e->per_step, s->steps, s->n_steps * sizeof *s->steps);
-                e->n_per_step = s->n_steps;
+                e->n_per_step = oac_rt_steps_kept(s, e->per_step);
+                e->per_step_omitted = s->steps_completed - e->n_per_step;
             }
         }
     }
@@ -341,7 +359,8 @@ done:
      * on ctx.  Usage errors (EINVAL) and unreadable --input/--dump files
      * (EPARSE, EIO) stay operational failures. */
     if (rc < 0 && rc != OAC_EINVAL && rc != OAC_EPARSE && rc != OAC_EIO &&
-        oac_diags_count_severity(diags, OAC_SEV_ERROR) == errors_before) {
+        (rc == OAC_EBUDGET ||
+         oac_diags_count_severity(diags, OAC_SEV_ERROR) == errors_before)) {
         const oac_node *n = r.main && stop_node >= 0 ? oac_scope_node(r.main, stop_node)
                                                      : NULL;
         char loc[OAC_RT_LOC_MAX];
@@ -350,16 +369,26 @@ done:
                         .op_type = n ? n->proto->op_type : NULL,
                         .location = n ? oac_node_loc(loc, sizeof loc, r.main, stop_node, NULL)
                                       : NULL };
-        if (!w.graph)
+        if (!w.graph && model->proto->graph)
             w.graph = model->proto->graph->name ? model->proto->graph->name : "main";
+        /* The budget (an input's bindings or data) is a finding that
+         * explains the stop; a broken invariant or out of memory is the
+         * tool failing, not the model; what the runtime cannot execute
+         * (a rank, a type) is unsupported-operator. */
+        oac_code code = rc == OAC_EBUDGET ? OAC_MEMORY_BUDGET
+                      : rc == OAC_EUNSUPPORTED ? OAC_UNSUPPORTED_OPERATOR
+                                               : OAC_ANALYSIS_FAILED;
         /* Best effort: out of memory may make this fail too. */
-        (void)oac_diag_add(diags, OAC_UNSUPPORTED_OPERATOR, &w,
-                           "the reference runtime stopped%s%s: %s",
-                           n ? " at node " : "", n ? n->display : "",
-                           *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure");
+        int drc = oac_diag_add(diags, code, &w, "the reference runtime stopped%s%s: %s",
+                               n ? " at node " : "", n ? n->display : "",
+                               *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure");
+        if (rc == OAC_EBUDGET && !drc)
+            rc = OAC_ERUNTIME;
     }
     /* Equality at the run's dims, also after a refusal (nothing measured
      * then, which matches a plan of 0). */
+    if (e)
+        e->memory_peak_bytes = atomic_load(&r.budget.peak);
     if (e)
         e->peak_matches_plan = e->planned_peak_bytes.known &&
                                e->planned_peak_bytes.value == e->measured_peak_bytes;

@@ -30,6 +30,10 @@
  *     runtime without the contract); copied_bytes counts that copy and
  *     every stock present a kernel wrote into a buffer of its own.  An
  *     annotated cache is bound and updated in place: it adds nothing.
+ *  7. Records are bounded (issue 12): a session keeps the first
+ *     OAC_PER_STEP_HEAD and the last OAC_PER_STEP_TAIL step records,
+ *     whatever --steps is; totals (identity, second-cache, peak, copied
+ *     bytes) are over every step.
  */
 #include <string.h>
 
@@ -155,14 +159,38 @@ void oac_rt_session_fini(oac_session *s)
     oac_dealloc(s->ctx, s->pos_len);
     oac_dealloc(s->ctx, s->page_size);
     oac_dealloc(s->ctx, s->wrote);
-    oac_dealloc(s->ctx, s->steps);
     s->main = NULL;
     s->ws = NULL;
     s->ws_bytes = NULL;
     s->pos_len = NULL;
     s->page_size = NULL;
     s->wrote = NULL;
-    s->steps = NULL;
+}
+
+/* Invariant 7: the step's record, kept when it is one of the first
+ * HEAD steps or (for now) of the last TAIL ones. */
+static void record(oac_session *s, const oac_step_stats *st)
+{
+    uint64_t k = s->steps_completed;     /* 0-based index of this step */
+    if (k < OAC_PER_STEP_HEAD)
+        s->head[k] = *st;
+    else
+        s->tail[(k - OAC_PER_STEP_HEAD) % OAC_PER_STEP_TAIL] = *st;
+}
+
+size_t oac_rt_steps_kept(const oac_session *s, oac_step_stats *out)
+{
+    uint64_t n = s->steps_completed;
+    size_t k = 0;
+    for (; k < n && k < OAC_PER_STEP_HEAD; k++)
+        out[k] = s->head[k];
+    if (n <= OAC_PER_STEP_HEAD)
+        return k;
+    uint64_t after = n - OAC_PER_STEP_HEAD;      /* steps past the head */
+    uint64_t m = after < OAC_PER_STEP_TAIL ? after : OAC_PER_STEP_TAIL;
+    for (uint64_t i = after - m; i < after; i++)
+        out[k++] = s->tail[i % OAC_PER_STEP_TAIL];
+    return k;
 }
 
 static int session_init(oac_session *s)
@@ -170,6 +198,7 @@ static int session_init(oac_session *s)
     rt_run *r = s->run;
     size_t n = r->n_in ? r->n_in : 1;
     oac_ralloc_init(&s->alloc, s->ctx);
+    s->alloc.budget = &r->budget;
     s->pos_len = oac_calloc(s->ctx, n, sizeof *s->pos_len);
     s->page_size = oac_calloc(s->ctx, n, sizeof *s->page_size);
     s->wrote = oac_calloc(s->ctx, r->n_bind ? r->n_bind : 1, sizeof *s->wrote);
@@ -188,10 +217,6 @@ int oac_rt_session_steps(oac_session *s)
     if ((rc = oac_bindings_acquire_all(r->bind, r->n_bind, s, s->number, s->diags)))
         return rc;
     s->winner = true;
-    s->cap_steps = r->steps < 1024 ? r->steps : 1024;
-    s->steps = oac_calloc(s->ctx, s->cap_steps, sizeof *s->steps);
-    if (!s->steps)
-        return OAC_ENOMEM;
     for (uint64_t step = 0; step < r->steps; step++) {
         /* Invariant 4: a binding a failed step wrote runs nothing. */
         if ((rc = oac_rt_bindings_usable(s)))
@@ -233,10 +258,7 @@ int oac_rt_session_steps(oac_session *s)
         st.alloc_calls = s->alloc.step_calls;
         st.alloc_bytes = s->alloc.step_bytes;
         st.copied_bytes += presents_copied(s);
-        if (oac_grow(s->ctx, (void **)&s->steps, &s->cap_steps, s->n_steps + 1,
-                     sizeof *s->steps))
-            return OAC_ENOMEM;
-        s->steps[s->n_steps++] = st;
+        record(s, &st);
         s->steps_completed = step + 1;
         s->copied += st.copied_bytes;
         s->past += s->n_new;

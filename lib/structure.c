@@ -2,8 +2,9 @@
  * (model-invalid).
  *
  * Owns oac_pass_structure, run right after the graph pass (check.c).
- * Contract: section 8, `model-invalid`: in every scope the graph index
- * lists (main graph, subgraphs, local function bodies),
+ * Contract: section 8, `model-invalid`: the model has a graph (rule 0),
+ * and in every scope the graph index lists (main graph, subgraphs, local
+ * function bodies),
  *
  *  1. every node names its operator (op_type);
  *  2. every graph input, output and initializer (sparse ones included)
@@ -17,7 +18,18 @@
  *     its element size: raw_data's length, or the values of the typed
  *     field its data_type uses (a STRING tensor: one string_data entry per
  *     element).  External payloads are extdata.c's (external-data-invalid,
- *     checked at load).
+ *     checked at load);
+ *  4. every node input names a value defined in its scope or an
+ *     enclosing one (a function body sees only its own), and no node
+ *     output names a value the scope already defines (an input, an
+ *     initializer or an earlier node's output): each value has one
+ *     definition, which the interpreter's frames rely on;
+ *  5. every graph, subgraph and function output names a value defined
+ *     there (or, for a subgraph, in an enclosing graph): an If branch
+ *     returning a name nothing produces is refused here, not met by run;
+ *  6. an initializer that is a graph input's default has the element
+ *     type, rank and static dims the input declares (run reads it as
+ *     that input's data).
  *
  * Each finding names the node or value and its location and says how to
  * mend it; findings in a function body are reported once per call site
@@ -258,6 +270,120 @@ static int graph_tensors(oac_check_state *st, const oac_scope *s)
     return rc;
 }
 
+/* ---- definitions -------------------------------------------------------- */
+
+/* What defines value v of its scope, for messages ("graph input",
+ * "initializer", "node n3"). */
+static const char *definer(char *buf, size_t len, const oac_value *v)
+{
+    if (v->kind == OAC_VAL_INPUT)
+        snprintf(buf, len, "%s input %d", v->scope->graph ? "graph" : "function",
+                 (int)v->input_index);
+    else if (v->kind == OAC_VAL_INITIALIZER)
+        snprintf(buf, len, "initializer %d", (int)v->init_index);
+    else
+        snprintf(buf, len, "node %s", v->scope->nodes[v->producer].display);
+    return buf;
+}
+
+/* Rule 4: node i's inputs and outputs. */
+static int node_values(oac_check_state *st, const oac_scope *s, long i)
+{
+    const Onnx__NodeProto *np = s->nodes[i].proto;
+    const char *node = s->nodes[i].display;
+    char loc[512], suffix[64], by[300];
+    int rc = OAC_OK;
+    for (size_t j = 0; j < np->n_input && !rc; j++) {
+        if (empty(np->input[j]) || oac_node_input(s, i, j))
+            continue;
+        snprintf(suffix, sizeof suffix, "/input/%zu", j);
+        oac_where w = oac_where_node(s, i, np->input[j], suffix, loc, sizeof loc);
+        rc = oac_scope_diag(st, s, OAC_MODEL_INVALID, &w,
+                            "node %s of '%s' reads '%s', which no input, initializer or "
+                            "node defines%s: connect it, or leave the port empty when "
+                            "it is optional", node, s->name, np->input[j],
+                            s->graph && s->kind != OAC_SCOPE_MAIN
+                                ? " (here or in an enclosing graph)" : "");
+    }
+    for (size_t j = 0; j < np->n_output && !rc; j++) {
+        if (empty(np->output[j]) || oac_node_output(s, i, j))
+            continue;
+        const oac_value *first = oac_scope_local(s, np->output[j]);
+        snprintf(suffix, sizeof suffix, "/output/%zu", j);
+        oac_where w = oac_where_node(s, i, np->output[j], suffix, loc, sizeof loc);
+        rc = oac_scope_diag(st, s, OAC_MODEL_INVALID, &w,
+                            "node %s of '%s' defines '%s', which %s already defines: "
+                            "a value is defined once, so rename one of them",
+                            node, s->name, np->output[j],
+                            first ? definer(by, sizeof by, first) : "another definition");
+    }
+    return rc;
+}
+
+/* Rule 5: every output of the scope names a value something defines. */
+static int scope_outputs(oac_check_state *st, const oac_scope *s)
+{
+    char loc[512];
+    int rc = OAC_OK;
+    for (size_t k = 0; k < s->n_outputs && !rc; k++) {
+        const char *name = s->output_names[k];
+        if (empty(name) || s->outputs[k])
+            continue;
+        snprintf(loc, sizeof loc, "%s/output/%zu", s->loc, k);
+        oac_where w = { .location = loc, .value = name };
+        const char *what = s->kind == OAC_SCOPE_MAIN ? "graph output"
+                         : s->kind == OAC_SCOPE_FUNCTION ? "function output"
+                                                         : "subgraph output";
+        rc = oac_scope_diag(st, s, OAC_MODEL_INVALID, &w,
+                            "%s '%s' of '%s' is defined by no node, input or "
+                            "initializer%s: produce it, or remove it from the outputs",
+                            what, name, s->name,
+                            s->kind == OAC_SCOPE_SUBGRAPH ? " (here or in an enclosing "
+                                                            "graph)" : "");
+    }
+    return rc;
+}
+
+/* Rule 6: an initializer that is a graph input's default is a value of
+ * the type the input declares: its element type, its rank and every
+ * static dimension (a dim_param takes the initializer's). */
+static int input_defaults(oac_check_state *st, const oac_scope *s)
+{
+    char loc[512], want[128], got[128];
+    int rc = OAC_OK;
+    for (size_t i = 0; i < s->n_inputs && !rc; i++) {
+        const oac_value *v = s->inputs[i];
+        const Onnx__TensorProto *t = v && v->scope == s ? oac_value_init(v) : NULL;
+        const Onnx__TypeProto *tp = t ? oac_value_type(v) : NULL;
+        if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !tp->tensor_type)
+            continue;
+        const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+        bool type_ok = !tt->elem_type || tt->elem_type == t->data_type;
+        const Onnx__TensorShapeProto *sh = tt->shape;
+        bool rank_ok = !sh || sh->n_dim == t->n_dims, dims_ok = true;
+        for (size_t d = 0; sh && rank_ok && d < sh->n_dim; d++)
+            dims_ok = dims_ok && (!sh->dim[d] ||
+                                  sh->dim[d]->value_case !=
+                                      ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+                                  sh->dim[d]->dim_value == t->dims[d]);
+        if (type_ok && rank_ok && dims_ok)
+            continue;
+        const char *wn = oac_elem_name(tt->elem_type), *gn = oac_elem_name(t->data_type);
+        snprintf(want, sizeof want, "%s", wn ? wn : "an unknown type");
+        snprintf(got, sizeof got, "%s", gn ? gn : "an unknown type");
+        snprintf(loc, sizeof loc, "%s/initializer/%d", s->loc, (int)v->init_index);
+        oac_where w = { .location = loc, .value = v->name };
+        rc = oac_scope_diag(st, s, OAC_MODEL_INVALID, &w,
+                            "initializer '%s' is the default of graph input %zu of '%s' "
+                            "but no value of its type (the input is %s of rank %zu, the "
+                            "initializer %s of rank %zu%s): give them one type and shape",
+                            v->name, i, s->name, want, sh ? sh->n_dim : (size_t)0, got,
+                            (size_t)t->n_dims, rank_ok && !dims_ok ? ", dims differ" : "");
+    }
+    return rc;
+}
+
 /* ---- the pass ------------------------------------------------------------- */
 
 static int check_scope(oac_check_state *st, const oac_scope *s)
@@ -265,6 +391,8 @@ static int check_scope(oac_check_state *st, const oac_scope *s)
     int rc = s->graph ? graph_names(st, s) : function_names(st, s);
     if (!rc && s->graph)
         rc = graph_tensors(st, s);
+    if (!rc && s->graph)
+        rc = input_defaults(st, s);
     for (size_t i = 0; i < s->n_nodes && !rc; i++) {
         if (empty(s->nodes[i].proto->op_type)) {
             char loc[512];
@@ -275,7 +403,11 @@ static int check_scope(oac_check_state *st, const oac_scope *s)
         }
         if (!rc)
             rc = node_tensors(st, s, (long)i);
+        if (!rc)
+            rc = node_values(st, s, (long)i);
     }
+    if (!rc)
+        rc = scope_outputs(st, s);
     return rc;
 }
 
@@ -283,6 +415,14 @@ int oac_pass_structure(oac_check_state *st)
 {
     const oac_graphs *g = st->graphs;
     int rc = OAC_OK;
+    /* Rule 0: a model has a graph (ONNX requires one; a file of local
+     * functions alone has nothing to check or run). */
+    if (!oac_model_proto(st->model)->graph) {
+        oac_where w = { .location = "/graph" };
+        return oac_diag_add(st->diags, OAC_MODEL_INVALID, &w,
+                            "the model has no graph: a ModelProto needs one (its "
+                            "functions alone are not a model)");
+    }
     for (size_t i = 0; g && i < g->n_scopes && !rc; i++)
         rc = check_scope(st, g->scopes[i]);
     return rc;

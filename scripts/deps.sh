@@ -17,6 +17,16 @@ for p in "${packages[@]}"; do
     missing+=("$p")
 done
 
+# Optional: clang with libFuzzer for scripts/test.sh's fuzzing step
+# (a few hundred MB; without it that step says "fuzz: skipped (no
+# clang)").  Installed only when asked: OAC_FUZZ_DEPS=1.
+if [ "${OAC_FUZZ_DEPS:-0}" = 1 ]; then
+  for p in clang libclang-rt-14-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+      missing+=("$p")
+  done
+fi
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}"
   if [ "$(id -u)" -ne 0 ]; then

@@ -5,6 +5,9 @@
 #   3. build with ASan+UBSan and `make check` again
 #   4. valgrind over the command line on every example and on bad input
 #   5. `make distcheck` (out-of-tree, read-only sources, clean tarball)
+#   6. each libFuzzer harness (fuzz/) for FUZZ_TIME seconds (default 60)
+#      over the seed corpus the build makes, when clang can link
+#      libFuzzer; any finding fails ("fuzz: skipped (no clang)" otherwise)
 # It ends with one line "tests: N passed, N failed".
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +48,24 @@ if ( cd build-test && make -j"$jobs" distcheck >distcheck.log 2>&1 ); then
 else
   failed=$((failed + 1)); status=1; tail -40 build-test/distcheck.log
 fi
+
+step "fuzz: each harness ${FUZZ_TIME:-60} s"
+# Can clang link a libFuzzer target?  (Debian: clang and libclang-rt-14-dev;
+# scripts/deps.sh installs them with OAC_FUZZ_DEPS=1.)
+fuzz_tmp=$(mktemp -d)
+if command -v clang > /dev/null 2>&1 &&
+   printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)\n{ (void)d; (void)n; return 0; }\n' > "$fuzz_tmp/t.c" &&
+   clang -fsanitize=fuzzer,address,undefined -o "$fuzz_tmp/t" "$fuzz_tmp/t.c" > /dev/null 2>&1; then
+  if ( cd build-test && make -j"$jobs" fuzz > fuzz-build.log 2>&1 &&
+       make fuzz-smoke FUZZ_TIME="${FUZZ_TIME:-60}" ); then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); status=1
+  fi
+else
+  echo "fuzz: skipped (no clang)"
+fi
+rm -rf "$fuzz_tmp"
 
 for d in build-test build-san; do
   if [ -f $d/test-suite.log ] && grep -q '^FAIL\|^ERROR' $d/test-suite.log; then

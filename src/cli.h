@@ -50,6 +50,8 @@ typedef struct cli {
     size_t n_readonly;
     uint64_t steps;              /* 0: not given (1) */
     unsigned sessions;           /* 0: not given (1) */
+    uint64_t max_memory;         /* --max-memory; 0: no budget */
+    bool max_memory_set;         /* else the default (cmd_run.c) */
     const char *dump;
     uint64_t prompt_length;      /* 0: not given (1) */
     int64_t *tokens;             /* --tokens, owned */

@@ -139,6 +139,40 @@ static bool parse_i64(const char *s, int64_t *out)
     return true;
 }
 
+/* BYTES of --max-memory: a decimal number with an optional suffix K, M,
+ * G or T (powers of 1024, either case, an optional "iB" or "B" after). */
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!*s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return false;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    default: break;
+    }
+    if (shift) {
+        end++;
+        if (*end == 'i')
+            end++;
+        if (*end == 'B')
+            end++;
+    } else if (*end == 'B') {
+        end++;
+    }
+    if (*end || (shift && v > (UINT64_MAX >> shift)))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
 static int add_dim(cli *c, const char *arg)
 {
     const char *eq = strchr(arg, '=');
@@ -297,6 +331,12 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
         if (!parse_i64(arg, &v) || v < 1 || v > 1024)
             return usage("--sessions expects an integer from 1 to 1024, not '%s'", arg);
         c->sessions = (unsigned)v;
+        return CLI_PARSE_GO;
+    case CLI_OPT_MAX_MEMORY:
+        if (!parse_bytes(arg, &c->max_memory))
+            return usage("--max-memory expects a number of bytes (e.g. 4096, 512M, "
+                         "8G; 0: no limit), not '%s'", arg);
+        c->max_memory_set = true;
         return CLI_PARSE_GO;
     case CLI_OPT_DUMP:
         if (!*arg)

@@ -29,8 +29,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+/* The default memory budget of a run: half the physical memory (the
+ * man page, `--max-memory`), so a hostile model is refused before the
+ * machine starts swapping or the kernel kills the tool.  0 (no budget)
+ * when the system does not say. */
+static uint64_t default_budget(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return 0;
+    uint64_t bytes;
+    if (__builtin_mul_overflow((uint64_t)pages, (uint64_t)size, &bytes))
+        return UINT64_MAX / 2;
+    return bytes / 2;
+}
 
 int cmd_run(oac_ctx *ctx, const cli *c)
 {
@@ -52,6 +68,7 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         .dump_dir = c->dump,
         .prompt_length = c->prompt_length,
         .tokens = c->tokens, .n_tokens = c->n_tokens,
+        .max_memory = c->max_memory_set ? c->max_memory : default_budget(),
     };
     if (!cli_names_known(c, &m, 1)) {
         status = CLI_EXIT_USAGE;
@@ -103,7 +120,8 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         /* OAC_ERUNTIME is explained by the run's error diagnostics; a
          * failure they do not explain must still be said and fail. */
         if (rc < 0 && !(rc == OAC_ERUNTIME &&
-                        oac_diags_count_severity(m.diags, OAC_SEV_ERROR) > 0)) {
+                        oac_diags_count_severity(m.diags, OAC_SEV_ERROR) > 0) &&
+            oac_diags_find(m.diags, OAC_ANALYSIS_FAILED) < 0) {
             /* The run could not do its job; the report still shows the
              * check, and says why (invariant 3). */
             cli_model_fail(ctx, &m, rc, "the run stopped");

@@ -436,6 +436,24 @@ START_TEST(matmul_batched)
 }
 END_TEST
 
+START_TEST(matmul_empty_operands)
+{
+    /* [2, 0] x [0, 3]: an empty sum, zeros, from operands with no storage
+     * (fuzz_run found clang's UBSan report of NULL + 0 here). */
+    fx f;
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
+    oac_gb_input(g, "a", OAC_T_FLOAT, "2,0");
+    oac_gb_input(g, "b", OAC_T_FLOAT, "0,3");
+    oac_gb_node(g, "MatMul", NULL, "mm", "a,b", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2,3");
+    fx_load(&f);
+    const float zeros[6] = { 0 };
+    expect_f32(&f, "2,3", zeros, 6);
+    fx_end(&f);
+}
+END_TEST
+
 START_TEST(softmax_rows)
 {
     fx f;
@@ -663,6 +681,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, binary_broadcast);
     tcase_add_test(tc, int_division_by_zero_refused);
     tcase_add_test(tc, matmul_batched);
+    tcase_add_test(tc, matmul_empty_operands);
     tcase_add_test(tc, softmax_rows);
     tcase_add_test(tc, transpose_slice_concat);
     tcase_add_test(tc, slice_extreme_bounds);

@@ -60,9 +60,12 @@ START_TEST(identity_over_many_steps)
     ck_assert_uint_eq(f.e->steps_completed, CAP);
     ck_assert_uint_eq(f.e->identity_checked, CAP);
     ck_assert_uint_eq(f.e->identity_held, CAP);
-    ck_assert_uint_eq(f.e->n_per_step, CAP);
-    for (size_t i = 0; i < CAP; i++) {
-        ck_assert_uint_eq(f.e->per_step[i].step, i + 1);
+    /* Records are bounded: the first and last 8 steps are kept, the 48
+     * between them counted; the totals above are over all 64. */
+    ck_assert_uint_eq(f.e->n_per_step, OAC_PER_STEP_HEAD + OAC_PER_STEP_TAIL);
+    ck_assert_uint_eq(f.e->per_step_omitted, CAP - 16);
+    for (size_t i = 0; i < f.e->n_per_step; i++) {
+        ck_assert_uint_eq(f.e->per_step[i].step, i < 8 ? i + 1 : CAP - 15 + i);
         ck_assert_uint_eq(f.e->per_step[i].identity_checked, 1);
         ck_assert_uint_eq(f.e->per_step[i].identity_held, 1);
         /* The in-place update allocates nothing, ever. */
@@ -234,8 +237,14 @@ START_TEST(paged_page_id_advances)
     ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
     ck_assert_uint_eq(f.e->steps_completed, 20);
     ck_assert_uint_eq(f.e->identity_held, 20);
-    for (size_t i = 0; i < 20; i++)
-        ck_assert_uint_eq(f.e->per_step[i].alloc_calls, i == 0 || i == 16 ? 1 : 0);
+    /* Steps 1-8 and 13-20 are kept (9-12 only counted). */
+    ck_assert_uint_eq(f.e->n_per_step, 16);
+    ck_assert_uint_eq(f.e->per_step_omitted, 4);
+    for (size_t i = 0; i < 16; i++) {
+        uint64_t step = f.e->per_step[i].step;
+        ck_assert_uint_eq(step, i < 8 ? i + 1 : i + 5);
+        ck_assert_uint_eq(f.e->per_step[i].alloc_calls, step == 1 || step == 17 ? 1 : 0);
+    }
     /* Pages made by earlier steps are the step's baseline, not its peak. */
     ck_assert(f.e->peak_matches_plan);
     char path[64];
@@ -368,7 +377,8 @@ START_TEST(huge_buffers_refused_not_attempted)
 {
     /* Gather of 2^13 rows of [2, 2^20] FLOAT: 8 MiB of data ask for a
      * 32 GiB output, above OAC_RT_MAX_BYTES: refused at the node before
-     * allocating. */
+     * allocating (memory-budget, naming the output; no budget is set,
+     * the per-buffer limit still holds). */
     fx f;
     oac_mb *mb;
     oac_gb *g = fx_build(&f, &mb);
@@ -379,8 +389,10 @@ START_TEST(huge_buffers_refused_not_attempted)
     fx_load(&f);
     oac_run_opts ro = { .steps = 1 };
     ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
-    const oac_diag *dg = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    const oac_diag *dg = diag_expect_run(f.d, OAC_MEMORY_BUDGET, "memory-budget");
     ck_assert_str_eq(dg->node, "gather");
+    ck_assert_str_eq(dg->value, "y");
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 0);
     ck_assert_ptr_nonnull(strstr(dg->message, "limit"));
     ck_assert_ptr_nonnull(strstr(dg->message, "per buffer"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
@@ -407,8 +419,8 @@ START_TEST(huge_buffers_refused_not_attempted)
     oac_gb_node(g, "Neg", NULL, "neg", "x", "y");
     oac_gb_output(g, "y", OAC_T_FLOAT, "65536,1048576");
     fx_load(&f);
-    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
-    dg = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    dg = diag_expect_run(f.d, OAC_MEMORY_BUDGET, "memory-budget");
     ck_assert_ptr_nonnull(strstr(dg->message, "'x'"));
     ck_assert_ptr_nonnull(strstr(dg->message, "limit"));
     fx_end(&f);
@@ -730,12 +742,14 @@ START_TEST(cycle_refused_before_running)
     ck_assert_uint_eq(f.e->steps_completed, 0);
     ck_assert_uint_eq(f.e->n_per_step, 0);
     fx_end(&f);
-    /* Without an analysis of its own the run refuses it too, saying why. */
+    /* Without an analysis of its own the run refuses it too, saying why,
+     * with the check's code (never unsupported-operator). */
     fx_build(&f, NULL);
     cyclic(f.mb);
     fx_load(&f);
-    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_EUNSUPPORTED);
-    d = diag_expect_run(f.d, OAC_UNSUPPORTED_OPERATOR, "unsupported-operator");
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, f.d), OAC_ERUNTIME);
+    d = diag_expect_run(f.d, OAC_MODEL_INVALID, "model-invalid");
+    ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 0);
     ck_assert_ptr_nonnull(strstr(d->message, "cycle"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
@@ -772,6 +786,30 @@ START_TEST(trimmed_analysis_reports_and_runs)
     ck_assert(g.e->peak_matches_plan == f.e->peak_matches_plan);
     fx_end(&f);
     fx_end(&g);
+}
+END_TEST
+
+START_TEST(omitted_outputs_computed_and_dropped)
+{
+    /* Add's output has no name, Neg lists two outputs where it makes one
+     * (fuzz_run: "output 0 absent", a failure of the tool): the kernels
+     * run, what nobody reads is dropped with the node, the rest as
+     * usual. */
+    fx f;
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(g, "Add", NULL, "lost", "x,x", "");
+    oac_gb_node(g, "Neg", NULL, "neg", "x", "y,");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "4");
+    fx_load(&f);
+    oac_run_opts ro = { .steps = 2 };
+    ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL), OAC_OK);
+    ck_assert_uint_eq(f.e->steps_completed, 2);
+    /* Each step: Add's 16 bytes (and its header) as workspace, Neg's 16. */
+    ck_assert_uint_eq(f.e->per_step[1].alloc_calls, 2);
+    ck_assert_uint_gt(f.e->per_step[1].alloc_bytes, 32);
+    fx_end(&f);
 }
 END_TEST
 
@@ -813,6 +851,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, unsorted_decoder_runs_and_matches_plan);
     tcase_add_test(tc, cycle_refused_before_running);
     tcase_add_test(tc, trimmed_analysis_reports_and_runs);
+    tcase_add_test(tc, omitted_outputs_computed_and_dropped);
     ADD_CASES(tc, run_rows);
     suite_add_tcase(s, tc);
     return s;

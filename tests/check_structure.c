@@ -1,8 +1,10 @@
 /* check_structure.c: lib/structure.c — model-invalid (contract 8): a
  * node without op_type, unnamed and duplicate inputs, outputs and
- * initializers in every kind of scope, and inline payloads that are not
- * their element count times their element size; each beside the model
- * that differs by what makes it valid.  (tests/cli_hostile.sh runs the
+ * initializers in every kind of scope, inline payloads that are not
+ * their element count times their element size, a read of a name nothing
+ * defines, a value defined twice, and a graph, branch or function output
+ * nothing defines; each beside the model that differs by what makes it
+ * valid.  (tests/cli_hostile.sh runs the
  * same reproducers through the command line, where `run` refuses them.)
  */
 #include "harness.h"
@@ -70,6 +72,52 @@ static void noop_function(oac_mb *mb) { op_function(mb, "", false); }
 static void op_function_ok(oac_mb *mb) { op_function(mb, "Add", false); }
 static void dup_function_input(oac_mb *mb) { op_function(mb, "Add", true); }
 
+/* ---- definitions ------------------------------------------------------ */
+
+/* neg_graph and node copy reading `in` and defining `out`. */
+static void copy_main(oac_mb *mb, const char *in, const char *out)
+{
+    oac_gb *g = neg_graph(mb);
+    oac_gb_node(g, "Identity", NULL, "copy", in, out);
+    oac_gb_output(g, "z", OAC_T_FLOAT, "2");
+}
+/* A read of a name nothing defines. */
+static void undefined_read(oac_mb *mb) { copy_main(mb, "nowhere", "z"); }
+/* An output redefining the graph input x (z: the graph output, never
+ * produced then, a second finding). */
+static void twice_defined(oac_mb *mb) { copy_main(mb, "y", "x"); }
+
+/* If whose then branch returns `ret`: its node's "ty", the main graph's
+ * "y" (an outer value, returned as it is) or "tz" (nothing). */
+static void if_return(oac_mb *mb, const char *ret)
+{
+    oac_gb *g = neg_graph(mb);
+    oac_gb_input(g, "cond", OAC_T_BOOL, "");
+    Onnx__NodeProto *n = oac_gb_node(g, "If", NULL, "branch", "cond", "z");
+    oac_gb *t = oac_node_attr_graph(g, n, "then_branch", "then_g");
+    oac_gb_node(t, "Identity", NULL, "then_copy", "y", "ty");
+    oac_gb_output(t, ret, OAC_T_FLOAT, "2");
+    oac_gb *e = oac_node_attr_graph(g, n, "else_branch", "else_g");
+    oac_gb_node(e, "Neg", NULL, "else_neg", "y", "ey");
+    oac_gb_output(e, "ey", OAC_T_FLOAT, "2");
+    oac_gb_output(g, "z", OAC_T_FLOAT, "2");
+}
+static void branch_unproduced(oac_mb *mb) { if_return(mb, "tz"); }
+static void branch_produced(oac_mb *mb) { if_return(mb, "ty"); }
+static void branch_outer(oac_mb *mb) { if_return(mb, "y"); }
+
+/* A local function whose second output nothing in its body defines. */
+static void function_unproduced(oac_mb *mb)
+{
+    oac_mb_opset(mb, "local", 1);
+    oac_gb *f = oac_mb_function(mb, "local", "F", "a,b", "r,s");
+    oac_gb_node(f, "Add", NULL, "fadd", "a,b", "r");
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
+    oac_gb_node(g, "F", "local", "call", "x,x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2");
+}
+
 /* ---- names ------------------------------------------------------------ */
 
 /* A dense cache updated in place, and one more input `extra` named name. */
@@ -101,6 +149,29 @@ static void dup_init(oac_mb *mb) { inits(mb, "w", false); }
 static void two_inits(oac_mb *mb) { inits(mb, "w2", false); }
 /* An initializer named like a graph input is its default. */
 static void init_default(oac_mb *mb) { inits(mb, NULL, true); }
+
+/* Graph input x declared `decl` (FLOAT) with an initializer default of
+ * type `type` and dims `dims`. */
+static void input_default(oac_mb *mb, const char *decl, int32_t type, const char *dims)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, decl);
+    int64_t v[3] = { 1, 2, 3 };
+    if (type == OAC_T_INT64)
+        oac_gb_init_i64(g, "x", dims, v, strcmp(dims, "3") ? 2 : 3);
+    else {
+        float f[3] = { 1, 2, 3 };
+        oac_gb_init_f32(g, "x", dims, f, strcmp(dims, "3") ? 2 : 3);
+    }
+    oac_gb_node(g, "Neg", NULL, "neg", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, decl);
+}
+static void default_other_type(oac_mb *mb) { input_default(mb, "2", OAC_T_INT64, "2"); }
+static void default_other_dims(oac_mb *mb) { input_default(mb, "2", OAC_T_FLOAT, "3"); }
+static void default_other_rank(oac_mb *mb) { input_default(mb, "2", OAC_T_FLOAT, "1,2"); }
+static void default_same(oac_mb *mb) { input_default(mb, "2", OAC_T_FLOAT, "2"); }
+/* A dim_param takes the initializer's size. */
+static void default_symbolic(oac_mb *mb) { input_default(mb, "N", OAC_T_FLOAT, "3"); }
 
 static void outputs(oac_mb *mb, const char *second)
 {
@@ -289,6 +360,14 @@ static const model_case cases[] = {
     { "dup_init", dup_init, WANT(OAC_MODEL_INVALID), NULL, "w", "/graph/initializer/1" },
     { "two_inits", two_inits, NEAR(OAC_MODEL_INVALID) },
     { "init_default", init_default, NEAR(OAC_MODEL_INVALID) },
+    { "default_other_type", default_other_type, WANT(OAC_MODEL_INVALID), NULL, "x",
+      "/graph/initializer/0" },
+    { "default_other_dims", default_other_dims, WANT(OAC_MODEL_INVALID), NULL, "x",
+      "/graph/initializer/0" },
+    { "default_other_rank", default_other_rank, WANT(OAC_MODEL_INVALID), NULL, "x",
+      "/graph/initializer/0" },
+    { "default_same", default_same, NEAR(OAC_MODEL_INVALID) },
+    { "default_symbolic", default_symbolic, NEAR(OAC_MODEL_INVALID) },
     { "unnamed_output", unnamed_output, WANT(OAC_MODEL_INVALID), NULL, NULL, "/graph/output/1" },
     { "dup_output", dup_output, WANT(OAC_MODEL_INVALID), NULL, "y", "/graph/output/1" },
     { "two_outputs", two_outputs, NEAR(OAC_MODEL_INVALID) },
@@ -320,6 +399,17 @@ static const model_case cases[] = {
     { "sparse_short", sparse_short, WANT(OAC_MODEL_INVALID), NULL, "sw",
       "/graph/sparse_initializer/0/values" },
     { "sparse_exact", sparse_exact, NEAR(OAC_MODEL_INVALID) },
+    /* definitions */
+    { "undefined_read", undefined_read, WANT(OAC_MODEL_INVALID), "copy", "nowhere",
+      "/graph/node/1/input/0" },
+    { "twice_defined", twice_defined, WANT(OAC_MODEL_INVALID), "copy", "x",
+      "/graph/node/1/output/0" },
+    { "branch_unproduced", branch_unproduced, WANT(OAC_MODEL_INVALID), NULL, "tz",
+      "/graph/node/1/attribute/0/g/output/0" },
+    { "branch_produced", branch_produced, NEAR(OAC_MODEL_INVALID) },
+    { "branch_outer", branch_outer, NEAR(OAC_MODEL_INVALID) },
+    { "function_unproduced", function_unproduced, WANT(OAC_MODEL_INVALID), NULL, "s",
+      "/functions/0/output/1" },
 };
 CASES_TEST(cases)
 
@@ -337,6 +427,11 @@ START_TEST(test_messages)
                      "elements need 16: store exactly its elements" },
         { strings_short, "(STRING[2]) holds 1 strings for 2 elements" },
         { noop_function, "(in function 'F' called by node 'call' of graph 'main')" },
+        { undefined_read, "node copy of 'main' reads 'nowhere', which no input, "
+                          "initializer or node defines" },
+        { branch_unproduced, "subgraph output 'tz' of 'then_g' is defined by no node, "
+                             "input or initializer (here or in an enclosing graph)" },
+        { function_unproduced, "function output 's' of 'F' is defined by no node" },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         fx f;
@@ -347,6 +442,36 @@ START_TEST(test_messages)
                       want[i].text);
         fx_end(&f);
     }
+}
+END_TEST
+
+START_TEST(test_no_graph)
+{
+    /* ir_version 10, opset "" 21 and no graph (fuzz_run found `run`
+     * stopping on it as a failure of the tool): model-invalid for check,
+     * and run refuses it with the same code, its execution reported. */
+    static const uint8_t no_graph[] = { 0x08, 0x0a, 0x42, 0x04, 0x0a, 0x00, 0x10, 0x15 };
+    fx f;
+    fx_begin(&f);
+    ck_assert_int_eq(oac_model_load_buffer(f.ctx, &f.m, no_graph, sizeof no_graph,
+                                           "no_graph.onnx", NULL, f.d), OAC_OK);
+    ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+    ck_assert_uint_eq(oac_diags_count(f.d), 1);
+    ck_assert_str_eq(diag_expect_run(f.d, OAC_MODEL_INVALID, "model-invalid")->location,
+                     "/graph");
+    oac_run_opts ro = { .steps = 1 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_OK);
+    ck_assert_ptr_nonnull(f.e);
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    oac_execution_free(f.e);
+    f.e = NULL;
+    oac_diags *d = oac_diags_new(f.ctx);
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, NULL, &ro, d), OAC_ERUNTIME);
+    ck_assert_ptr_nonnull(f.e);
+    ck_assert_uint_eq(oac_diags_count(d), 1);
+    ck_assert_int_eq(oac_diags_get(d, 0)->code, OAC_MODEL_INVALID);
+    oac_diags_free(d);
+    fx_end(&f);
 }
 END_TEST
 
@@ -382,6 +507,7 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 120);
     ADD_CASES(tc, cases);
     tcase_add_test(tc, test_messages);
+    tcase_add_test(tc, test_no_graph);
     tcase_add_test(tc, test_alloc_failures);
     suite_add_tcase(s, tc);
     return s;

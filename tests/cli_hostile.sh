@@ -39,21 +39,27 @@ codes() {
 }
 
 # ---- model-invalid: check refuses, run executes nothing ------------------
-# broken NAME CODE LOCATION VALUE-OR-NODE: `check` reports exactly one CODE
-# at LOCATION naming VALUE-OR-NODE ("null": neither) (exit 1); `run`
-# reports it too and runs no step (exit 1, no crash, no hang).
+# broken NAME CODE LOCATION VALUE-OR-NODE [LOCATION2 VALUE2]: `check`
+# reports exactly one CODE at LOCATION naming VALUE-OR-NODE ("null":
+# neither) (and, given, a second one at LOCATION2: a name a broken
+# declaration leaves undefined) (exit 1); `run` reports them too and runs
+# no step (exit 1, no crash, no hang).
 # near NAME: the near-miss checks and runs clean.
 broken() {
     name=$1 code=$2 loc=$3 who=\"$4\"
     [ "$4" = null ] && who=null
+    found="[\"$code\", \"$loc\", $who]" found_codes="\"$code\""
+    if [ $# -ge 6 ]; then
+        found="$found, [\"$code\", \"$5\", \"$6\"]" found_codes="$found_codes, \"$code\""
+    fi
     run_t 1 check --format=json "$hm/$name.onnx"
     expect_eq "$name: check" "$(json '[[d["code"], d["location"], d.get("value") or d.get("node")] for d in r["diagnostics"]]' "$out")" \
-        "[[\"$code\", \"$loc\", $who]]"
+        "[$found]"
     expect_eq "$name: status" "$(json 'r["status"]' "$out")" error
     run_t 1 run --format=json "$hm/$name.onnx"
     expect_eq "$name: run refuses" \
         "$(json '[[d["code"] for d in r["diagnostics"]], r["execution"]["steps_completed"]]' "$out")" \
-        "[[\"$code\"], 0]"
+        "[[$found_codes], 0]"
 }
 near() {
     name=$1
@@ -87,10 +93,16 @@ broken unnamed_initializer model-invalid /graph/initializer/0 null
 broken dup_initializer model-invalid /graph/initializer/1 w
 broken unnamed_output model-invalid /graph/output/1 null
 broken dup_output model-invalid /graph/output/1 y
-broken dup_function_input model-invalid /functions/0/input/1 a
-broken unnamed_body_input model-invalid /graph/node/0/attribute/0/g/input/2 null
+broken dup_function_input model-invalid /functions/0/input/1 a \
+    /functions/0/node/0/input/1 b
+broken unnamed_body_input model-invalid /graph/node/0/attribute/0/g/input/2 null \
+    /graph/node/0/attribute/0/g/node/1/input/0 x_in
 # An initializer named like a graph input is its default, not a duplicate.
 near initializer_default
+# An If branch returning a name nothing defines (item 8): check refuses
+# it, so run never meets it (formerly unsupported-operator mid-run).
+broken branch_unproduced model-invalid /graph/node/1/attribute/0/g/output/0 tz
+near branch_unproduced_near
 
 # Payloads: raw_data 4 bytes short and long, float_data one value short,
 # int64_data one value short, a Constant's value (main graph and body).
@@ -247,6 +259,78 @@ expect_eq "--dump long name" "$(json '[[d["code"], len(d["value"])] for d in r["
 agree 1 output-write-failed run --dump "$tmp/no/such" "$hm/dump_names.onnx"
 ls -a "$tmp/d1" "$tmp/d3" "$tmp/d4" | grep -q oac-tmp && fail "--dump left a temporary file"
 
+# An input default is read as that input's data: a --dim contradicting
+# it is shape-mismatch before anything runs; without one it runs.
+run_t 1 run --format=json --dim N=2 "$hm/default_symbolic.onnx"
+expect_eq "default vs --dim" "$(json '[[d["code"] for d in r["diagnostics"]], r["execution"]["steps_completed"]]' "$out")" \
+    '[["shape-mismatch"], 0]'
+run_t 0 run "$hm/default_symbolic.onnx"
+
+# ---- memory: a budget, bounded records (item 6) -------------------------------
+# plan_128g (a few hundred bytes) plans eight 16 GiB outputs: refused
+# before anything is allocated, at once, naming the budget and the need,
+# under the default budget (half the physical memory: below 128 GiB on
+# any machine this runs on) and an explicit one.
+[ "$(wc -c < "$hm/plan_128g.onnx")" -lt 512 ] || fail "plan_128g is not a small file"
+mem_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo 2>/dev/null)
+if [ -n "$mem_kb" ] && [ "$mem_kb" -lt 268435456 ]; then
+    # A finding, not the tool failing: SARIF's run still succeeded.
+    run_t 1 run "$hm/plan_128g.onnx"
+    grep -q "\[memory-budget\]\$" "$out" && grep -q "(status: error)\$" "$out" ||
+        fail "plan_128g: text: $(cat "$out")"
+    run_t 1 run --format=sarif "$hm/plan_128g.onnx"
+    expect_eq "plan_128g: sarif" \
+        "$(json '[[x["ruleId"], x["level"]] for x in r["runs"][0]["results"]] + [r["runs"][0]["invocations"][0]["executionSuccessful"]]' "$out")" \
+        '[["memory-budget", "error"], true]'
+    run_t 1 run --format=json "$hm/plan_128g.onnx"
+    half=$(( mem_kb * 1024 / 2 ))
+    page=$(getconf PAGESIZE 2>/dev/null || echo 4096)
+    expect_eq "plan_128g: default budget" \
+        "$(json '[[d["code"], d["node"], "above the memory budget of" in d["message"]] for d in r["diagnostics"]] + [r["execution"]["steps_completed"], r["execution"]["memory_peak_bytes"]]' "$out")" \
+        '[["memory-budget", "y7", true], 0, 0]'
+    # The budget named is half of MemTotal (to the page: the kernel keeps
+    # some pages out of MemTotal, sysconf counts the same ones).
+    got=$(json 'int(r["diagnostics"][0]["message"].split("memory budget of ")[1].split(" ")[0])' "$out")
+    [ $(( got - half )) -le "$page" ] && [ $(( half - got )) -le "$page" ] ||
+        fail "plan_128g: default budget $got, half of MemTotal is $half"
+fi
+run_t 1 run --format=json --max-memory 1G "$hm/plan_128g.onnx"
+expect_eq "plan_128g: --max-memory 1G" \
+    "$(json '[["154618822656 bytes" in d["message"], "budget of 1073741824 bytes" in d["message"]] for d in r["diagnostics"]]' "$out")" \
+    '[[true, true]]'
+# huge_input (3.2 GB in, 3.2 GB out): the largest part named.
+run_t 1 run --format=json --max-memory 4G "$hm/huge_input.onnx"
+expect_eq "huge_input: 4G" "$(json '[[d["code"], d.get("value")] for d in r["diagnostics"]]' "$out")" \
+    '[["memory-budget", "x"]]'
+# --max-memory takes bytes with a binary suffix; anything else is bad
+# usage.  tiny_neg holds 32 bytes: its input's copy and Neg's output.
+run_t 0 run --max-memory 32 "$hm/tiny_neg.onnx"
+run_t 1 run --max-memory 31 "$hm/tiny_neg.onnx"
+run_t 0 run --max-memory 1KiB "$hm/tiny_neg.onnx"
+run_t 0 run --max-memory 0 "$hm/tiny_neg.onnx"
+for bad in "" -1 12X 1.5G 99999999999999999999 20000000T; do
+    run_t 2 run --max-memory "$bad" "$hm/tiny_neg.onnx"
+    grep -q "max-memory" "$err" || fail "--max-memory '$bad': no reason on stderr"
+done
+run_t 2 check --max-memory 1G "$hm/tiny_neg.onnx"
+# A million steps without a cache: small in memory and in the report,
+# which keeps the first and last 8 steps and counts the rest.
+rm -f "$tmp/rss"
+if command -v /usr/bin/time > /dev/null 2>&1; then
+    /usr/bin/time -f %M -o "$tmp/rss" timeout 120 "$OAC" run --format=json --steps 1000000 \
+        "$hm/tiny_neg.onnx" > "$out" 2> "$err" || fail "a million steps: exit $?"
+else
+    timeout 120 "$OAC" run --format=json --steps 1000000 "$hm/tiny_neg.onnx" > "$out" 2> "$err" ||
+        fail "a million steps: exit $?"
+fi
+[ "$(wc -c < "$out")" -lt 1048576 ] || fail "a million steps: the report is $(wc -c < "$out") bytes"
+expect_eq "a million steps" \
+    "$(json '[r["execution"]["steps_completed"], [s["step"] for s in r["execution"]["per_step"]], r["execution"]["per_step_omitted"]]' "$out")" \
+    '[1000000, [1, 2, 3, 4, 5, 6, 7, 8, 999993, 999994, 999995, 999996, 999997, 999998, 999999, 1000000], 999984]'
+if [ -s "$tmp/rss" ] && [ "$(tail -1 "$tmp/rss")" -ge 65536 ]; then
+    fail "a million steps: $(tail -1 "$tmp/rss") KiB resident"
+fi
+
 # ---- out of memory: a report that says so, or none ---------------------------
 # OAC_FAIL_ALLOC_AFTER=N fails the library's Nth allocation and all after:
 # at every N, the exit status and the report agree (no report at all only
@@ -267,6 +351,11 @@ except Exception:
         0:ok|1:error|2:error|2:none) ;;
         *) fail "$cmd with allocation $n failing: exit $got, status $st" ;;
         esac
+        # Out of memory is the tool failing (analysis-failed), never a
+        # finding about the model (item 8).
+        if grep -q '"unsupported-operator"' "$out"; then
+            fail "$cmd with allocation $n failing: unsupported-operator"
+        fi
         n=$((n + 7))
     done
 done

@@ -418,6 +418,60 @@ static void dump_long_name(oac_mb *mb)
     oac_gb_output(g, name, OAC_T_FLOAT, "2");
 }
 
+/* ---- a branch output nothing produces (issue 12 item 8) -------------- */
+
+/* The then branch returns `ret`: "ty" (its node's output) or "tz", which
+ * no node, input or initializer defines. */
+static void if_return(oac_mb *mb, const char *ret)
+{
+    oac_gb *g = neg_graph(mb);
+    oac_gb_input(g, "cond", OAC_T_BOOL, "");
+    Onnx__NodeProto *n = oac_gb_node(g, "If", NULL, "branch", "cond", "z");
+    oac_gb *t = oac_node_attr_graph(g, n, "then_branch", "then_g");
+    oac_gb_node(t, "Identity", NULL, "then_copy", "y", "ty");
+    oac_gb_output(t, ret, OAC_T_FLOAT, "2");
+    oac_gb *e = oac_node_attr_graph(g, n, "else_branch", "else_g");
+    oac_gb_node(e, "Neg", NULL, "else_neg", "y", "ey");
+    oac_gb_output(e, "ey", OAC_T_FLOAT, "2");
+    oac_gb_output(g, "z", OAC_T_FLOAT, "2");
+}
+static void branch_unproduced(oac_mb *mb) { if_return(mb, "tz"); }
+static void branch_unproduced_near(oac_mb *mb) { if_return(mb, "ty"); }
+
+/* ---- memory (issue 12 item 6; contract 8, memory-budget) ---------------- */
+
+/* x FLOAT[n] -> Neg -> y, outputs copies of Neg: a model of a hundred
+ * bytes whose run holds (1 + copies) * 4n bytes. */
+static void neg_copies(oac_mb *mb, const char *n, int copies)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, n);
+    for (int i = 0; i < copies; i++) {
+        char y[16];
+        snprintf(y, sizeof y, "y%d", i);
+        oac_gb_node(g, "Neg", NULL, y, "x", y);
+        oac_gb_output(g, y, OAC_T_FLOAT, n);
+    }
+}
+/* 800M floats: 3.2 GB of input and 3.2 GB of output. */
+static void huge_input(oac_mb *mb) { neg_copies(mb, "800000000", 1); }
+/* Eight outputs of 2^32 floats, all graph outputs: a plan of 128 GiB. */
+static void plan_128g(oac_mb *mb) { neg_copies(mb, "4294967296", 8); }
+/* The smallest graph without a cache, for many steps. */
+static void tiny_neg(oac_mb *mb) { neg_copies(mb, "4", 1); }
+
+/* Input x FLOAT[N] whose initializer default holds 3 values: --dim N=2
+ * contradicts it. */
+static void default_symbolic(oac_mb *mb)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "N");
+    float f[3] = { 1, 2, 3 };
+    oac_gb_init_f32(g, "x", "3", f, 3);
+    oac_gb_node(g, "Neg", NULL, "neg", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "N");
+}
+
 static const struct row {
     const char *name;
     void (*build)(oac_mb *);
@@ -457,6 +511,12 @@ static const struct row {
     { "zero_dims", zero_dims },
     { "dump_names", dump_names },
     { "dump_long_name", dump_long_name },
+    { "branch_unproduced", branch_unproduced },
+    { "branch_unproduced_near", branch_unproduced_near },
+    { "huge_input", huge_input },
+    { "plan_128g", plan_128g },
+    { "tiny_neg", tiny_neg },
+    { "default_symbolic", default_symbolic },
 };
 
 /* DIR/file: a TensorProto x FLOAT[4] whose raw_data holds len bytes. */
