@@ -59,10 +59,13 @@ void oac_example_toy_decoder(oac_mb *mb, int layers, bool aliased);
 int oac_example_toy_decoder_sized(oac_mb *mb, int layers, bool aliased, int heads,
                                   int head_size, int hidden);
 
-/* Toy decoder dimensions, for tests that feed it (all rows use them). */
+/* Toy decoder dimensions, for tests that feed it (all rows use them).
+ * The vocabulary holds the tokens `run` feeds by default (1, 2, 3, ...,
+ * contract 8) until past the capacity, where the run must stop with
+ * capacity-overflow at the update, not at the embedding. */
 enum {
     OAC_TOY_LAYERS = 2, OAC_TOY_HEADS = 2, OAC_TOY_HEAD_SIZE = 4,
-    OAC_TOY_HIDDEN = 8, OAC_TOY_MAX_LEN = 16, OAC_TOY_VOCAB = 16
+    OAC_TOY_HIDDEN = 8, OAC_TOY_MAX_LEN = 16, OAC_TOY_VOCAB = 32
 };
 /* Largest dimension oac_example_toy_decoder_sized accepts. */
 enum { OAC_TOY_MAX_DIM = 65536 };

@@ -202,7 +202,7 @@ typedef struct oac_opt_u64 {
 
 typedef struct oac_dim_binding {
     const char *name;   /* a dim_param */
-    int64_t value;      /* >= 1 */
+    int64_t value;      /* >= 1 (0, an empty dimension, from a library caller) */
 } oac_dim_binding;
 
 typedef struct oac_input_file {
@@ -287,6 +287,12 @@ typedef struct oac_run_opts {
     size_t n_readonly;
     unsigned sessions;             /* 0 means 1 */
     const char *dump_dir;          /* NULL: no dump */
+    /* The generation loop (contract 8, decoder inputs): tokens fed at the
+     * first step (0 means 1), and the token ids input_ids cycles through
+     * (NULL or none: 1, 2, 3, ...). */
+    uint64_t prompt_length;
+    const int64_t *tokens;
+    size_t n_tokens;
 } oac_run_opts;
 
 typedef struct oac_step_stats {
@@ -295,6 +301,13 @@ typedef struct oac_step_stats {
     uint64_t alloc_bytes;
     uint64_t identity_checked;
     uint64_t identity_held;
+    /* Bytes written into fresh buffers that hold cache contents: a
+     * present a kernel wrote into a new buffer (Concat, an update without
+     * output_alias) and the copy that feeds it back as the next past. */
+    uint64_t copied_bytes;
+    /* The generation loop's past length when the step began; -1 when the
+     * run drives no loop. */
+    int64_t past_length;
 } oac_step_stats;
 
 /* Contract section 4, `execution`. */
@@ -306,6 +319,7 @@ typedef struct oac_execution {
     oac_step_stats *per_step;
     size_t n_per_step;
     uint64_t second_cache_bytes;
+    uint64_t copied_bytes;         /* oac_step_stats.copied_bytes, all steps */
     uint64_t measured_peak_bytes;
     oac_opt_u64 planned_peak_bytes;
     bool peak_matches_plan;
@@ -321,6 +335,18 @@ int oac_run(oac_ctx *ctx, oac_execution **out, const oac_model *model,
             const oac_analysis *analysis, const oac_run_opts *opts,
             oac_diags *diags);
 void oac_execution_free(oac_execution *exec);
+/* The --dim bindings the check of a run uses (contract 8, decoder
+ * inputs): opts->dims, then every symbol the run binds at its first step
+ * from its generation loop (the prompt length, a total length equal to
+ * it, a stock past's length 0, a batch of 1 unless --dim says
+ * otherwise), so the static plan is the first step's.  *out (release it
+ * with oac_free) borrows its names from opts and model.  OAC_EINVAL for
+ * a --dim on a symbol the loop binds, or a decoder input the loop cannot
+ * feed; OAC_EPARSE after a config-invalid diagnostic in diags when the
+ * genai_config.json beside the model cannot be read. */
+int oac_run_dims(oac_ctx *ctx, oac_dim_binding **out, size_t *n,
+                 const oac_model *model, const oac_run_opts *opts,
+                 oac_diags *diags);
 
 /* ------------------------------------------------------------------ */
 /* Annotate: making an existing decoder's in-place update explicit      */

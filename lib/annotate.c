@@ -47,6 +47,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "annotate.h"
 #include "arena.h"
 #include "genai_config.h"
 #include "graph.h"
@@ -339,6 +340,33 @@ static int pairs_from_names(ast *st)
             return rc;
     }
     return OAC_OK;
+}
+
+int oac_annotate_pairs(oac_ctx *ctx, oac_kv_pair **out, size_t *n,
+                       const oac_genai_config *cfg, const oac_scope *s)
+{
+    *out = NULL;
+    *n = 0;
+    /* Step 1 only reads the config and the scope. */
+    ast st = { .ctx = ctx, .cfg = (oac_genai_config *)cfg, .s = (oac_scope *)s };
+    int rc = OAC_ENOMEM;
+    if (!(st.a = oac_calloc(ctx, 1, sizeof *st.a)) || !(st.a->arena = oac_arena_new(ctx)))
+        goto done;
+    st.a->ctx = ctx;
+    if ((rc = cfg ? pairs_from_config(&st) : pairs_from_names(&st)) != OAC_OK)
+        goto done;
+    size_t k = st.a->n_pairs;
+    if (k && !(*out = oac_calloc(ctx, k, sizeof **out))) {
+        rc = OAC_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < k; i++)
+        (*out)[i] = (oac_kv_pair){ st.w[i].past, st.w[i].present };
+    *n = k;
+done:
+    oac_dealloc(ctx, st.w);
+    oac_annotation_free(st.a);
+    return rc == OAC_ENOMEM ? oac_err(ctx, OAC_ENOMEM, "out of memory") : rc;
 }
 
 /* ---- step 2: GenAI's sharing rules -------------------------------------- */

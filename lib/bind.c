@@ -26,6 +26,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "decoder.h"
 #include "rt.h"
 #include "shapes.h"
 
@@ -38,7 +39,13 @@ void oac_binding_init(oac_binding *b, const char *name, void *data,
     b->writable = writable;
     b->is_initializer = false;
     b->is_constant = false;
+    b->invalid = false;
     atomic_init(&b->owner, 0);
+}
+
+void oac_binding_reset(oac_binding *b)
+{
+    b->invalid = false;
 }
 
 bool oac_binding_acquire(oac_binding *b, const void *session)
@@ -143,6 +150,52 @@ void oac_bindings_release_all(oac_binding *const *b, size_t n,
 {
     for (size_t i = 0; i < n; i++)
         oac_binding_release(b[i], session);
+}
+
+/* ------------------------------------------------------------------ */
+/* Writes through bindings (contract 8, binding-invalid)                */
+/* ------------------------------------------------------------------ */
+
+void oac_rt_binding_wrote(oac_session *s, const oac_rtval *v)
+{
+    const rt_run *r = s->run;
+    for (size_t b = 0; b < r->n_bind; b++)
+        if (r->bind_val[b] == v) {
+            s->wrote[b] = true;
+            return;
+        }
+}
+
+int oac_rt_bindings_usable(oac_session *s)
+{
+    const rt_run *r = s->run;
+    int rc = OAC_OK;
+    for (size_t b = 0; b < r->n_bind; b++) {
+        if (!r->bind[b]->invalid)
+            continue;
+        oac_where w = { .value = r->bind[b]->name };
+        if (oac_diag_add(s->diags, OAC_BINDING_INVALID, &w,
+                         "cache '%s' is bound to storage an earlier step left "
+                         "half-written (it failed after writing it): no step runs "
+                         "on it until the binding is reset", r->bind[b]->name))
+            return OAC_ENOMEM;
+        rc = OAC_ERUNTIME;
+    }
+    return rc;
+}
+
+void oac_rt_bindings_step_begin(oac_session *s)
+{
+    for (size_t b = 0; b < s->run->n_bind; b++)
+        s->wrote[b] = false;
+}
+
+void oac_rt_bindings_step_failed(oac_session *s)
+{
+    const rt_run *r = s->run;
+    for (size_t b = 0; b < r->n_bind; b++)
+        if (s->wrote[b])
+            r->bind[b]->invalid = true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -392,12 +445,16 @@ int oac_rt_bind_inputs(rt_run *r)
         r->in[i].v = m->inputs[i];
         r->in[i].binding = -1;
         r->in[i].page = -1;
+        r->in[i].dec = -1;
         if (!r->in[i].v)
             return oac_err(r->ctx, OAC_EUNSUPPORTED, "graph input %zu has no name", i);
     }
     int rc = check_options(r);
     if (rc)
         return rc;
+    for (size_t k = 0; r->dec && k < r->dec->n_in; k++)
+        if (r->dec->in[k].port < r->n_in)
+            r->in[r->dec->in[k].port].dec = (long)k;
     size_t n_rw = 0;
     for (size_t i = 0; i < r->n_in; i++) {
         const Onnx__ValueInfoProto *vi = oac_value_vi(r->in[i].v);

@@ -13,7 +13,8 @@
  *                          has "present" for its first "past"; a key
  *                          without such an output is not a pair.
  *                          write_indices, nonpad_kv_seqlen: graph input
- *                          names.
+ *                          names; every other string (input_ids,
+ *                          attention_mask, ...: run's decoder inputs).
  *   search.num_beams       integer >= 1, default 1
  *   search.past_present_share_buffer   boolean, default false
  * Everything else is ignored.  The file is a hostile input: opened
@@ -67,6 +68,11 @@ void oac_genai_config_free(oac_genai_config *c)
         oac_dealloc(c->ctx, c->names[i].present);
     }
     oac_dealloc(c->ctx, c->names);
+    for (size_t i = 0; i < c->n_inputs; i++) {
+        oac_dealloc(c->ctx, c->inputs[i].key);
+        oac_dealloc(c->ctx, c->inputs[i].name);
+    }
+    oac_dealloc(c->ctx, c->inputs);
     oac_dealloc(c->ctx, c->path);
     oac_dealloc(c->ctx, c->write_indices);
     oac_dealloc(c->ctx, c->nonpad_kv_seqlen);
@@ -213,6 +219,37 @@ static int read_names(oac_genai_config *c, oac_diags *diags, json_t *inputs,
     return OAC_OK;
 }
 
+/* The strings of decoder.inputs that are no past/present template
+ * (those hold "%d" or end in "_names"). */
+static int read_inputs(oac_genai_config *c, json_t *inputs)
+{
+    const char *key;
+    json_t *v;
+    size_t cap = 0;
+    json_object_foreach(inputs, key, v) {
+        size_t kl = strlen(key);
+        if (!json_is_string(v) || (kl >= 6 && !strcmp(key + kl - 6, "_names")))
+            continue;
+        if (oac_grow(c->ctx, (void **)&c->inputs, &cap, c->n_inputs + 1,
+                     sizeof *c->inputs) != OAC_OK)
+            return OAC_ENOMEM;
+        struct oac_genai_input *n = &c->inputs[c->n_inputs++];
+        n->key = oac_strdup(c->ctx, key);
+        n->name = oac_strdup(c->ctx, json_string_value(v));
+        if (!n->key || !n->name)
+            return OAC_ENOMEM;
+    }
+    return OAC_OK;
+}
+
+const char *oac_genai_input(const oac_genai_config *c, const char *key)
+{
+    for (size_t i = 0; c && i < c->n_inputs; i++)
+        if (!strcmp(c->inputs[i].key, key))
+            return c->inputs[i].name;
+    return NULL;
+}
+
 static int read_search(oac_genai_config *c, oac_diags *diags, json_t *search)
 {
     json_t *v = search ? json_object_get(search, "num_beams") : NULL;
@@ -283,6 +320,7 @@ int oac_genai_config_load(oac_ctx *ctx, oac_genai_config **out,
         goto done;
     }
     if ((rc = read_names(c, diags, inputs, outputs)) != OAC_OK ||
+        (rc = read_inputs(c, inputs)) != OAC_OK ||
         (rc = read_search(c, diags, search)) != OAC_OK ||
         (rc = input_name(ctx, diags, path, inputs, "write_indices",
                          &c->write_indices)) != OAC_OK ||

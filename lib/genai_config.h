@@ -37,6 +37,15 @@ typedef struct oac_genai_config {
      * .nonpad_kv_seqlen, or those words when the config has none. */
     char *write_indices;
     char *nonpad_kv_seqlen;
+    /* Every other string of model.decoder.inputs (input_ids,
+     * attention_mask, position_ids, ...), key and graph input name:
+     * run's decoder inputs (contract 8) read them through
+     * oac_genai_input. */
+    struct oac_genai_input {
+        char *key;
+        char *name;
+    } *inputs;
+    size_t n_inputs;
 } oac_genai_config;
 
 /* Read the config at path.  A file that cannot be read, is not JSON, or
@@ -51,6 +60,10 @@ void oac_genai_config_free(oac_genai_config *c);
  * the file name without its last ".onnx"), else "<dir>/genai_config.json";
  * *out NULL when neither exists.  OAC_ENOMEM only. */
 int oac_genai_config_find(oac_ctx *ctx, char **out, const char *model_path);
+
+/* The graph input model.decoder.inputs[key] names, or NULL when the
+ * config has no such string. */
+const char *oac_genai_input(const oac_genai_config *c, const char *key);
 
 /* Does name match template t (one "%d" standing for a decimal layer
  * number without sign or leading zeros, or t itself without "%d")?  On a

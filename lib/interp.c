@@ -472,6 +472,8 @@ static int exec_node(oac_frame *fr, size_t i)
         /* Pointer identity: the output is the reused value's object, and
          * its storage did not move. */
         oac_rtval *v = fr->out_buf[j];
+        /* A bound cache written this step (bind.c, binding-invalid). */
+        oac_rt_binding_wrote(s, v);
         const void *after;
         saved_ptr(v, &after);
         bool held = after == fr->before[j];

@@ -47,6 +47,8 @@ static int mark(marker *m, const oac_value *pos, const oac_value *page, int dept
     if (!pos || depth > OAC_MAX_DEPTH)
         return OAC_OK;     /* deeper: refused before the run */
     long pi = main_input(r, pos);
+    if (pi >= 0 && r->in[pi].dec >= 0)
+        return OAC_OK;     /* driven by the generation loop (decoder.h) */
     if (pi >= 0) {
         r->in[pi].pos = RT_POS_POSITION;
         long gi = main_input(r, page);

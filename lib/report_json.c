@@ -227,10 +227,15 @@ static json_t *execution_json(const oac_execution *e, bool *ok)
         put(so, "alloc_calls", json_integer((json_int_t)s->alloc_calls), ok);
         put(so, "alloc_bytes", json_integer((json_int_t)s->alloc_bytes), ok);
         put(so, "pointer_identity", identity_json(s->identity_checked, s->identity_held, ok), ok);
+        /* Additions of contract 8 (copied bytes, the loop's past length). */
+        put(so, "copied_bytes", json_integer((json_int_t)s->copied_bytes), ok);
+        put(so, "past_length",
+            s->past_length >= 0 ? json_integer((json_int_t)s->past_length) : json_null(), ok);
         push(steps, so, ok);
     }
     put(o, "per_step", steps, ok);
     put(o, "second_cache_bytes", json_integer((json_int_t)e->second_cache_bytes), ok);
+    put(o, "copied_bytes", json_integer((json_int_t)e->copied_bytes), ok);
     put(o, "measured_peak_bytes", json_integer((json_int_t)e->measured_peak_bytes), ok);
     put(o, "planned_peak_bytes", opt_u64(e->planned_peak_bytes), ok);
     put(o, "peak_matches_plan", json_boolean(e->peak_matches_plan), ok);

@@ -90,6 +90,20 @@ static void add_execution(buf *b, const oac_execution *e)
         e->steps_completed, e->steps_requested);
     add(b, "  cache bytes bound once: %" PRIu64 "\n", e->cache_bytes_bound);
     add(b, "  second-cache bytes: %" PRIu64 "\n", e->second_cache_bytes);
+    /* Copied bytes, then per step (the first and last few of a long run). */
+    add(b, "  copied bytes: %" PRIu64, e->copied_bytes);
+    if (e->n_per_step) {
+        add(b, " (per step:");
+        for (size_t i = 0; i < e->n_per_step; i++) {
+            if (e->n_per_step > 12 && i == 6) {
+                add(b, " ...");
+                i = e->n_per_step - 6;
+            }
+            add(b, " %" PRIu64, e->per_step[i].copied_bytes);
+        }
+        add(b, ")");
+    }
+    add(b, "\n");
     add(b, "  pointer identity: %" PRIu64 "/%" PRIu64 " held\n",
         e->identity_held, e->identity_checked);
     if (e->planned_peak_bytes.known)

@@ -66,6 +66,7 @@ typedef struct rt_input {
     oac_tensor tmpl;               /* a tensor input's type, dims and data
                                       (zero-filled when data is NULL) */
     oac_paged ptmpl;               /* a paged input's pages (--input) */
+    long dec;                      /* its index in run->dec->in, or -1 */
     oac_pbfile *file;              /* an --input file the check was not
                                       given, read for the run (owned) */
 } rt_input;
@@ -97,6 +98,13 @@ typedef struct rt_run {
     oac_binding *own_bind;         /* bindings this run made */
     oac_rtval *own_val;
     oac_ralloc balloc;             /* storage the run binds (excluded) */
+    /* decoder.h: the generation loop the run drives (never NULL once
+     * made; n_in 0 when the model has no decoder input). */
+    struct oac_decoder *dec;
+    /* precheck.c: the types whose dims it reads: the analysis's, or
+     * pre_an's (made by the run) when the loop's symbols change. */
+    const struct oac_shapes *pre_shapes;
+    oac_analysis *pre_an;
     /* positions.c: the inputs with pos == RT_POS_POSITION, ascending */
     size_t *positions;
     size_t n_positions;
@@ -118,9 +126,12 @@ struct oac_session {
     int64_t *pos_len;              /* per input: this step's update length,
                                       -1 none (positions.c) */
     int64_t *page_size;            /* per input: page size of its update */
+    bool *wrote;                   /* per binding: written this step (bind.c) */
     oac_step_stats *steps;
     size_t n_steps, cap_steps;
     oac_step_stats *cur_step;      /* the running step's figures */
+    int64_t past;                  /* the loop's past length (decoder.h) */
+    int64_t n_new;                 /* tokens the running step feeds */
     uint64_t checked, held;
     uint64_t second_cache;         /* largest step's out-of-place bytes */
     uint64_t step_second;          /* this step's */
@@ -182,6 +193,16 @@ int oac_rt_bind_inputs(rt_run *r);
  * cache_bytes receives the bound cache bytes. */
 int oac_rt_check_bindings(rt_run *r, oac_diags *diags, uint64_t *cache_bytes);
 void oac_rt_bind_fini(rt_run *r);
+/* Contract 8, binding-invalid.  A node wrote through v (an output that
+ * reuses v's storage): when v is a binding's value, this step wrote that
+ * cache.  A step starts with nothing written; a failed step marks every
+ * binding it wrote invalid.  oac_rt_bindings_usable refuses (one
+ * binding-invalid each, OAC_ERUNTIME) the invalid ones the session holds,
+ * before a step runs anything. */
+void oac_rt_binding_wrote(oac_session *s, const oac_rtval *v);
+void oac_rt_bindings_step_begin(oac_session *s);
+void oac_rt_bindings_step_failed(oac_session *s);
+int oac_rt_bindings_usable(oac_session *s);
 
 /* ---- positions.c -------------------------------------------------- */
 
@@ -239,7 +260,19 @@ oac_rtval *oac_frame_value(oac_frame *fr, const oac_value *v, int *rc);
 /* Free the workspaces got since mark (the running node's). */
 void oac_kcall_end(oac_session *s, size_t mark);
 
+/* ---- precheck.c --------------------------------------------------- */
+
+/* Contract 8: before a step runs any node, the position and length of
+ * every main-graph cache update known then against its capacity; the
+ * first overflow is capacity-overflow at its node (s->stop_node) and
+ * OAC_ERUNTIME. */
+int oac_rt_precheck(oac_session *s);
+
 /* ---- steps.c ------------------------------------------------------ */
+
+/* The running step's value of a symbol the run drives (decoder.h), or
+ * -1. */
+int64_t oac_rt_step_sym(const oac_session *s, const char *name);
 
 /* A session's steps: bind, run, record, advance, dump. */
 int oac_rt_session_steps(oac_session *s);

@@ -190,6 +190,11 @@ typedef struct oac_binding {
     bool writable;                  /* false: --readonly, initializer, ... */
     bool is_initializer;            /* storage comes from an initializer */
     bool is_constant;               /* ... or from a Constant node */
+    /* A step failed after writing through it (contract 8): its contents
+     * may be half-written, so every later step on it is refused
+     * (binding-invalid) until oac_binding_reset.  Written only by the
+     * session holding it. */
+    bool invalid;
     atomic_uintptr_t owner;         /* 0: free, else the holding session */
 } oac_binding;
 
@@ -203,6 +208,10 @@ void oac_binding_init(oac_binding *b, const char *name, void *data,
 bool oac_binding_acquire(oac_binding *b, const void *session);
 /* Release if session holds it; otherwise nothing. */
 void oac_binding_release(oac_binding *b, const void *session);
+/* Make an invalid binding usable again (contract 8): whoever bound the
+ * storage has restored or re-initialized what it holds and vouches for
+ * it; the contents are not touched.  A valid binding stays as it is. */
+void oac_binding_reset(oac_binding *b);
 
 /* Refusals, each a diagnostic (returns OAC_ERUNTIME after adding it, or
  * OAC_OK when the binding is acceptable): binding-readonly when a

@@ -45,6 +45,7 @@
  */
 #include <string.h>
 
+#include "decoder.h"
 #include "rt.h"
 
 static void *session_thread(void *arg)
@@ -128,12 +129,36 @@ static void fill_exec(oac_execution *e, const oac_session *s)
     e->identity_checked = s->checked;
     e->identity_held = s->held;
     e->second_cache_bytes = s->second_cache;
+    for (size_t i = 0; i < s->n_steps; i++)
+        e->copied_bytes += s->steps[i].copied_bytes;
     /* Per step, above what earlier steps left live (pages): the plan's
      * quantity.  For dense models nothing is carried over, and this is
      * the allocator's absolute high-water mark. */
     e->measured_peak_bytes = s->alloc.step_peak_max;
     e->peak_matches_plan = e->planned_peak_bytes.known &&
                            e->planned_peak_bytes.value == e->measured_peak_bytes;
+}
+
+/* A check of the model made for the run (its findings are not the
+ * run's): at the run's --dim and --input, with the loop's symbols at the
+ * first step (first_step) or only those that never change. */
+static int own_check(rt_run *r, bool first_step, oac_analysis **out)
+{
+    oac_dim_binding *dims;
+    size_t n_dims;
+    int rc = oac_decoder_dims(r->dec, r->opts, first_step, &dims, &n_dims);
+    if (rc)
+        return rc;
+    oac_check_opts co = { .dims = dims, .n_dims = n_dims,
+                          .inputs = r->opts->inputs, .n_inputs = r->opts->n_inputs };
+    oac_diags *scratch = oac_diags_new(r->ctx);
+    if (scratch)
+        rc = oac_check(r->ctx, out, r->model, &co, scratch);
+    else
+        rc = oac_err(r->ctx, OAC_ENOMEM, "out of memory");
+    oac_diags_free(scratch);
+    oac_dealloc(r->ctx, dims);
+    return rc;
 }
 
 /* The analysis the run reads: the caller's, or one made here with the
@@ -146,16 +171,21 @@ static int take_analysis(rt_run *r, const oac_analysis *given)
     if (given && given->graphs) {
         r->an = given;
     } else {
-        oac_check_opts co = { .dims = r->opts->dims, .n_dims = r->opts->n_dims,
-                              .inputs = r->opts->inputs, .n_inputs = r->opts->n_inputs };
-        oac_diags *scratch = oac_diags_new(r->ctx);
-        if (!scratch)
-            return oac_err(r->ctx, OAC_ENOMEM, "out of memory");
-        int rc = oac_check(r->ctx, &r->own_an, r->model, &co, scratch);
-        oac_diags_free(scratch);
+        /* The check a run makes for itself binds what the run's first step
+         * binds (oac_run_dims), like the caller's should. */
+        int rc = own_check(r, true, &r->own_an);
         if (rc)
             return rc;
         r->an = r->own_an;
+    }
+    /* The pre-check reads dims from an analysis where the symbols the
+     * loop changes from step to step stay symbols (precheck.c). */
+    r->pre_shapes = r->an->shapes;
+    if (oac_decoder_varies(r->dec)) {
+        int rc = own_check(r, false, &r->pre_an);
+        if (rc)
+            return rc;
+        r->pre_shapes = r->pre_an->shapes;
     }
     r->g = r->an->graphs;
     r->al = r->an->aliases;
@@ -203,6 +233,8 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         rc = oac_err(ctx, OAC_EINVAL, "--sessions %u: at most 1024", n_sess);
         goto done;
     }
+    if ((rc = oac_decoder_new(ctx, &r.dec, model, opts, diags)))
+        goto done;
     if ((rc = take_analysis(&r, analysis)))
         goto done;
     if ((rc = oac_rt_setup(&r, diags)) || (rc = oac_rt_bind_inputs(&r)) ||
@@ -346,6 +378,8 @@ done:
     oac_dealloc(ctx, r.positions);
     oac_rt_setup_fini(&r);
     oac_analysis_free(r.own_an);
+    oac_analysis_free(r.pre_an);
+    oac_decoder_free(r.dec);
     *out = e;
     return rc;
 }

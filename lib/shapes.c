@@ -17,7 +17,7 @@
  *     union-find is consulted lazily).
  *  2. A symbol is bound once; a different second number is reported as
  *     shape-mismatch (both places named) and ignored.
- *  3. --dim errors (unknown name, conflicting repeat, value < 1) are
+ *  3. --dim errors (unknown name, conflicting repeat, value < 0) are
  *     usage errors: OAC_EINVAL with the message on ctx, nothing reported.
  *  4. Everything is linear in the model: one strmap lookup per dim_param,
  *     near-constant union-find steps (path halving, union by binding),
@@ -385,9 +385,12 @@ static int apply_dim_options(pass *p)
         const oac_dim_binding *b = &o->dims[i];
         if (!b->name || !b->name[0])
             return oac_err(p->st->ctx, OAC_EINVAL, "--dim: empty dimension name");
-        if (b->value < 1)
+        /* 0 is an empty dimension, as ONNX allows: a run binds a stock
+         * past's length to 0 at its first step (decoder.h).  The command
+         * line's --dim still wants 1 or more (cli_opts.c). */
+        if (b->value < 0)
             return oac_err(p->st->ctx, OAC_EINVAL,
-                           "--dim %s=%" PRId64 ": the value must be at least 1",
+                           "--dim %s=%" PRId64 ": the value must not be negative",
                            b->name, b->value);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(o->dims[j].name, b->name) && o->dims[j].value != b->value)

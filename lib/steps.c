@@ -5,8 +5,10 @@
  * Owns a session's life after the run's tables are made: its main frame
  * (depth 0) and per-input position state, acquiring the bindings, each
  * step (the main graph's outputs of the previous step released, the
- * allocator's step started, the main frame run, the step's figures
- * recorded, the positions advanced) and the dump of the last step.
+ * allocator's step started, the decoder inputs fed, the capacity
+ * pre-check, the main frame run, the step's figures recorded, the
+ * positions and the loop's past length advanced) and the dump of the
+ * last step.
  *
  * Invariants:
  *  1. per_step lists completed steps only; a step stopped by a finding
@@ -15,10 +17,114 @@
  *     largest step's.
  *  3. One dump per run: the binding winner's, or (nothing bound, every
  *     session ran) the first session's, so no two threads write a file.
+ *     It is written after the last step, or when the capacity pre-check
+ *     refuses a step: then nothing ran, and the bound caches and graph
+ *     outputs are what the last completed step left.
+ *  4. A step runs nothing on an invalid binding (binding-invalid); a step
+ *     that fails marks invalid every binding it wrote (bind.c), so a
+ *     caller's binding a failed step half-wrote is refused until reset.
+ *  5. Before any node of a step runs: the driven decoder inputs hold the
+ *     step's values (decoder.h) and the capacity pre-check passed
+ *     (precheck.c); a refused step executes no node.
+ *  6. A stock model's present is fed back as the next past by copy (a
+ *     runtime without the contract); copied_bytes counts that copy and
+ *     every stock present a kernel wrote into a buffer of its own.  An
+ *     annotated cache is bound and updated in place: it adds nothing.
  */
 #include <string.h>
 
+#include "decoder.h"
 #include "rt.h"
+
+int64_t oac_rt_step_sym(const oac_session *s, const char *name)
+{
+    return oac_decoder_sym(s->run->dec, name, s->past, s->n_new);
+}
+
+/* Issue 11 item 5, a runtime without the contract: each stock pair's
+ * present of the step that just ended, copied into a fresh buffer as
+ * this step's past (an input: bound storage, not in alloc_bytes; its
+ * bytes are copied_bytes).  Before the main frame's outputs are
+ * released. */
+static int feed_back(oac_session *s, oac_step_stats *st)
+{
+    rt_run *r = s->run;
+    const oac_decoder *d = r->dec;
+    for (size_t i = 0; i < d->n_pairs; i++) {
+        const oac_dec_pair *p = &d->pairs[i];
+        const rt_input *in = &r->in[p->past];
+        int rc;
+        const oac_rtval *q = p->present < r->main->n_outputs
+            ? oac_frame_value(s->main, r->main->outputs[p->present], &rc) : NULL;
+        if (!q || q->kind != OAC_RTV_TENSOR)
+            continue;
+        oac_tensor qt = q->t;
+        oac_rtval *v = &s->main->objs[in->v->id - r->main->first_id];
+        bool same = qt.elem_type == in->tmpl.elem_type && qt.rank == in->tmpl.rank;
+        for (int a = 0; same && a < qt.rank; a++)
+            same = a == p->seq_axis || qt.dims[a] == in->tmpl.dims[a];
+        if (!same)
+            return oac_err(s->ctx, OAC_EUNSUPPORTED,
+                           "present '%s' (%s, rank %d) cannot be fed back as past '%s': "
+                           "its type or a dimension other than the past length differs",
+                           r->main->output_names[p->present], oac_elem_name(qt.elem_type),
+                           qt.rank, in->v->name);
+        void *data = qt.bytes ? oac_ralloc_bound(&s->alloc, qt.bytes) : NULL;
+        if (qt.bytes && !data)
+            return OAC_ENOMEM;
+        if (qt.bytes)
+            memcpy(data, qt.data, qt.bytes);
+        oac_rtval_release(s->ctx, &s->alloc, v);
+        v->kind = OAC_RTV_TENSOR;
+        v->storage = OAC_STORE_CONST;
+        v->writable = false;
+        v->t = qt;
+        v->t.data = data;
+        st->copied_bytes += qt.bytes;
+    }
+    return OAC_OK;
+}
+
+/* The bytes of the step's stock presents a kernel wrote into buffers of
+ * their own (Concat, an update without output_alias: the cache copied
+ * or grown), not views of a cache updated in place. */
+static uint64_t presents_copied(oac_session *s)
+{
+    rt_run *r = s->run;
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->dec->n_pairs; i++) {
+        size_t o = r->dec->pairs[i].present;
+        int rc;
+        const oac_rtval *q = o < r->main->n_outputs
+            ? oac_frame_value(s->main, r->main->outputs[o], &rc) : NULL;
+        if (q && q->kind == OAC_RTV_TENSOR && q->storage == OAC_STORE_OWNED)
+            n += q->t.bytes;
+    }
+    return n;
+}
+
+/* The step's values of the driven decoder inputs (decoder.h), in place
+ * of the previous step's: this session's copies, bound storage like
+ * every input (not counted). */
+static int feed_inputs(oac_session *s)
+{
+    rt_run *r = s->run;
+    for (size_t i = 0; i < r->n_in; i++) {
+        const rt_input *in = &r->in[i];
+        if (in->dec < 0)
+            continue;
+        oac_rtval *v = &s->main->objs[in->v->id - r->main->first_id];
+        oac_rtval_release(s->ctx, &s->alloc, v);
+        v->kind = OAC_RTV_TENSOR;
+        v->storage = OAC_STORE_CONST;
+        v->writable = false;
+        int rc = oac_decoder_fill(r->dec, (size_t)in->dec, s->past, s->n_new, &s->alloc,
+                                  &v->t);
+        if (rc)
+            return rc;
+    }
+    return OAC_OK;
+}
 
 static int dump_session(oac_session *s)
 {
@@ -34,7 +140,7 @@ static int dump_session(oac_session *s)
     int rc = OAC_OK;
     for (size_t i = 0; i < m->n_outputs && !rc; i++) {
         const oac_rtval *v = oac_frame_value(s->main, m->outputs[i], &rc);
-        if (v)
+        if (v && v->kind != OAC_RTV_NONE)     /* none before a first step */
             dv[k++] = (oac_dump_value){ m->output_names[i], v, r->model };
     }
     if (!rc)
@@ -53,12 +159,14 @@ void oac_rt_session_fini(oac_session *s)
     oac_dealloc(s->ctx, s->ws_bytes);
     oac_dealloc(s->ctx, s->pos_len);
     oac_dealloc(s->ctx, s->page_size);
+    oac_dealloc(s->ctx, s->wrote);
     oac_dealloc(s->ctx, s->steps);
     s->main = NULL;
     s->ws = NULL;
     s->ws_bytes = NULL;
     s->pos_len = NULL;
     s->page_size = NULL;
+    s->wrote = NULL;
     s->steps = NULL;
 }
 
@@ -69,8 +177,9 @@ static int session_init(oac_session *s)
     oac_ralloc_init(&s->alloc, s->ctx);
     s->pos_len = oac_calloc(s->ctx, n, sizeof *s->pos_len);
     s->page_size = oac_calloc(s->ctx, n, sizeof *s->page_size);
+    s->wrote = oac_calloc(s->ctx, r->n_bind ? r->n_bind : 1, sizeof *s->wrote);
     s->main = oac_calloc(s->ctx, 1, sizeof *s->main);
-    if (!s->pos_len || !s->page_size || !s->main)
+    if (!s->pos_len || !s->page_size || !s->wrote || !s->main)
         return OAC_ENOMEM;
     return oac_frame_main(s->main, s);
 }
@@ -89,9 +198,30 @@ int oac_rt_session_steps(oac_session *s)
     if (!s->steps)
         return OAC_ENOMEM;
     for (uint64_t step = 0; step < r->steps; step++) {
+        /* Invariant 4: a binding a failed step wrote runs nothing. */
+        if ((rc = oac_rt_bindings_usable(s)))
+            return rc;
+        oac_rt_bindings_step_begin(s);
+        oac_step_stats st = { .step = step + 1,
+                              .past_length = oac_decoder_active(r->dec) ? s->past : -1 };
+        /* Invariant 6: the previous step's presents become the pasts. */
+        if (step > 0 && (rc = feed_back(s, &st)))
+            return rc;
+        s->n_new = oac_decoder_new_tokens(r->dec, step);
+        if ((rc = feed_inputs(s)))
+            return rc;
+        /* Invariant 5: an overflow known before the step runs nothing;
+         * what the last step left is still there to dump (invariant 3). */
+        if ((rc = oac_rt_precheck(s))) {
+            if (rc == OAC_ERUNTIME && r->opts->dump_dir && (r->n_bind || s->number <= 1)) {
+                int drc = dump_session(s);
+                if (drc)
+                    return drc;
+            }
+            return rc;
+        }
         oac_frame_reset(s->main);
         oac_ralloc_step_begin(&s->alloc);
-        oac_step_stats st = { .step = step + 1 };
         s->cur_step = &st;
         s->step_second = 0;
         s->work = 0;
@@ -101,15 +231,19 @@ int oac_rt_session_steps(oac_session *s)
         /* Invariant 2: the largest step's. */
         if (s->step_second > s->second_cache)
             s->second_cache = s->step_second;
-        if (rc)
+        if (rc) {
+            oac_rt_bindings_step_failed(s);
             return rc;
+        }
         st.alloc_calls = s->alloc.step_calls;
         st.alloc_bytes = s->alloc.step_bytes;
+        st.copied_bytes += presents_copied(s);
         if (oac_grow(s->ctx, (void **)&s->steps, &s->cap_steps, s->n_steps + 1,
                      sizeof *s->steps))
             return OAC_ENOMEM;
         s->steps[s->n_steps++] = st;
         s->steps_completed = step + 1;
+        s->past += s->n_new;
         if (step + 1 < r->steps && (rc = oac_rt_positions_advance(s)))
             return rc;
     }

@@ -51,6 +51,9 @@ typedef struct cli {
     uint64_t steps;              /* 0: not given (1) */
     unsigned sessions;           /* 0: not given (1) */
     const char *dump;
+    uint64_t prompt_length;      /* 0: not given (1) */
+    int64_t *tokens;             /* --tokens, owned */
+    size_t n_tokens;
     const char *config;          /* annotate: --config, into argv */
     bool ignore_config;
     int64_t capacity;            /* annotate: --capacity, 0 when not given */
@@ -102,9 +105,12 @@ void cli_model_fini(cli_model *m);
  * returns false otherwise (a usage error).  Vacuously true when no model
  * could be read. */
 bool cli_names_known(const cli *c, const cli_model *models, size_t n);
-/* oac_check with the --dim/--input that concern this model.  Returns
- * false on a usage error (message printed); other failures set m->exit. */
-bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m);
+/* oac_check with the --dim/--input that concern this model: c's --dim,
+ * or (dims not NULL) the n_dims given, e.g. a run's (oac_run_dims).
+ * Returns false on a usage error (message printed); other failures set
+ * m->exit. */
+bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m,
+                     const oac_dim_binding *dims, size_t n_dims);
 /* The model's exit status from its diagnostics (keeps a higher one):
  * 2 with a parse-error or analysis-failed, 1 when the report's status is
  * "error", else 0. */

@@ -196,6 +196,41 @@ static int add_input(cli *c, const char *arg)
     return CLI_PARSE_GO;
 }
 
+/* --tokens T1,T2,...: decimal token ids, at least one. */
+static int set_tokens(cli *c, const char *arg)
+{
+    size_t n = 1;
+    for (const char *p = arg; *p; p++)
+        n += *p == ',';
+    int64_t *t = calloc(n, sizeof *t);
+    char *copy = strdup(arg);
+    int rc = CLI_PARSE_GO;
+    if (!t || !copy) {
+        rc = usage("out of memory");
+        goto done;
+    }
+    size_t k = 0;
+    for (char *tok = copy, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
+        if (!parse_i64(tok, &t[k]) || t[k] < 0) {
+            rc = usage("--tokens expects token ids (integers >= 0) separated by commas, "
+                       "not '%s'", arg);
+            goto done;
+        }
+        k++;
+    }
+    free(c->tokens);
+    c->tokens = t;
+    c->n_tokens = k;
+    t = NULL;
+done:
+    free(t);
+    free(copy);
+    return rc;
+}
+
 static int push_str(const char ***arr, size_t *n, const char *s)
 {
     const char **a = realloc(*arr, (*n + 1) * sizeof *a);
@@ -268,6 +303,14 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
             return usage("--dump needs a folder");
         c->dump = arg;
         return CLI_PARSE_GO;
+    case CLI_OPT_PROMPT_LENGTH:
+        /* GenAI's prompts fit in INT32 positions. */
+        if (!parse_i64(arg, &v) || v < 1 || v > INT32_MAX)
+            return usage("--prompt-length expects a positive integer, not '%s'", arg);
+        c->prompt_length = (uint64_t)v;
+        return CLI_PARSE_GO;
+    case CLI_OPT_TOKENS:
+        return set_tokens(c, arg);
     case CLI_OPT_CONFIG:
         if (!*arg)
             return usage("--config needs a file name");
@@ -395,6 +438,7 @@ void cli_free(cli *c)
     free(c->dims);
     free(c->inputs);
     free(c->readonly);
+    free(c->tokens);
     free(c->models);
     memset(c, 0, sizeof *c);
 }

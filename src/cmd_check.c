@@ -105,24 +105,29 @@ bool cli_names_known(const cli *c, const cli_model *models, size_t n)
 
 /* ---- checking ------------------------------------------------------------ */
 
-bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m)
+bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m,
+                     const oac_dim_binding *given, size_t n_given)
 {
     oac_dim_binding *dims = NULL;
     oac_input_file *inputs = NULL;
     oac_check_opts o = { 0 };
     bool usage_ok = true;
 
+    if (!given) {
+        given = c->dims;
+        n_given = c->n_dims;
+    }
     if (!m->model)
         return true;
-    if ((c->n_dims && !(dims = calloc(c->n_dims, sizeof *dims))) ||
+    if ((n_given && !(dims = calloc(n_given, sizeof *dims))) ||
         (c->n_inputs && !(inputs = calloc(c->n_inputs, sizeof *inputs)))) {
         cli_error("out of memory");
         m->exit = CLI_EXIT_USAGE;
         goto done;
     }
-    for (size_t i = 0; i < c->n_dims; i++)
-        if (oac_model_has_dim_param(m->model, c->dims[i].name))
-            dims[o.n_dims++] = c->dims[i];
+    for (size_t i = 0; i < n_given; i++)
+        if (oac_model_has_dim_param(m->model, given[i].name))
+            dims[o.n_dims++] = given[i];
     for (size_t i = 0; i < c->n_inputs; i++)
         if (oac_model_has_input(m->model, c->inputs[i].name))
             inputs[o.n_inputs++] = c->inputs[i];
@@ -362,7 +367,7 @@ int cmd_check(oac_ctx *ctx, const cli *c)
         goto done;
     }
     for (size_t i = 0; i < loaded; i++) {
-        if (!cli_model_check(ctx, c, &models[i])) {
+        if (!cli_model_check(ctx, c, &models[i], NULL, 0)) {
             status = CLI_EXIT_USAGE;
             goto done;
         }

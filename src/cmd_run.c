@@ -14,13 +14,16 @@
  *  2. A refusal or finding of the runtime is a diagnostic (oac_run puts
  *     it in the same list); the report shows what was measured up to it.
  *  3. OAC_EINVAL from the runtime (e.g. a dimension left unknown, a
- *     --readonly name that is no cache) is bad usage: stderr, exit 2, no
- *     report.  Every other failure is a diagnostic in the report: the
+ *     --readonly name that is no cache, a --dim on a symbol the
+ *     generation loop binds) is bad usage: stderr, exit 2, no report.  Every other failure is a diagnostic in the report: the
  *     runtime's own (run-time findings, a failure at a node, a --dump
  *     file that could not be written: output-write-failed), else one
  *     added here (parse-error for input that could not be read at run
  *     time, analysis-failed for anything else), so status and exit
  *     status agree (cmd_check.c invariant 2).
+ *  4. The check is made at the run's first step (oac_run_dims: --dim and
+ *     the symbols the generation loop binds, contract 8), so the report's
+ *     memory plan is that step's and a decoder needs no --dim for them.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -33,25 +36,58 @@ int cmd_run(oac_ctx *ctx, const cli *c)
 {
     int status = CLI_EXIT_OK;
     cli_model m;
+    oac_dim_binding *run_dims = NULL;
+    size_t n_run_dims = 0;
 
     if (!cli_model_load(ctx, &m, c->models[0])) {
         status = CLI_EXIT_USAGE;
         goto done;
     }
-    if (!cli_names_known(c, &m, 1) || !cli_model_check(ctx, c, &m)) {
+    oac_run_opts ro = {
+        .steps = c->steps ? c->steps : 1,
+        .dims = c->dims, .n_dims = c->n_dims,
+        .inputs = c->inputs, .n_inputs = c->n_inputs,
+        .readonly = c->readonly, .n_readonly = c->n_readonly,
+        .sessions = c->sessions ? c->sessions : 1,
+        .dump_dir = c->dump,
+        .prompt_length = c->prompt_length,
+        .tokens = c->tokens, .n_tokens = c->n_tokens,
+    };
+    if (!cli_names_known(c, &m, 1)) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    /* Invariant 4: the check binds what the run's first step binds.  A
+     * genai_config.json beside the model that cannot be read is its
+     * config-invalid diagnostic: the report says so, nothing runs. */
+    int drc = m.model ? oac_run_dims(ctx, &run_dims, &n_run_dims, m.model, &ro, m.diags)
+                      : OAC_OK;
+    if (drc == OAC_EINVAL) {
+        cli_error("%s: %s", m.path, oac_errmsg(ctx));
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    if (drc != OAC_OK) {
+        /* Out of memory, say: the report says why (invariant 3).  A
+         * config-invalid config exits 2, as for annotate. */
+        if (drc != OAC_EPARSE)
+            cli_model_fail(ctx, &m, drc, "the run could not start");
+        else
+            m.exit = CLI_EXIT_USAGE;
+        cli_model_settle(c, &m);
+        status = m.exit;
+        int w = cli_write_reports(ctx, c, &m, 1);
+        if (w > status)
+            status = w;
+        goto done;
+    }
+    if (!cli_model_check(ctx, c, &m, run_dims ? run_dims : c->dims,
+                         run_dims ? n_run_dims : c->n_dims)) {
         status = CLI_EXIT_USAGE;
         goto done;
     }
     if (m.model && m.exit == CLI_EXIT_OK && m.analysis) {
         bool clean = oac_diags_count_severity(m.diags, OAC_SEV_ERROR) == 0;
-        oac_run_opts ro = {
-            .steps = c->steps ? c->steps : 1,
-            .dims = c->dims, .n_dims = c->n_dims,
-            .inputs = c->inputs, .n_inputs = c->n_inputs,
-            .readonly = c->readonly, .n_readonly = c->n_readonly,
-            .sessions = c->sessions ? c->sessions : 1,
-            .dump_dir = c->dump,
-        };
         /* --dump DIR names where to put the files; like most tools'
          * output folders it is created when missing (one level).  When
          * that fails, each file the run cannot write there is an
@@ -79,6 +115,7 @@ int cmd_run(oac_ctx *ctx, const cli *c)
     if (w > status)
         status = w;
 done:
+    oac_free(run_dims);
     cli_model_fini(&m);
     return status;
 }

@@ -382,6 +382,53 @@ static void two_caches_run(fx *f, size_t gap, int want_rc)
 static void run_overlapping(fx *f) { two_caches_run(f, 1, OAC_ERUNTIME); }
 static void run_adjacent(fx *f) { two_caches_run(f, 64 / sizeof(float), OAC_OK); }
 
+/* ---- binding-invalid (contract 8) ----------------------------------------- */
+
+/* The CacheUpdate kernel, except that uv refuses: a step that fails
+ * after uk wrote k. */
+static int refuse_uv(oac_kernel_call *k)
+{
+    if (!strcmp(k->node_name, "uv"))
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR, "node uv: refused by the test");
+    return oac_kernel_cache_update(k);
+}
+
+/* two_caches on the caller's bindings: a first run whose step fails
+ * after writing k (its findings in a list of its own), then, after
+ * resetting k's binding when reset, a second run (its findings in f->d)
+ * that must end with want_rc. */
+static void after_failed_step(fx *f, bool reset, int want_rc)
+{
+    enum { B = 64 };
+    float *store = calloc(2, B);
+    oac_binding bk, bv;
+    oac_binding *bl[2] = { &bk, &bv };
+    oac_binding_init(&bk, "k", store, B, true);
+    oac_binding_init(&bv, "v", store + B / sizeof(float), B, true);
+    static const oac_kernel_override ov = { "onnx_alias", "CacheUpdate", refuse_uv };
+    oac_run_hooks h = { .bindings = bl, .n_bindings = 2, .overrides = &ov, .n_overrides = 1 };
+    oac_run_opts ro = { .steps = 2 };
+    fx first;
+    two_caches(&first);
+    ck_assert_int_eq(oac_run_with_hooks(first.ctx, &first.e, first.m, NULL, &ro, &h, first.d),
+                     OAC_ERUNTIME);
+    ck_assert(bk.invalid && !bv.invalid);
+    fx_end(&first);
+    if (reset)
+        oac_binding_reset(&bk);
+    h.overrides = NULL;
+    h.n_overrides = 0;
+    two_caches(f);
+    f->rc = oac_run_with_hooks(f->ctx, &f->e, f->m, NULL, &ro, &h, f->d);
+    ck_assert_int_eq(f->rc, want_rc);
+    /* Refused: no step ran on the half-written cache. */
+    ck_assert_uint_eq(f->e->steps_completed, want_rc ? 0 : 2);
+    free(store);
+}
+
+static void run_not_reset(fx *f) { after_failed_step(f, false, OAC_ERUNTIME); }
+static void run_reset(fx *f) { after_failed_step(f, true, OAC_OK); }
+
 static const scene_case binding_rows[] = {
     { "readonly", run_readonly, WANT(OAC_BINDING_READONLY), NULL, "cache", NULL },
     { "writable", run_plain, NEAR(OAC_BINDING_READONLY) },
@@ -391,6 +438,8 @@ static const scene_case binding_rows[] = {
     { "one_session", run_plain, NEAR(OAC_BINDING_BUSY) },
     { "overlapping", run_overlapping, WANT(OAC_BINDING_OVERLAP), NULL, NULL, NULL },
     { "adjacent", run_adjacent, NEAR(OAC_BINDING_OVERLAP) },
+    { "half_written", run_not_reset, WANT(OAC_BINDING_INVALID), NULL, "k", NULL },
+    { "half_written_reset", run_reset, NEAR(OAC_BINDING_INVALID) },
 };
 CASES_TEST(binding_rows)
 

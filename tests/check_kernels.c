@@ -238,11 +238,11 @@ static void scatter_model(fx *f, const char *mode, const int64_t *wi)
         upd[i] = (float)(i + 1);
     oac_gb_init_f32(g, "update", "2,1,3,2", upd, 12);
     if (wi)
-        oac_gb_init_i64(g, "write_indices", "2", wi, 2);
+        oac_gb_init_i64(g, "write_pos", "2", wi, 2);
     else
-        oac_gb_input(g, "write_indices", OAC_T_INT64, "2");
+        oac_gb_input(g, "write_pos", OAC_T_INT64, "2");
     Onnx__NodeProto *n = oac_gb_node(g, "TensorScatter", NULL, "scatter",
-                                     "past,update,write_indices", "present");
+                                     "past,update,write_pos", "present");
     oac_node_attr_string(g, n, "mode", mode);
     oac_node_alias(g, n, 0, 0, 1);
     oac_vi_alias_of(g, oac_gb_output(g, "present", OAC_T_FLOAT, "2,1,4,2"), "past");
@@ -308,7 +308,9 @@ END_TEST
 START_TEST(tensor_scatter_indices_advance)
 {
     /* write_indices as a graph input starts at 0 and advances by 3:
-     * step 1 fits (0..2), step 2 (3 + 3 > 4) overflows. */
+     * step 1 fits (0..2), step 2 (3 + 3 > 4) overflows.  (A contract-5
+     * position input; one named write_indices is GenAI's and driven by
+     * the generation loop instead, check_runtime.c.) */
     fx f;
     scatter_model(&f, "linear", NULL);
     float store[16] = { 0 };

@@ -47,12 +47,14 @@ expect_eq "memory plan with unknown dims" "$(json 'r["memory_plan"]' "$out")" \
 # shellcheck disable=SC2086
 run_oac 0 run --steps 2 $dims --format=json "$dense"
 expect_eq "run report keys" "$(json 'sorted(k for k in r if k != "execution") == sorted(["alias_classes", "diagnostics", "memory_plan", "model", "status", "summary", "tool", "unchecked"])' "$out")" true
+# The contract's keys, and the additions copied_bytes (contract 8, issue 11)
+# and cache_bytes_bound.
 expect_eq "execution keys" "$(json 'sorted(set(r["execution"]) - {"cache_bytes_bound"})' "$out")" \
-    '["measured_peak_bytes", "peak_matches_plan", "per_step", "planned_peak_bytes", "pointer_identity", "second_cache_bytes", "steps_completed", "steps_requested"]'
+    '["copied_bytes", "measured_peak_bytes", "peak_matches_plan", "per_step", "planned_peak_bytes", "pointer_identity", "second_cache_bytes", "steps_completed", "steps_requested"]'
 expect_eq "execution values" "$(json '[r["execution"][k] for k in ("steps_requested", "steps_completed", "pointer_identity", "second_cache_bytes", "measured_peak_bytes", "planned_peak_bytes", "peak_matches_plan")]' "$out")" \
     '[2, 2, {"checked": 2, "held": 2}, 0, 0, 0, true]'
 expect_eq "per_step" "$(json 'r["execution"]["per_step"]' "$out")" \
-    '[{"step": 1, "alloc_calls": 0, "alloc_bytes": 0, "pointer_identity": {"checked": 1, "held": 1}}, {"step": 2, "alloc_calls": 0, "alloc_bytes": 0, "pointer_identity": {"checked": 1, "held": 1}}]'
+    '[{"step": 1, "alloc_calls": 0, "alloc_bytes": 0, "pointer_identity": {"checked": 1, "held": 1}, "copied_bytes": 0, "past_length": null}, {"step": 2, "alloc_calls": 0, "alloc_bytes": 0, "pointer_identity": {"checked": 1, "held": 1}, "copied_bytes": 0, "past_length": null}]'
 expect_eq "run alias class at the run's dims" "$(json 'r["alias_classes"]' "$out")" \
     '[{"root": "cache", "members": ["cache", "updated_cache"], "elem_type": "FLOAT16", "shape": [2, 1, 2, 8, 4], "bytes": 256}]'
 expect_eq "run memory plan" "$(json 'r["memory_plan"]' "$out")" \

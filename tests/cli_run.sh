@@ -91,6 +91,40 @@ run_oac 0 run $dims --dump "$tmp/dump" "$dense"
 ls "$tmp/dump" 2>/dev/null | grep -q "updated_cache\|^cache" || fail "--dump wrote no cache file"
 [ -s "$out" ] || fail "--dump: no report"
 
+# ---- the generation loop, stock against annotated (contract 8) -------------
+need_examples toy_decoder_concat
+twin="$ex/toy_decoder_concat.onnx"
+# The twin needs no --dim: its past starts empty, its length the loop's.
+run_oac 0 run --steps 3 "$twin"
+grep -q "^  copied bytes: [1-9][0-9]* (per step: [1-9][0-9]* [1-9][0-9]* [1-9][0-9]*)\$" "$out" ||
+    fail "text: the twin's copied bytes per step: $(cat "$out")"
+run_oac 0 run --steps 3 "$toy"
+grep -q "^  copied bytes: 0 (per step: 0 0 0)\$" "$out" || fail "text: in place copies nothing"
+run_oac 0 run --steps 3 --tokens 4,9 --format=json "$twin"
+expect_eq "twin: past length, copied bytes growing" \
+    "$(json '[[s["past_length"] for s in r["execution"]["per_step"]], [s["copied_bytes"] for s in r["execution"]["per_step"]] == sorted(set(s["copied_bytes"] for s in r["execution"]["per_step"]))]' "$out")" \
+    '[[0, 1, 2], true]'
+# The toy's capacity is 16: step 17 is refused at the first update.
+run_oac 1 run --steps 17 --format=json "$toy"
+expect_eq "past the capacity" "$(json '[r["execution"]["steps_completed"], [[d["code"], d["node"]] for d in r["diagnostics"]]]' "$out")" \
+    '[16, [["capacity-overflow", "l0_key_update"]]]'
+# Usage: a --dim on a symbol the loop binds, a prompt the static
+# input_ids [1, 1] cannot take, malformed options.
+run_oac 2 run --dim past_len=3 "$twin"
+grep -q "binds 'past_len' from its generation loop" "$err" || fail "--dim past_len: reason: $(cat "$err")"
+run_oac 2 run --prompt-length 2 "$toy"
+grep -q "static sequence dimension 1" "$err" || fail "--prompt-length 2: reason: $(cat "$err")"
+run_oac 2 run --prompt-length 0 "$toy"
+run_oac 2 run --tokens 1,,2 "$toy"
+run_oac 2 run --tokens -1 "$toy"
+# A genai_config.json beside the model that cannot be read: config-invalid
+# in the report, exit 2, nothing run.
+mkdir "$tmp/cfg" && cp "$toy" "$tmp/cfg/m.onnx" && echo '{"model": []}' > "$tmp/cfg/genai_config.json" ||
+    fail "cannot set up the config folder"
+run_oac 2 run --format=json "$tmp/cfg/m.onnx"
+expect_eq "run with a broken config" "$(json '[r["status"], [d["code"] for d in r["diagnostics"]]]' "$out")" \
+    '["error", ["config-invalid"]]'
+
 # ---- usage -----------------------------------------------------------------
 run_oac 2 run "$toy" "$toy"
 run_oac 2 run --steps 0 "$toy"

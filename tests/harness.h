@@ -89,7 +89,9 @@ void fx_check_model(fx *f, model_fn build);
  * keeping f->st.graphs and f->st.shapes for lookups. */
 int fx_infer(fx *f, const oac_check_opts *opts);
 /* Check with the run's dims and inputs (no error allowed), then run with
- * ro (its dims and inputs set from these) and hooks h (NULL: none). */
+ * ro (its dims and inputs set from these) and hooks h (NULL: none).  The
+ * check binds what the run's first step binds (oac_run_dims of ro, as
+ * `run` does). */
 int fx_check_run(fx *f, const oac_dim_binding *dims, size_t nd,
                  const oac_input_file *in, size_t ni, oac_run_opts *ro,
                  const struct oac_run_hooks *h);

@@ -15,17 +15,25 @@ int fx_check_run(fx *f, const oac_dim_binding *dims, size_t nd,
                  const oac_input_file *in, size_t ni, oac_run_opts *ro,
                  const oac_run_hooks *h)
 {
-    oac_check_opts co = { .dims = dims, .n_dims = nd, .inputs = in, .n_inputs = ni };
+    ro->dims = dims;
+    ro->n_dims = nd;
+    ro->inputs = in;
+    ro->n_inputs = ni;
+    /* As `run` does: the check binds what the run's first step binds. */
+    if (!f->m)
+        fx_load(f);
+    oac_dim_binding *rd;
+    size_t n_rd;
+    ck_assert_msg(oac_run_dims(f->ctx, &rd, &n_rd, f->m, ro, f->d) == OAC_OK, "run dims: %s",
+                  oac_errmsg(f->ctx));
+    oac_check_opts co = { .dims = rd, .n_dims = n_rd, .inputs = in, .n_inputs = ni };
     ck_assert_int_eq(fx_check(f, &co), OAC_OK);
+    oac_free(rd);
     for (size_t i = 0; i < oac_diags_count(f->d); i++) {
         const oac_diag *dg = oac_diags_get(f->d, i);
         ck_assert_msg(dg->severity != OAC_SEV_ERROR, "check: %s: %s",
                       oac_code_name(dg->code), dg->message);
     }
-    ro->dims = dims;
-    ro->n_dims = nd;
-    ro->inputs = in;
-    ro->n_inputs = ni;
     f->rc = oac_run_with_hooks(f->ctx, &f->e, f->m, f->a, ro, h, f->d);
     return f->rc;
 }
