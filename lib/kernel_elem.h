@@ -8,6 +8,8 @@
  * of the inputs is kernel-error naming the node and the value), and numpy
  * broadcasting over up to OAC_BC_MAX operands.
  *
+ * Contract: section 8 ("Element types", kernel-error), section 5.
+ *
  * Invariants:
  *  1. FLOAT16 and BFLOAT16 are widened exactly (half.h) and computed in
  *     float or wider; a store rounds to float first and then to the

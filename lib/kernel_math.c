@@ -7,9 +7,12 @@
  * Owns the numeric semantics of those operators (ONNX docs/Operators.md,
  * onnx/reference/ops) on the element types of contract section 8: FLOAT,
  * FLOAT16, BFLOAT16 and DOUBLE computed as kernel_elem.h says, INT32 and
- * INT64 where ONNX allows them (the small integers and BOOL for the
- * comparisons, Where and Cast).  Any other type is unsupported-operator
- * naming it; a refused input is kernel-error naming the value.
+ * INT64 where ONNX allows them, and every integer type for Add, Sub, Mul,
+ * Div and the comparisons (BOOL too for Equal, Where and Cast).  Any
+ * other type is unsupported-operator naming it; a refused input is
+ * kernel-error naming the value.
+ *
+ * Contract: section 8 (element types, kernel-error), section 5.
  *
  * Invariants:
  *  1. Outputs come from oac_kout (oac_kernel_output once the shape is
@@ -58,6 +61,9 @@ static int same_type(oac_kernel_call *k, const oac_tensor *a, size_t i,
 
 typedef enum binop { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_POW } binop;
 
+/* The types of ONNX's arithmetic (T of Add, Sub, Mul, Div; T1 of Pow). */
+#define ARITH_TYPES (OAC_EKM_FLOAT | OAC_EKM_ANYINT | OAC_EKM(OAC_T_UINT64))
+
 static double fbin(binop op, double x, double z)
 {
     switch (op) {
@@ -69,14 +75,15 @@ static double fbin(binop op, double x, double z)
     }
 }
 
-/* x ** e on two's complement integers, wrapping; e < 0 gives 1 / x**-e
- * truncated (x == 0 is refused by the caller). */
-static int64_t ipow(int64_t x, int64_t e)
+/* x ** e on two's complement integers, wrapping; e < 0 (neg: e is a
+ * negative signed value) gives 1 / x**-e truncated (x == 0 is refused by
+ * the caller). */
+static int64_t ipow(int64_t x, uint64_t e, bool neg)
 {
-    if (e < 0)
+    if (neg)
         return x == 1 ? 1 : x == -1 ? ((e & 1) ? -1 : 1) : 0;
     uint64_t r = 1, b = (uint64_t)x;
-    for (uint64_t u = (uint64_t)e; u; u >>= 1) {
+    for (uint64_t u = e; u; u >>= 1) {
         if (u & 1)
             r *= b;
         b *= b;
@@ -99,9 +106,11 @@ static int64_t sat_i64(double d, double lo, double hi)
 
 static int binary(oac_kernel_call *k, binop op)
 {
-    const oac_tensor *a = oac_kin_typed(k, 0, OAC_EKM_NUM);
-    /* Pow's exponent has a type of its own (T1). */
-    uint32_t bm = op == OP_POW ? OAC_EKM_NUM | OAC_EKM_ANYINT : OAC_EKM_NUM;
+    /* Add, Sub, Mul, Div: every integer type; Pow's base FLOAT-like,
+     * INT32 or INT64, its exponent (T1) any number. */
+    uint32_t am = op == OP_POW ? OAC_EKM_NUM : ARITH_TYPES;
+    const oac_tensor *a = oac_kin_typed(k, 0, am);
+    uint32_t bm = op == OP_POW ? ARITH_TYPES : am;
     const oac_tensor *b = a ? oac_kin_typed(k, 1, bm) : NULL;
     if (!b)
         return OAC_ERUNTIME;
@@ -119,7 +128,8 @@ static int binary(oac_kernel_call *k, binop op)
         oac_bcast z = bc;
         for (uint64_t i = 0; i < z.count; i++, oac_bcast_next(&z)) {
             bool zero = op == OP_DIV ? oac_ek_geti(tb, b->data, (uint64_t)z.off[1]) == 0 :
-                        !fb && oac_ek_geti(t, a->data, (uint64_t)z.off[0]) == 0 &&
+                        !fb && tb != OAC_T_UINT64 &&
+                        oac_ek_geti(t, a->data, (uint64_t)z.off[0]) == 0 &&
                         oac_ek_geti(tb, b->data, (uint64_t)z.off[1]) < 0;
             if (zero)
                 return oac_kernel_error(k, oac_kin_name(k, op == OP_DIV ? 1 : 0),
@@ -136,7 +146,9 @@ static int binary(oac_kernel_call *k, binop op)
     for (uint64_t i = 0; i < bc.count; i++, oac_bcast_next(&bc)) {
         uint64_t oa = (uint64_t)bc.off[0], ob = (uint64_t)bc.off[1];
         if (fa) {
-            double z = fb ? oac_ek_getd(tb, b->data, ob) : (double)oac_ek_geti(tb, b->data, ob);
+            int64_t zi = fb ? 0 : oac_ek_geti(tb, b->data, ob);
+            double z = fb ? oac_ek_getd(tb, b->data, ob) :
+                       tb == OAC_T_UINT64 ? (double)(uint64_t)zi : (double)zi;
             oac_ek_setd(t, y->data, i, fbin(op, oac_ek_getd(t, a->data, oa), z));
             continue;
         }
@@ -151,8 +163,12 @@ static int binary(oac_kernel_call *k, binop op)
             case OP_ADD: r = (int64_t)(ux + uz); break;
             case OP_SUB: r = (int64_t)(ux - uz); break;
             case OP_MUL: r = (int64_t)(ux * uz); break;
-            case OP_DIV: r = z == -1 ? (int64_t)(0u - ux) : x / z; break;
-            default: r = ipow(x, z); break;
+            case OP_DIV:
+                /* UINT64 divides unsigned; -1 would overflow INT64_MIN. */
+                r = t == OAC_T_UINT64 ? (int64_t)(ux / uz) :
+                    z == -1 ? (int64_t)(0u - ux) : x / z;
+                break;
+            default: r = ipow(x, uz, tb != OAC_T_UINT64 && z < 0); break;
             }
         }
         oac_ek_seti(t, y->data, i, r);
@@ -289,6 +305,17 @@ static bool cmp_d(cmpop op, double x, double z)
     }
 }
 
+static bool cmp_u(cmpop op, uint64_t x, uint64_t z)
+{
+    switch (op) {
+    case C_EQ: return x == z;
+    case C_LT: return x < z;
+    case C_LE: return x <= z;
+    case C_GT: return x > z;
+    default: return x >= z;
+    }
+}
+
 static bool cmp_i(cmpop op, int64_t x, int64_t z)
 {
     switch (op) {
@@ -324,13 +351,18 @@ static int compare(oac_kernel_call *k, cmpop op, uint32_t mask)
     uint8_t *out = y->data;
     for (uint64_t i = 0; i < bc.count; i++, oac_bcast_next(&bc)) {
         uint64_t oa = (uint64_t)bc.off[0], ob = (uint64_t)bc.off[1];
-        out[i] = f ? cmp_d(op, oac_ek_getd(t, a->data, oa), oac_ek_getd(t, b->data, ob))
-                   : cmp_i(op, oac_ek_geti(t, a->data, oa), oac_ek_geti(t, b->data, ob));
+        if (f)
+            out[i] = cmp_d(op, oac_ek_getd(t, a->data, oa), oac_ek_getd(t, b->data, ob));
+        else if (t == OAC_T_UINT64)
+            out[i] = cmp_u(op, (uint64_t)oac_ek_geti(t, a->data, oa),
+                           (uint64_t)oac_ek_geti(t, b->data, ob));
+        else
+            out[i] = cmp_i(op, oac_ek_geti(t, a->data, oa), oac_ek_geti(t, b->data, ob));
     }
     return OAC_OK;
 }
 
-#define CMP_TYPES (OAC_EKM_FLOAT | OAC_EKM_ANYINT)
+#define CMP_TYPES (OAC_EKM_FLOAT | OAC_EKM_ANYINT | OAC_EKM(OAC_T_UINT64))
 
 int oac_kernel_equal(oac_kernel_call *k) { return compare(k, C_EQ, CMP_TYPES | OAC_EKM_BOOL); }
 int oac_kernel_less(oac_kernel_call *k) { return compare(k, C_LT, CMP_TYPES); }

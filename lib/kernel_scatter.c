@@ -7,14 +7,17 @@
  * indices.  reduction none moves elements of any whole-byte type; the
  * other reductions compute on FLOAT, FLOAT16, BFLOAT16, DOUBLE and the
  * integer types.  Repeated indices apply in order (the last write wins
- * for none, as ONNX Runtime does).  These are ordinary operators: their
- * output is a new buffer (no row pairs), unlike the cache updates of
- * contract section 2.
+ * for none, as ONNX Runtime does).  The output is a new buffer holding
+ * a copy of data, or, when the node's output_alias states the row's pair
+ * 0 <- 0 (section 6), data's own storage updated in place.
+ *
+ * Contract: section 8 (kernel-error), section 6 (the pair 0 <- 0).
  *
  * Invariants:
  *  1. Every index is checked against its axis ([-dim, dim)) and every
- *     shape against data before the output is allocated: kernel-error
- *     naming the value, never a write out of bounds.
+ *     shape against data before the output is allocated or anything is
+ *     written: kernel-error naming the value, never a write out of
+ *     bounds, and an in-place cache is left as it was.
  *  2. Outputs come from oac_kout (oac_kernel_output once the shape is
  *     checked); nothing else is allocated.
  *  3. Integer add and mul wrap (uint64_t arithmetic).

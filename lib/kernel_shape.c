@@ -10,6 +10,8 @@
  * number of bytes: they move elements, never compute on them.  Sub-byte
  * types and STRING are unsupported-operator naming the type (contract 8).
  *
+ * Contract: section 8 (element types, kernel-error), section 5.
+ *
  * Invariants:
  *  1. Every index from a tensor or attribute (shape, starts, ends, steps,
  *     indices, perm, axes, split, repeats, pads) is range-checked before

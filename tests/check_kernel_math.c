@@ -185,6 +185,36 @@ START_TEST(arith_integers)
 }
 END_TEST
 
+/* The other integer types wrap at their width (numpy's arithmetic):
+ * UINT8 200 + 100 = 44, 5 - 10 = 251, 16 * 20 = 64; INT8 100 + 100 = -56,
+ * -128 / -1 = -128; UINT64 divides and compares unsigned. */
+START_TEST(arith_small_and_unsigned_integers)
+{
+    const struct { const char *op; int32_t t; double a[2], b[2], want[2]; int32_t ty; } c[] = {
+        { "Add", OAC_T_UINT8, { 200, 1 }, { 100, 2 }, { 44, 3 }, OAC_T_UINT8 },
+        { "Sub", OAC_T_UINT8, { 5, 9 }, { 10, 2 }, { 251, 7 }, OAC_T_UINT8 },
+        { "Mul", OAC_T_UINT8, { 16, 3 }, { 20, 3 }, { 64, 9 }, OAC_T_UINT8 },
+        { "Div", OAC_T_UINT8, { 250, 7 }, { 7, 250 }, { 35, 0 }, OAC_T_UINT8 },
+        { "Add", OAC_T_INT8, { 100, -100 }, { 100, -100 }, { -56, 56 }, OAC_T_INT8 },
+        { "Div", OAC_T_INT8, { -128, -7 }, { -1, 2 }, { -128, -3 }, OAC_T_INT8 },
+        { "Div", OAC_T_UINT64, { 9223372036854775808.0, 6 }, { 2, 4 },
+          { 4611686018427387904.0, 1 }, OAC_T_UINT64 },
+        { "Greater", OAC_T_UINT64, { 9223372036854775808.0, 1 }, { 1, 2 }, { 1, 0 },
+          OAC_T_BOOL },
+        { "Less", OAC_T_UINT32, { 4000000000.0, 1 }, { 1, 2 }, { 0, 1 }, OAC_T_BOOL },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        fx f;
+        node2(&f, c[i].op, NULL, c[i].t, "2", c[i].a, 2, c[i].t, "2", c[i].b, 2, c[i].ty);
+        kt_val y;
+        ck_assert_int_eq(kt_run(&f, true, "y", &y, 1), OAC_OK);
+        kt_expect(&y, c[i].ty, "2", c[i].want, 2, 0);
+        kt_free(&y, 1);
+        fx_end(&f);
+    }
+}
+END_TEST
+
 /* Pow's exponent has its own type: FLOAT16 base, INT64 exponent. */
 START_TEST(pow_mixed_exponent)
 {
@@ -473,14 +503,14 @@ START_TEST(unimplemented_types_named)
 {
     const double v[2] = { 1, 2 };
     const struct { const char *op; int32_t t; const char *name; } c[] = {
-        { "Add", OAC_T_UINT8, "UINT8" },       /* arithmetic: no small integers */
+        { "Neg", OAC_T_UINT8, "UINT8" },       /* ONNX's Neg: signed types only */
         { "Sqrt", OAC_T_INT32, "INT32" },      /* float maths only */
         { "Less", OAC_T_BOOL, "BOOL" },
         { "Not", OAC_T_FLOAT, "FLOAT" },
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         fx f;
-        bool two = i != 1 && i != 3;
+        bool two = i == 2;
         node2(&f, c[i].op, NULL, c[i].t, "2", v, 2, c[i].t, "2", two ? v : NULL, 2,
               i == 2 || i == 3 ? OAC_T_BOOL : c[i].t);
         kt_run_fail(&f, OAC_UNSUPPORTED_OPERATOR, "n");
@@ -548,6 +578,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, arith_float_types_broadcast);
     tcase_add_test(tc, arith_both_sides_broadcast);
     tcase_add_test(tc, arith_integers);
+    tcase_add_test(tc, arith_small_and_unsigned_integers);
     tcase_add_test(tc, pow_mixed_exponent);
     tcase_add_test(tc, arith_empty_tensor);
     tcase_add_test(tc, unary_float_types);
