@@ -5,6 +5,8 @@
 #   3. build with ASan+UBSan and `make check` again
 #   4. valgrind over the command line on every example and on bad input
 #   5. `make distcheck` (out-of-tree, read-only sources, clean tarball)
+#   6. `run` side by side with ONNX Runtime (tests/ort_diff.sh: installs
+#      onnxruntime-node from the npm registry; "skipped" without Node)
 # It ends with one line "tests: N passed, N failed".
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +47,17 @@ if ( cd build-test && make -j"$jobs" distcheck >distcheck.log 2>&1 ); then
 else
   failed=$((failed + 1)); status=1; tail -40 build-test/distcheck.log
 fi
+
+step "side by side with ONNX Runtime (tests/ort_diff.sh)"
+rc=0
+py=$(sed -n 's/^PYTHON3 = //p' build-test/Makefile)
+( cd build-test && top_srcdir="$top" PYTHON3="${py:-/usr/bin/python3}" \
+    OAC="$top/build-test/src/onnx-alias-check" sh "$top/tests/ort_diff.sh" ) || rc=$?
+case $rc in
+  0) passed=$((passed + 1)) ;;
+  77) ;;                                  # no Node: it printed "skipped"
+  *) failed=$((failed + 1)); status=1 ;;
+esac
 
 for d in build-test build-san; do
   if [ -f $d/test-suite.log ] && grep -q '^FAIL\|^ERROR' $d/test-suite.log; then
