@@ -203,7 +203,8 @@ void oac_rt_bindings_step_failed(oac_session *s)
 /* ------------------------------------------------------------------ */
 
 /* The concrete dims of a declared shape, resolving dim_params through the
- * run's --dim and the analysis.  OAC_EINVAL when one stays unknown. */
+ * run's --dim, the generation loop's first step (decoder.h) and the
+ * analysis.  OAC_EINVAL when one stays unknown. */
 static int resolve_dims(rt_run *r, const char *what,
                         const Onnx__TensorShapeProto *shape, int *rank,
                         int64_t *dims)
@@ -224,6 +225,10 @@ static int resolve_dims(rt_run *r, const char *what,
                 if (r->opts->dims[j].name &&
                     !strcmp(r->opts->dims[j].name, d->dim_param))
                     v = r->opts->dims[j].value;
+            /* A symbol the generation loop binds: its first step's. */
+            if (v < 0)
+                v = oac_decoder_sym(r->dec, d->dim_param, 0,
+                                    oac_decoder_new_tokens(r->dec, 0));
             if (v < 0)
                 v = oac_analysis_dim(r->an, d->dim_param);
             if (v < 0)

@@ -20,7 +20,8 @@
  *  4. the kernel runs, through the operator table's function pointer
  *     (rt_setup.c); its workspaces are freed when it returns;
  *  5. pointer identity: each reused output must come back at its storage
- *     (alias-broken otherwise, the storage put back);
+ *     (alias-broken otherwise, the storage put back); a bound cache a
+ *     node wrote so is noted for binding-invalid (bind.c);
  *  6. the buffers the scope's memory plan frees after this node's step
  *     are released.
  * Control kernels (kernel_control.c) run bodies through oac_frame_enter,

@@ -10,11 +10,15 @@
  *                 READ_WRITE ones, and the binding refusals;
  *  - positions.c  position and page_id inputs: which they are, the
  *                 lengths a step's updates record, the advance after it;
+ *  - decoder.c    the generation loop (decoder.h): decoder inputs, stock
+ *                 pairs fed back, the symbols the loop binds each step;
+ *  - precheck.c   the capacity pre-check before a step runs any node;
  *  - interp.c     the interpreter: frames (one type for the main graph
  *                 at depth 0, If/Loop bodies and local-function calls)
  *                 and the one node executor;
  *  - kcall.c      the kernel call interface (runtime.h);
- *  - steps.c      one session's steps;
+ *  - steps.c      one session's steps (inputs fed, pre-check, run,
+ *                 stock presents fed back, figures recorded);
  *  - session.c    oac_run: the run, its sessions and threads, the
  *                 execution report.
  * Everything about the model comes from the analysis (analysis.h): the

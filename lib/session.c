@@ -39,9 +39,12 @@
  * check per aliased output per node execution, bodies' nodes included
  * (a Loop body's update once per iteration); second_cache_bytes is the
  * largest step's bytes of out-of-place update outputs, like the plan's
- * per-step figure.  An update without output_alias is not fed back: its
- * output is a new buffer each step and the bound cache is left as it
- * was.
+ * per-step figure.  An update of a bound cache without output_alias is
+ * not fed back: its output is a new buffer each step and the bound cache
+ * is left as it was; a stock model's present is fed back as its next
+ * past by copy (steps.c, decoder.h), counted in copied_bytes, and its
+ * growing caches make peak_matches_plan false (the plan is the first
+ * step's).
  */
 #include <string.h>
 

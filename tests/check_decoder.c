@@ -15,6 +15,7 @@
  */
 #include <math.h>
 
+#include "half.h"
 #include "harness.h"
 #include "runtime.h"
 
@@ -378,6 +379,23 @@ START_TEST(stock_twin_grows)
 }
 END_TEST
 
+START_TEST(analysis_without_the_loops_dims)
+{
+    /* A library caller that checked without oac_run_dims: the run still
+     * binds the loop's symbols itself (the twin's past starts empty); the
+     * plan, made without them, is unknown. */
+    fx f;
+    fx_example(&f, "toy_decoder_concat");
+    ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+    oac_run_opts ro = { .steps = 3 };
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d), OAC_OK);
+    ck_assert_uint_eq(f.e->steps_completed, 3);
+    ck_assert_uint_gt(f.e->per_step[2].copied_bytes, f.e->per_step[1].copied_bytes);
+    ck_assert(!f.e->planned_peak_bytes.known);
+    fx_end(&f);
+}
+END_TEST
+
 START_TEST(annotated_copies_nothing)
 {
     fx f;
@@ -565,6 +583,188 @@ START_TEST(config_names_inputs_and_pairs)
 }
 END_TEST
 
+/* ---- a FLOAT16 GroupQueryAttention decoder ------------------------------------ */
+
+enum { G_CAP = 8, G_E = 8, G_H = 4, G_VOCAB = 32 };
+
+/* A FLOAT16 initializer of rows x cols, deterministic small values. */
+static void f16_weight(oac_gb *g, const char *name, int rows, int cols, unsigned seed)
+{
+    uint16_t w[G_VOCAB * G_E];
+    ck_assert_int_le(rows * cols, G_VOCAB * G_E);
+    uint32_t x = seed * 2654435761u + 1u;
+    for (int i = 0; i < rows * cols; i++) {
+        x = x * 1664525u + 1013904223u;
+        w[i] = oac_f32_to_f16(((float)(x >> 8) / 16777216.0f - 0.5f));
+    }
+    char dims[16];
+    snprintf(dims, sizeof dims, "%d,%d", rows, cols);
+    oac_gb_init_raw(g, name, OAC_T_FLOAT16, dims, w, (size_t)(rows * cols) * sizeof *w);
+}
+
+/* input_ids -> Gather(embedding) -> q, k, v (MatMul) -> GroupQueryAttention
+ * (2 query heads, 1 kv head of 4; seqlens_k and total_sequence_length
+ * INT32 decoder inputs) -> lm_head.  annotated: past_key/past_value
+ * [batch, 1, G_CAP, 4] READ_WRITE, the presents in place; stock: past
+ * [batch, 1, past_seq, 4], presents [batch, 1, total_seq, 4]. */
+static void gqa_decoder(fx *f, bool annotated)
+{
+    oac_mb *mb;
+    oac_gb *g = fx_build(f, &mb);
+    oac_mb_opset(mb, "com.microsoft", 1);
+    char pd[32], qd[32];
+    if (annotated) {
+        snprintf(pd, sizeof pd, "batch,1,%d,%d", G_CAP, G_H);
+        snprintf(qd, sizeof qd, "%s", pd);
+    } else {
+        snprintf(pd, sizeof pd, "batch,1,past_seq,%d", G_H);
+        snprintf(qd, sizeof qd, "batch,1,total_seq,%d", G_H);
+    }
+    oac_gb_input(g, "input_ids", OAC_T_INT64, "batch,seq");
+    oac_gb_input(g, "seqlens_k", OAC_T_INT32, "batch");
+    oac_gb_input(g, "total_sequence_length", OAC_T_INT32, "");
+    Onnx__ValueInfoProto *pk = oac_gb_input(g, "past_key", OAC_T_FLOAT16, pd);
+    Onnx__ValueInfoProto *pv = oac_gb_input(g, "past_value", OAC_T_FLOAT16, pd);
+    f16_weight(g, "embedding", G_VOCAB, G_E, 1);
+    f16_weight(g, "wq", G_E, 2 * G_H, 2);
+    f16_weight(g, "wk", G_E, G_H, 3);
+    f16_weight(g, "wv", G_E, G_H, 4);
+    f16_weight(g, "wo", 2 * G_H, G_VOCAB, 5);
+    oac_gb_node(g, "Gather", NULL, "embed", "embedding,input_ids", "x");
+    oac_gb_node(g, "MatMul", NULL, "q_proj", "x,wq", "q");
+    oac_gb_node(g, "MatMul", NULL, "k_proj", "x,wk", "k");
+    oac_gb_node(g, "MatMul", NULL, "v_proj", "x,wv", "v");
+    Onnx__NodeProto *n = oac_gb_node(g, "GroupQueryAttention", "com.microsoft", "gqa",
+                                     "q,k,v,past_key,past_value,seqlens_k,total_sequence_length",
+                                     "attn,present_key,present_value");
+    oac_node_attr_int(g, n, "num_heads", 2);
+    oac_node_attr_int(g, n, "kv_num_heads", 1);
+    oac_gb_node(g, "MatMul", NULL, "lm_head", "attn,wo", "logits");
+    oac_gb_output(g, "logits", OAC_T_FLOAT16, "batch,seq,32");
+    Onnx__ValueInfoProto *qk = oac_gb_output(g, "present_key", OAC_T_FLOAT16, qd);
+    Onnx__ValueInfoProto *qv = oac_gb_output(g, "present_value", OAC_T_FLOAT16, qd);
+    if (annotated) {
+        oac_vi_access(g, pk, 1);
+        oac_vi_access(g, pv, 1);
+        oac_node_alias(g, n, 1, 3, 1);
+        oac_node_alias(g, n, 2, 4, 1);
+        oac_vi_alias_of(g, qk, "past_key");
+        oac_vi_alias_of(g, qv, "past_value");
+    }
+    fx_load(f);
+}
+
+/* The runtime in this build has GroupQueryAttention (and FLOAT16
+ * MatMul, which came with it): the kernels are other work of issue 11. */
+static bool have_gqa(void)
+{
+    return oac_kernel_lookup("com.microsoft", "GroupQueryAttention") != NULL;
+}
+
+/* The FLOAT16 logits lm_head computes, per step, as floats. */
+static float glogits[8][3 * G_VOCAB];
+static int n_glogits;
+
+static int record_gqa_lm_head(oac_kernel_call *k)
+{
+    int rc = oac_kernel_matmul(k);
+    if (!rc && !strcmp(k->node_name, "lm_head")) {
+        const oac_tensor *t = &k->out[0]->t;
+        ck_assert_int_eq(t->elem_type, OAC_T_FLOAT16);
+        ck_assert_uint_le(t->bytes / 2, 3 * G_VOCAB);
+        ck_assert_int_lt(n_glogits, 8);
+        /* The last token's row. */
+        const uint16_t *h = (const uint16_t *)t->data + t->bytes / 2 - G_VOCAB;
+        for (int v = 0; v < G_VOCAB; v++)
+            glogits[n_glogits][v] = oac_f16_to_f32(h[v]);
+        n_glogits++;
+    }
+    return rc;
+}
+
+START_TEST(gqa_decoder_in_place_and_past_its_capacity)
+{
+    if (!have_gqa())
+        return;
+    /* A prompt of 3, then one token a step: 6 steps fill the 8 rows of
+     * the shared buffer in place; step 7 (total 9) is refused before it
+     * runs, the caches as step 6 left them. */
+    enum { CB = 1 * 1 * G_CAP * G_H * 2 };
+    uint8_t store[2][2][CB];
+    for (int over = 0; over < 2; over++) {
+        memset(store[over], 0, sizeof store[over]);
+        oac_binding b[2];
+        oac_binding *bl[2] = { &b[0], &b[1] };
+        oac_binding_init(&b[0], "past_key", store[over][0], CB, true);
+        oac_binding_init(&b[1], "past_value", store[over][1], CB, true);
+        oac_run_hooks h = { .bindings = bl, .n_bindings = 2 };
+        oac_run_opts ro = { .steps = 6 + (uint64_t)over, .prompt_length = 3 };
+        fx f;
+        gqa_decoder(&f, true);
+        ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, &h), over ? OAC_ERUNTIME : OAC_OK);
+        ck_assert_uint_eq(f.e->steps_completed, 6);
+        ck_assert_uint_eq(f.e->identity_checked, 12);
+        ck_assert_uint_eq(f.e->identity_held, 12);
+        ck_assert_uint_eq(f.e->copied_bytes, 0);
+        if (over) {
+            const oac_diag *d = diag_expect_run(f.d, OAC_CAPACITY_OVERFLOW, "capacity-overflow");
+            ck_assert_str_eq(d->node, "gqa");
+            ck_assert_ptr_nonnull(strstr(d->message, "length 9 (input 6) exceeds capacity 8"));
+            ck_assert(!b[0].invalid && !b[1].invalid);
+        } else {
+            ck_assert(f.e->peak_matches_plan);
+        }
+        fx_end(&f);
+    }
+    ck_assert(!memcmp(store[0], store[1], sizeof store[0]));
+    /* Every row written: no row of the key cache is all zeros. */
+    for (int r = 0; r < G_CAP; r++) {
+        bool any = false;
+        for (int e = 0; e < G_H * 2; e++)
+            any = any || store[0][0][r * G_H * 2 + e];
+        ck_assert_msg(any, "row %d of past_key never written", r);
+    }
+}
+END_TEST
+
+START_TEST(gqa_stock_against_annotated)
+{
+    if (!have_gqa())
+        return;
+    /* The same tokens: the stock decoder (GroupQueryAttention without a
+     * shared buffer, its presents fed back) computes what the annotated
+     * one does in place, and copies more every step. */
+    static const int64_t tokens[4] = { 7, 30, 2, 19 };
+    static const oac_kernel_override ov = { "", "MatMul", record_gqa_lm_head };
+    oac_run_hooks h = { .overrides = &ov, .n_overrides = 1 };
+    float in_place[6][G_VOCAB];
+    for (int stock = 0; stock < 2; stock++) {
+        fx f;
+        n_glogits = 0;
+        gqa_decoder(&f, !stock);
+        oac_run_opts ro = { .steps = 6, .prompt_length = 2, .tokens = tokens, .n_tokens = 4 };
+        ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, &h), OAC_OK);
+        ck_assert_int_eq(n_glogits, 6);
+        for (int k = 0; k < 6; k++) {
+            uint64_t c = f.e->per_step[k].copied_bytes;
+            if (!stock) {
+                ck_assert_uint_eq(c, 0);
+                memcpy(in_place[k], glogits[k], sizeof in_place[k]);
+                continue;
+            }
+            ck_assert_uint_gt(c, 0);
+            if (k)
+                ck_assert_uint_gt(c, f.e->per_step[k - 1].copied_bytes);
+            for (int v = 0; v < G_VOCAB; v++)
+                ck_assert_msg(fabsf(in_place[k][v] - glogits[k][v]) <= 2e-3f,
+                              "step %d logit %d: %g in place, %g stock", k + 1, v,
+                              in_place[k][v], glogits[k][v]);
+        }
+        fx_end(&f);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("decoder");
@@ -581,9 +781,12 @@ Suite *test_suite(void)
     tcase_add_test(tc, symbol_with_two_meanings);
     tcase_add_test(tc, stock_twin_grows);
     tcase_add_test(tc, annotated_copies_nothing);
+    tcase_add_test(tc, analysis_without_the_loops_dims);
     tcase_add_test(tc, stock_feed_back_computes_what_in_place_does);
     tcase_add_test(tc, stock_scatter_copies_every_step);
     tcase_add_test(tc, config_names_inputs_and_pairs);
+    tcase_add_test(tc, gqa_decoder_in_place_and_past_its_capacity);
+    tcase_add_test(tc, gqa_stock_against_annotated);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -49,9 +49,14 @@ void fail_each_allocation(const char *const *names, size_t n_names,
         for (unsigned long n = 1; n < max_n && !ok; n++) {
             fx f;
             fx_example(&f, names[m]);
-            oac_check_opts co = { .dims = dims, .n_dims = k };
-            ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
             oac_run_opts ro = { .steps = steps, .dims = dims, .n_dims = k };
+            /* Checked at the run's first step, as `run` checks. */
+            oac_dim_binding *rd;
+            size_t n_rd;
+            ck_assert_int_eq(oac_run_dims(f.ctx, &rd, &n_rd, f.m, &ro, f.d), OAC_OK);
+            oac_check_opts co = { .dims = rd, .n_dims = n_rd };
+            ck_assert_int_eq(oac_check(f.ctx, &f.a, f.m, &co, f.d), OAC_OK);
+            oac_free(rd);
             oac_ctx_fail_alloc_after(f.ctx, n);
             int rc = oac_run(f.ctx, &f.e, f.m, f.a, &ro, f.d);
             oac_ctx_fail_alloc_after(f.ctx, 0);

@@ -28,6 +28,17 @@ for m in examples/toy_decoder.onnx examples/paged_cache.onnx examples/tensor_sca
   rc=$?
   if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: run $m (exit $rc)"; bad=1; fi
 done
+# Contract 8: the generation loop with a stock model fed back (the Concat
+# twin), and a step the capacity pre-check refuses, with a --dump of what
+# the last step left.
+if [ -f examples/toy_decoder_concat.onnx ]; then
+  $vg $tool run --steps 4 --tokens 3,7 --format=json examples/toy_decoder_concat.onnx > /dev/null 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then echo "valgrind: run toy_decoder_concat (exit $rc)"; bad=1; fi
+  $vg $tool run --steps 17 --dump "$tmp/over" --format=json examples/toy_decoder.onnx > /dev/null 2>&1
+  rc=$?
+  if [ $rc -ne 1 ]; then echo "valgrind: run toy_decoder past its capacity (exit $rc)"; bad=1; fi
+fi
 # The interpreter at every depth (If branches, Loop bodies, local
 # functions) and the bindings: the examples' dims as the quickstart binds
 # them, so each run executes its steps.
