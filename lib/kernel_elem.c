@@ -163,12 +163,12 @@ int oac_bcast_init(oac_kernel_call *k, oac_bcast *b, int n, const oac_tensor *co
             return oac_kernel_error(k, oac_kin_name(k, 0),
                                     "the broadcast shape's element count overflows");
     for (int j = 0; j < n; j++) {
-        int64_t s = 1;
+        uint64_t s = 1;   /* wraps for an empty operand (kernel_elem.h 6) */
         for (int d = r - 1; d >= 0; d--) {
             int it = d - (r - t[j]->rank);
             int64_t dj = it >= 0 ? t[j]->dims[it] : 1;
-            b->st[j][d] = dj == 1 ? 0 : s;
-            s *= dj;
+            b->st[j][d] = dj == 1 ? 0 : (int64_t)s;
+            s *= (uint64_t)dj;
         }
         b->off[j] = 0;
     }

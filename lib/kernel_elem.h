@@ -24,6 +24,10 @@
  *  4. The accessors never look at a type outside the masks they are
  *     documented for: callers check the type first (oac_kin_typed).
  *  5. Nothing here allocates.
+ *  6. Products of dims that a kernel computes before it knows the tensor
+ *     is not empty wrap (oac_ek_strides, unsigned counts): a tensor of
+ *     numel 0 may have dims whose product overflows ([0, 2^62, 4]), and
+ *     every kernel returns before indexing such a tensor.
  */
 #ifndef OAC_KERNEL_ELEM_H
 #define OAC_KERNEL_ELEM_H
@@ -143,6 +147,19 @@ static inline uint64_t oac_ek_numel(const oac_tensor *t)
     for (int i = 0; i < t->rank; i++)
         n *= (uint64_t)t->dims[i];
     return n;
+}
+
+/* Row-major element strides of dims[0..rank).  A tensor with a zero dim
+ * may have dims whose product overflows (only its total is checked, and
+ * it is 0): the products wrap (unsigned) instead of overflowing, and such
+ * strides are never used to address an element, as no element exists. */
+static inline void oac_ek_strides(const int64_t *dims, int rank, int64_t *st)
+{
+    uint64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        st[i] = (int64_t)s;
+        s *= (uint64_t)dims[i];
+    }
 }
 
 /* Bytes of one element of a whole-byte type, 0 for sub-byte types. */

@@ -157,8 +157,10 @@ int oac_kernel_trilu(oac_kernel_call *k)
     int rc = oac_kout(k, 0, x->elem_type, x->rank, x->dims, &y);
     if (rc)
         return rc;
+    if (!y->bytes)
+        return OAC_OK;   /* empty: M * N may overflow */
     int64_t M = x->dims[x->rank - 2], N = x->dims[x->rank - 1];
-    uint64_t total = oac_ek_numel(x), mats = M && N ? total / (uint64_t)(M * N) : 0;
+    uint64_t total = oac_ek_numel(x), mats = total / (uint64_t)(M * N);
     uint8_t *out = y->data;
     const uint8_t *in = x->data;
     for (uint64_t b = 0; b < mats; b++)

@@ -221,6 +221,8 @@ int oac_kernel_matmul(oac_kernel_call *k)
     oac_tensor *y;
     if ((rc = oac_kout(k, 0, a->elem_type, orank, od, &y)))
         return rc;
+    if (!y->bytes)
+        return OAC_OK;   /* no batch to run (an empty batch may be long) */
     mm_args m = { .t = a->elem_type, .a = a->data, .b = b->data, .M = M, .N = N, .K = K,
                   .ra = K, .ca = 1, .rb = N, .cb = 1, .alpha = 1.0 };
     for (uint64_t bt = 0; bt < bc.count; bt++, oac_bcast_next(&bc)) {
@@ -271,6 +273,8 @@ int oac_kernel_gemm(oac_kernel_call *k)
     oac_tensor *y;
     if ((rc = oac_kout(k, 0, a->elem_type, 2, od, &y)))
         return rc;
+    if (!y->bytes)
+        return OAC_OK;
     mm_args m = { .t = a->elem_type, .a = a->data, .b = b->data, .M = M, .N = N, .K = K,
                   .ra = ta ? 1 : K, .ca = ta ? M : 1, .rb = tb ? 1 : N, .cb = tb ? K : 1,
                   .alpha = oac_attr_float(k->node, "alpha", 1.0f),
@@ -299,6 +303,8 @@ int oac_kernel_softmax(oac_kernel_call *k)
     oac_tensor *y;
     if ((rc = oac_kout(k, 0, x->elem_type, x->rank, x->dims, &y)))
         return rc;
+    if (!y->bytes)
+        return OAC_OK;   /* empty: its dims' products may overflow */
     int64_t outer = 1, inner = 1, n = 1;
     for (int i = 0; i < axis; i++)
         outer *= x->dims[i];
@@ -396,14 +402,11 @@ static int reduce(oac_kernel_call *k, redop op, uint32_t mask, int64_t input_ops
     int32_t t = x->elem_type;
     /* Kept dims (kd, strides ks) index the output; reduced ones (rd, rs)
      * each output's block. */
-    int64_t od[MAXR], kd[MAXR], ks[MAXR], rd[MAXR], rs[MAXR], st = 1;
+    int64_t od[MAXR], kd[MAXR], ks[MAXR], rd[MAXR], rs[MAXR];
     int orank = 0, nk = 0, nr = 0;
     uint64_t cnt = 1;
     int64_t strides[MAXR];
-    for (int d = x->rank - 1; d >= 0; d--) {
-        strides[d] = st;
-        st *= x->dims[d];
-    }
+    oac_ek_strides(x->dims, x->rank, strides);
     for (int d = 0; d < x->rank; d++) {
         if (red[d]) {
             rd[nr] = x->dims[d];
@@ -425,6 +428,9 @@ static int reduce(oac_kernel_call *k, redop op, uint32_t mask, int64_t input_ops
     if ((rc = oac_kout(k, 0, t, orank, od, &y)))
         return rc;
     uint64_t nout = oac_ek_numel(y);
+    if (!cnt)
+        nk = 0;   /* x is empty: every output is the empty set's value, and
+                     x's strides are not walked (kernel_elem.h 6) */
     int64_t ki[MAXR] = { 0 }, base = 0;
     for (uint64_t o = 0; o < nout; o++) {
         int64_t ri[MAXR] = { 0 }, off = base;

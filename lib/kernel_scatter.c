@@ -114,11 +114,8 @@ int oac_kernel_scatter_nd(oac_kernel_call *k)
     if (!ok)
         return oac_kernel_error(k, oac_kin_name(k, 2), "shape is not indices.shape[:-1] + "
                                 "data.shape[%" PRId64 ":]", q);
-    int64_t st[MAXR], s = 1;
-    for (int d = x->rank - 1; d >= 0; d--) {
-        st[d] = s;
-        s *= x->dims[d];
-    }
+    int64_t st[MAXR];
+    oac_ek_strides(x->dims, x->rank, st);
     uint64_t slice = (uint64_t)st[q - 1];   /* elements per addressed slice */
     uint64_t tuples = oac_ek_numel(ix) / (uint64_t)q;
     for (uint64_t i = 0; i < tuples * (uint64_t)q; i++) {
@@ -183,11 +180,8 @@ int oac_kernel_scatter_elements(oac_kernel_call *k)
             return oac_kernel_error(k, oac_kin_name(k, 1), "index %" PRId64 " is out of [%"
                                     PRId64 ", %" PRId64 ")", v, -dim, dim);
     }
-    int64_t st[MAXR], s = 1;
-    for (int d = x->rank - 1; d >= 0; d--) {
-        st[d] = s;
-        s *= x->dims[d];
-    }
+    int64_t st[MAXR];
+    oac_ek_strides(x->dims, x->rank, st);
     oac_tensor *y;
     if ((rc = copy_data(k, x, &y)))
         return rc;

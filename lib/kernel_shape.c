@@ -42,11 +42,7 @@ static int esize(oac_kernel_call *k, size_t i, const oac_tensor *t, size_t *out)
 
 static void strides_of(const oac_tensor *t, int64_t *st)
 {
-    int64_t s = 1;
-    for (int i = t->rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= t->dims[i];
-    }
+    oac_ek_strides(t->dims, t->rank, st);
 }
 
 /* dst[out index] = src[base + sum(idx[d] * sst[d])], elements of es bytes. */
@@ -272,16 +268,16 @@ int oac_kernel_slice(oac_kernel_call *k)
         stp[ax] = len > 1 ? sp : 1;
         od[ax] = len;
     }
-    for (int d = 0; d < x->rank; d++) {
-        ost[d] = st[d] * stp[d];
-        if (od[d])
-            base += b[d] * st[d];
-    }
     oac_tensor *y;
     if ((rc = oac_kout(k, 0, x->elem_type, x->rank, od, &y)))
         return rc;
-    if (y->bytes)
-        gather_strided(y->data, x->data, es, x->rank, od, base, ost);
+    if (!y->bytes)
+        return OAC_OK;   /* then x is not empty either: st is exact */
+    for (int d = 0; d < x->rank; d++) {
+        ost[d] = st[d] * stp[d];
+        base += b[d] * st[d];
+    }
+    gather_strided(y->data, x->data, es, x->rank, od, base, ost);
     return OAC_OK;
 }
 

@@ -454,6 +454,70 @@ START_TEST(hostile_values_refused)
 }
 END_TEST
 
+/* A tensor with no element may have dims whose product overflows int64
+ * ([0, 2^62, 4]: only the total, 0, is checked).  Each kernel gives the
+ * empty result without computing a stride or count that overflows
+ * (UBSan in the sanitizer build) and without walking a long empty batch. */
+START_TEST(empty_tensor_with_huge_dims)
+{
+    const struct { const char *op; const char *extra; const char *dims; } c[] = {
+        { "Add", "b", "0,4611686018427387904,4" },
+        /* [4, 2^62, 0] is refused: the runtime's tensors count their
+         * elements left to right (4 * 2^62 overflows). */
+        { "Transpose", NULL, NULL },
+        { "Slice", "st,en,ax2", "0,4611686018427387904,2" },
+        { "Softmax", NULL, "0,4611686018427387904,4" },
+        { "ReduceSum", "ax1", "0,1,4" },
+        { "Tile", "rep", "0,4611686018427387904,8" },
+        { "Trilu", NULL, "0,4611686018427387904,4" },
+        { "MatMul", "w", "0,4611686018427387904,3" },
+        { "Pad", "pads", "0,4611686018427387904,6" },
+        { "Where", NULL, "0,4611686018427387904,4" },
+        { "Expand", "one", "0,4611686018427387904,4" },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        fx f;
+        oac_gb *g = fx_build(&f, NULL);
+        oac_gb_init_raw(g, "x", OAC_T_FLOAT, "0,4611686018427387904,4", NULL, 0);
+        const double b[4] = { 1, 2, 3, 4 }, w[12] = { 0 }, one = 1;
+        kt_init(g, "b", OAC_T_FLOAT, "4", b, 4);
+        kt_init(g, "w", OAC_T_FLOAT, "4,3", w, 12);
+        kt_init(g, "c", OAC_T_BOOL, "1", &one, 1);
+        kt_init(g, "z", OAC_T_FLOAT, "1", &one, 1);
+        const int64_t st = 1, en = 3, ax2 = 2, ax1 = 1, rep[3] = { 1, 1, 2 },
+                      pads[6] = { 0, 0, 1, 0, 0, 1 }, one64 = 1;
+        oac_gb_init_i64(g, "st", "1", &st, 1);
+        oac_gb_init_i64(g, "en", "1", &en, 1);
+        oac_gb_init_i64(g, "ax2", "1", &ax2, 1);
+        oac_gb_init_i64(g, "ax1", "1", &ax1, 1);
+        oac_gb_init_i64(g, "rep", "3", rep, 3);
+        oac_gb_init_i64(g, "pads", "6", pads, 6);
+        oac_gb_init_i64(g, "one", "1", &one64, 1);
+        char ins[32];
+        if (!strcmp(c[i].op, "Where"))
+            snprintf(ins, sizeof ins, "c,x,z");
+        else
+            snprintf(ins, sizeof ins, "x%s%s", c[i].extra ? "," : "",
+                     c[i].extra ? c[i].extra : "");
+        Onnx__NodeProto *n = oac_gb_node(g, c[i].op, NULL, "n", ins, "y");
+        if (!strcmp(c[i].op, "Softmax"))
+            oac_node_attr_int(g, n, "axis", 0);
+        oac_gb_output(g, "y", OAC_T_FLOAT, NULL);
+        if (!c[i].dims) {
+            kt_run_fail(&f, OAC_KERNEL_ERROR, "n");
+            fx_end(&f);
+            continue;
+        }
+        kt_val y;
+        ck_assert_msg(kt_run(&f, false, "y", &y, 1) == OAC_OK, "%s: %s", c[i].op,
+                      diag_dump(f.d));
+        kt_expect(&y, OAC_T_FLOAT, c[i].dims, NULL, 0, 0);
+        kt_free(&y, 1);
+        fx_end(&f);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("kernel_shape");
@@ -471,6 +535,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, shape_family);
     tcase_add_test(tc, sub_byte_type_named);
     tcase_add_test(tc, hostile_values_refused);
+    tcase_add_test(tc, empty_tensor_with_huge_dims);
     ADD_CASES(tc, shape_rows);
     suite_add_tcase(s, tc);
     return s;
