@@ -611,7 +611,10 @@ def compare_model(case, opts):
     except subprocess.TimeoutExpired:
         raise Mismatch("ONNX Runtime: no answer in %d s" % NODE_TIMEOUT)
     if p.returncode != 0:
-        raise Mismatch("ONNX Runtime failed: %s" % p.stderr.strip()[-600:])
+        lines = [ln for ln in re.sub(r"\x1b\[[0-9;]*m", "", p.stderr).splitlines() if ln.strip()]
+        said = [ln for ln in lines if ln.startswith("ort_diff.js:")] or lines[-1:]
+        raise Mismatch("ONNX Runtime failed (exit %d): %s" %
+                       (p.returncode, said[-1][:600] if said else "no message"))
 
     # Ours, k = 1..N, and the comparison.
     run_args = ["run", "--format=json"]
