@@ -627,6 +627,7 @@ def compare_model(case, opts):
         run_args += ["--dim", "%s=%d" % (s, v)]
     run_args += input_args
     worst = {}
+    driven = any(i.name in dec for i in ours.graph.input)
     for k in range(1, steps + 1):
         dump = os.path.join(work, "dump%d" % k)
         p = oac(run_args + ["--steps", str(k), "--dump", dump, ours_path], opts)
@@ -644,6 +645,12 @@ def compare_model(case, opts):
             msgs = "; ".join("%s [%s]" % (d["message"], d["code"]) for d in rep["diagnostics"]
                              if d["severity"] == "error")
             raise Mismatch("run --steps %d: exit %d: %s" % (k, p.returncode, msgs[:600]))
+        # The loop's past length per step, as section 8 counts it.
+        if driven:
+            want = [0] + [prompt + i for i in range(k - 1)]
+            got = [st.get("past_length") for st in rep["execution"]["per_step"]]
+            if got != want:
+                raise Mismatch("run --steps %d: past_length %s, the loop's is %s" % (k, got, want))
         step_dir = os.path.join(work, "ort", "step%d" % k)
         for o in ours.graph.output:
             f = os.path.join(dump, encode_name(o.name))
@@ -707,11 +714,15 @@ def real_cases(real, opts):
                 cfg = f[:-5] + ".genai_config.json"
                 if os.path.isfile(cfg):
                     shutil.copyfile(cfg, out[:-5] + ".genai_config.json")
-                for b in (1, 2):
+                # ONNX Runtime gets the original file; once also the
+                # annotated one (the contract's fields are unknown to it).
+                for b, ort_file in ((1, f), (2, f), (1, out)):
                     d = dict(dims, **({batch: b} if b > 1 else {}))
-                    cases.append({"name": base + " (annotated%s)" % (", batch %d" % b if b > 1
-                                                                     else ""),
-                                  "model": out, "ort_model": f, "steps": 8, "prompt": 3,
+                    label = "annotated%s%s" % (", batch %d" % b if b > 1 else "",
+                                               "; ONNX Runtime given the annotated file"
+                                               if ort_file == out else "")
+                    cases.append({"name": "%s (%s)" % (base, label),
+                                  "model": out, "ort_model": ort_file, "steps": 8, "prompt": 3,
                                   "dims": d, "run_dims": d, "check_dims": {}})
         cases.append({"name": base + " (stock)", "model": f, "ort_model": f,
                       "steps": 8, "prompt": 3, "dims": {}, "run_dims": {},
