@@ -225,6 +225,10 @@ static int check_dense(pre *p)
     } else if (!pre_ints(p, pv, &n) || !n) {
         return OAC_OK;
     }
+    /* Several positions are write_indices, one per batch row; any other
+     * count is an operand the kernel refuses. */
+    if (n > 1 && pre_dim(p, cache, 0) != (int64_t)n)
+        return OAC_OK;
     for (size_t b = 0; b < n; b++) {
         int64_t pos = p->ints[b];
         bool ok = circular ? pos >= 0 && len <= cap : fits(pos, len, cap);

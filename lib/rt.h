@@ -139,6 +139,7 @@ struct oac_session {
     uint64_t checked, held;
     uint64_t second_cache;         /* largest step's out-of-place bytes */
     uint64_t step_second;          /* this step's */
+    uint64_t copied;               /* copied_bytes of the completed steps */
     uint64_t steps_completed;
     uint64_t work;                 /* body work charged this step */
     bool winner;

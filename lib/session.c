@@ -132,8 +132,7 @@ static void fill_exec(oac_execution *e, const oac_session *s)
     e->identity_checked = s->checked;
     e->identity_held = s->held;
     e->second_cache_bytes = s->second_cache;
-    for (size_t i = 0; i < s->n_steps; i++)
-        e->copied_bytes += s->steps[i].copied_bytes;
+    e->copied_bytes = s->copied;
     /* Per step, above what earlier steps left live (pages): the plan's
      * quantity.  For dense models nothing is carried over, and this is
      * the allocator's absolute high-water mark. */

@@ -243,6 +243,7 @@ int oac_rt_session_steps(oac_session *s)
             return OAC_ENOMEM;
         s->steps[s->n_steps++] = st;
         s->steps_completed = step + 1;
+        s->copied += st.copied_bytes;
         if (r->hooks && r->hooks->step_done)
             r->hooks->step_done(r->hooks->step_arg, &st);
         s->past += s->n_new;

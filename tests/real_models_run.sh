@@ -1,7 +1,7 @@
 #!/bin/sh
 # real_models_run.sh: `run` on the real decoders of ../shared/real-models
-# (issue 11, acceptance 1 and 2, the runtime's half; skipped without
-# them).
+# ($OAC_REAL_MODELS, else beside the source tree; issue 11, acceptance 1
+# and 2, the runtime's half; skipped without them).
 #
 #  - annotated (by `annotate`), the TensorScatter decoder and the FLOAT16
 #    GroupQueryAttention decoder run 8 decode steps driven as a generation
@@ -18,7 +18,8 @@
 . "${top_srcdir:?}/tests/cli_lib.sh"
 
 real=""
-for d in "$top_srcdir/../shared/real-models" "$top_srcdir/../../shared/real-models"; do
+for d in ${OAC_REAL_MODELS:+"$OAC_REAL_MODELS"} "$top_srcdir/../shared/real-models" \
+         "$top_srcdir/../../shared/real-models"; do
     [ -f "$d/static-scatter-decoder.onnx" ] && [ -f "$d/tiny-qwen35-gqa-decoder.onnx" ] &&
         { real=$d; break; }
 done
