@@ -24,7 +24,7 @@
 #
 # Environment: top_srcdir (default: this script's parent folder), OAC (the
 # program; default src/onnx-alias-check), PYTHON3 (Debian's python3 with
-# onnx and numpy; default /usr/bin/python3), ORT_DIFF_REAL (the real
+# onnx and numpy; default /usr/bin/python3), OAC_REAL_MODELS (the real
 # models' folder, overriding the search), NPM_TIMEOUT (seconds, 900).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -77,7 +77,7 @@ if ! out=$(NODE_PATH="$ortdir/node_modules" timeout 120 "$node" -e 'require("onn
 fi
 
 # ---- the real decoders, when present -----------------------------------------
-real=${ORT_DIFF_REAL:-}
+real=${OAC_REAL_MODELS:-}
 if [ -z "$real" ]; then
     for d in "$top_srcdir/../shared/real-models" "$top_srcdir/../../shared/real-models"; do
         [ -f "$d/static-scatter-decoder.onnx" ] && [ -f "$d/tiny-qwen35-gqa-decoder.onnx" ] &&
