@@ -371,6 +371,11 @@ typedef struct oac_run_hooks {
     /* Body work per step (OAC_RT_MAX_BODY_WORK when 0), so tests reach
      * the limit quickly. */
     uint64_t body_work;
+    /* Called by the session after each completed step with its figures,
+     * step_arg passed back (bench/bench_decode times steps with it);
+     * NULL: nothing is called. */
+    void (*step_done)(void *step_arg, const oac_step_stats *st);
+    void *step_arg;
 } oac_run_hooks;
 
 int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,

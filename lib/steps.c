@@ -261,6 +261,8 @@ int oac_rt_session_steps(oac_session *s)
         record(s, &st);
         s->steps_completed = step + 1;
         s->copied += st.copied_bytes;
+        if (r->hooks && r->hooks->step_done)
+            r->hooks->step_done(r->hooks->step_arg, &st);
         s->past += s->n_new;
         if (step + 1 < r->steps && (rc = oac_rt_positions_advance(s)))
             return rc;

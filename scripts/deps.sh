@@ -11,6 +11,11 @@ packages=(
   time valgrind git
 )
 
+# Node and npm for tests/ort_diff.sh (ONNX Runtime side by side): Debian's,
+# only when the machine has no node/npm at all (another install is kept).
+command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -5,7 +5,9 @@
 #   3. build with ASan+UBSan and `make check` again
 #   4. valgrind over the command line on every example and on bad input
 #   5. `make distcheck` (out-of-tree, read-only sources, clean tarball)
-#   6. each libFuzzer harness (fuzz/) for FUZZ_TIME seconds (default 60)
+#   6. `run` side by side with ONNX Runtime (tests/ort_diff.sh: installs
+#      onnxruntime-node from the npm registry; "skipped" without Node)
+#   7. each libFuzzer harness (fuzz/) for FUZZ_TIME seconds (default 60)
 #      over the seed corpus the build makes, when clang can link
 #      libFuzzer; any finding fails ("fuzz: skipped (no clang)" otherwise)
 # It ends with one line "tests: N passed, N failed".
@@ -48,6 +50,17 @@ if ( cd build-test && make -j"$jobs" distcheck >distcheck.log 2>&1 ); then
 else
   failed=$((failed + 1)); status=1; tail -40 build-test/distcheck.log
 fi
+
+step "side by side with ONNX Runtime (tests/ort_diff.sh)"
+rc=0
+py=$(sed -n 's/^PYTHON3 = //p' build-test/Makefile 2>/dev/null || true)
+( cd build-test && top_srcdir="$top" PYTHON3="${py:-/usr/bin/python3}" \
+    OAC="$top/build-test/src/onnx-alias-check" sh "$top/tests/ort_diff.sh" ) || rc=$?
+case $rc in
+  0) passed=$((passed + 1)) ;;
+  77) ;;                                  # no Node: it printed "skipped"
+  *) failed=$((failed + 1)); status=1 ;;
+esac
 
 step "fuzz: each harness ${FUZZ_TIME:-60} s"
 # Can clang link a libFuzzer target?  (Debian: clang and libclang-rt-14-dev;

@@ -175,6 +175,54 @@ START_TEST(toy_decoder_fills_its_capacity)
 }
 END_TEST
 
+/* The step_done hook (runtime.h; bench/bench_decode times steps with it):
+ * once per completed step, in order, with that step's figures; never for
+ * a step that did not complete. */
+typedef struct seen_steps {
+    oac_step_stats st[OAC_TOY_MAX_LEN + 2];
+    size_t n;
+} seen_steps;
+
+static void record_step(void *arg, const oac_step_stats *st)
+{
+    seen_steps *s = arg;
+    if (s->n < sizeof s->st / sizeof s->st[0])
+        s->st[s->n] = *st;
+    s->n++;
+}
+
+START_TEST(step_done_hook_sees_completed_steps)
+{
+    /* The Concat twin copies more every step: the figures are per step. */
+    fx f;
+    fx_example(&f, "toy_decoder_concat");
+    ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+    seen_steps seen = { .n = 0 };
+    oac_run_hooks h = { .step_done = record_step, .step_arg = &seen };
+    oac_run_opts ro = { .steps = 3 };
+    ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, NULL, &ro, &h, f.d), OAC_OK);
+    ck_assert_uint_eq(seen.n, 3);
+    ck_assert_uint_eq(f.e->n_per_step, 3);
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_uint_eq(seen.st[i].step, i + 1);
+        ck_assert_uint_eq(seen.st[i].alloc_bytes, f.e->per_step[i].alloc_bytes);
+        ck_assert_uint_eq(seen.st[i].copied_bytes, f.e->per_step[i].copied_bytes);
+    }
+    ck_assert_uint_lt(seen.st[0].copied_bytes, seen.st[2].copied_bytes);
+    fx_end(&f);
+    /* Past the capacity the last step is refused: no call for it. */
+    fx_example(&f, "toy_decoder");
+    ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+    seen.n = 0;
+    ro.steps = OAC_TOY_MAX_LEN + 1;
+    ck_assert_int_eq(oac_run_with_hooks(f.ctx, &f.e, f.m, NULL, &ro, &h, f.d), OAC_ERUNTIME);
+    ck_assert_uint_eq(f.e->steps_completed, OAC_TOY_MAX_LEN);
+    ck_assert_uint_eq(seen.n, OAC_TOY_MAX_LEN);
+    ck_assert_uint_eq(seen.st[OAC_TOY_MAX_LEN - 1].step, OAC_TOY_MAX_LEN);
+    fx_end(&f);
+}
+END_TEST
+
 /* ---- measured peak == planned peak ----------------------------------- */
 
 START_TEST(peak_matches_plan_examples)
@@ -834,6 +882,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, overflow_after_right_steps);
     tcase_add_test(tc, overflow_from_input_position);
     tcase_add_test(tc, toy_decoder_fills_its_capacity);
+    tcase_add_test(tc, step_done_hook_sees_completed_steps);
     tcase_add_test(tc, peak_matches_plan_examples);
     tcase_add_test(tc, toy_decoder_peak_is_nonzero);
     tcase_add_test(tc, paged_page_id_advances);
