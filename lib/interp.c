@@ -399,7 +399,7 @@ static int exec_node(oac_frame *fr, size_t i)
             goto done;
         }
         if (!val || val->kind == OAC_RTV_NONE) {
-            rc = node_diag(s, &w, OAC_OPERAND_INVALID,
+            rc = node_diag(s, &w, OAC_MODEL_INVALID,
                            "node %s reads '%s', which has no value (not produced "
                            "before it runs)", nd->display, np->input[j]);
             goto done;
@@ -419,7 +419,7 @@ static int exec_node(oac_frame *fr, size_t i)
             goto done;
         if (fr->alias[j] != -1) {
             if (!src || src->kind == OAC_RTV_NONE) {
-                rc = node_diag(s, &w, OAC_OPERAND_INVALID,
+                rc = node_diag(s, &w, OAC_MODEL_INVALID,
                                "node %s: output '%s' aliases '%s', which has no value",
                                nd->display, np->output[j], src_name);
                 goto done;

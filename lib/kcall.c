@@ -5,7 +5,8 @@
  * for type and shape), counted workspace that lives as long as the node,
  * a diagnostic located at the node (oac_kernel_fail), reading inputs as
  * tensors or integers (attributes: attr.c).  Contract: section 3
- * (alias-broken, operand-invalid at run time), section 4 (every output
+ * (alias-broken), section 8 (kernel-error: a kernel refusing its
+ * inputs), section 4 (every output
  * and workspace byte is counted).
  *
  * Invariants:
@@ -70,7 +71,7 @@ static int discarded(oac_kernel_call *k, size_t i, int32_t elem_type, int rank,
     const size_t head = (sizeof t + 15) & ~(size_t)15;
     if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(elem_type, n, &bytes) ||
         bytes > SIZE_MAX - head)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: output %zu has an invalid or overflowing "
                                "shape or element type %d", k->node_name, i, elem_type);
     void *mem;
@@ -119,7 +120,7 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
     uint64_t n, bytes;
     if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(elem_type, n, &bytes) ||
         bytes > SIZE_MAX)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: output %zu has an invalid or overflowing "
                                "shape or element type %d", k->node_name, i,
                                elem_type);
@@ -173,7 +174,7 @@ const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i)
 {
     if (i < k->n_in && k->in[i] && k->in[i]->kind == OAC_RTV_TENSOR)
         return &k->in[i]->t;
-    oac_kernel_fail(k, OAC_OPERAND_INVALID,
+    oac_kernel_fail(k, OAC_KERNEL_ERROR,
                     "node %s (%s): input %zu is missing or not a tensor",
                     k->node_name, k->node->op_type, i);
     return NULL;
@@ -188,7 +189,7 @@ int oac_kernel_ints_in(oac_kernel_call *k, size_t i, int64_t *v, size_t max,
         return OAC_ERUNTIME;
     uint64_t cnt;
     if (!oac_tensor_numel_rt(t, &cnt) || cnt > max)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: input %zu has too many elements",
                                k->node_name, i);
     for (uint64_t j = 0; j < cnt; j++) {
@@ -199,7 +200,7 @@ int oac_kernel_ints_in(oac_kernel_call *k, size_t i, int64_t *v, size_t max,
             memcpy(&x, (const uint8_t *)t->data + j * 4, 4);
             v[j] = x;
         } else {
-            return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+            return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                    "node %s: input %zu must be INT64 or INT32",
                                    k->node_name, i);
         }

@@ -53,7 +53,7 @@ static int take_output(oac_kernel_call *k, oac_frame *fr, size_t j, oac_rtval *v
     if (j >= k->n_out || !k->out[j])
         return OAC_OK;
     if (!v || v->kind == OAC_RTV_NONE)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: its body returned no value for output %zu",
                                k->node_name, j);
     if (k->out_alias[j] != -1) {
@@ -90,7 +90,7 @@ static int read_bool(oac_kernel_call *k, size_t i, bool *out)
         return OAC_ERUNTIME;
     uint64_t n;
     if (t->elem_type != OAC_T_BOOL || !oac_tensor_numel_rt(t, &n) || n != 1)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: input %zu must be one BOOL", k->node_name, i);
     *out = ((const uint8_t *)t->data)[0] != 0;
     return OAC_OK;
@@ -123,10 +123,10 @@ int oac_kernel_if(oac_kernel_call *k)
     const char *which = cond ? "then_branch" : "else_branch";
     const oac_scope *g = oac_node_subgraph(call_node(k), which);
     if (!g)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID, "node %s: If lacks its %s",
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node %s: If lacks its %s",
                                k->node_name, which);
     if (g->n_outputs < k->n_out)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: the branch returns %zu values for %zu outputs",
                                k->node_name, g->n_outputs, k->n_out);
     return run_once(k, g, NULL, 0);
@@ -140,7 +140,7 @@ int oac_kernel_call_function(oac_kernel_call *k)
                                "node %s: no local function %s", k->node_name,
                                k->node->op_type ? k->node->op_type : "");
     if (k->n_in > f->n_inputs || k->n_out > f->n_outputs)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: %zu inputs and %zu outputs for function %s of "
                                "%zu and %zu", k->node_name, k->n_in, k->n_out,
                                f->func->name ? f->func->name : "", f->n_inputs,
@@ -157,7 +157,7 @@ int oac_kernel_loop(oac_kernel_call *k)
     const oac_scope *g = oac_node_subgraph(call_node(k), "body");
     size_t nc = k->n_in > 2 ? k->n_in - 2 : 0;
     if (!g || g->n_inputs != nc + 2 || g->n_outputs != nc + 1 || k->n_out > nc)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: Loop body must take 2 + %zu inputs and return "
                                "1 + %zu values (no scan outputs)", k->node_name, nc, nc);
     int64_t m = INT64_MAX;
@@ -168,7 +168,7 @@ int oac_kernel_loop(oac_kernel_call *k)
         if (rc)
             return rc;
         if (cnt != 1)
-            return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+            return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                    "node %s: trip count must be one integer", k->node_name);
     }
     bool cond = true;
@@ -179,7 +179,7 @@ int oac_kernel_loop(oac_kernel_call *k)
             return rc;
     }
     if (!has_m && !has_cond)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID,
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                "node %s: a Loop without trip count and condition never "
                                "ends", k->node_name);
     int64_t iter = 0;
@@ -205,7 +205,7 @@ int oac_kernel_loop(oac_kernel_call *k)
     for (size_t i = 0; i < nc; i++) {
         oac_rtval *init = k->in[i + 2];
         if (!init || init->kind == OAC_RTV_NONE) {
-            rc = oac_kernel_fail(k, OAC_OPERAND_INVALID,
+            rc = oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                  "node %s: carried value %zu is missing", k->node_name, i);
             goto done;
         }
@@ -247,7 +247,7 @@ int oac_kernel_loop(oac_kernel_call *k)
         if (!rc) {
             if (!co || co->kind != OAC_RTV_TENSOR || co->t.elem_type != OAC_T_BOOL ||
                 co->t.bytes != 1)
-                rc = oac_kernel_fail(k, OAC_OPERAND_INVALID,
+                rc = oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                      "node %s: the body's condition is not one BOOL",
                                      k->node_name);
             else
@@ -258,7 +258,7 @@ int oac_kernel_loop(oac_kernel_call *k)
             if (rc)
                 break;
             if (!v || v->kind == OAC_RTV_NONE) {
-                rc = oac_kernel_fail(k, OAC_OPERAND_INVALID,
+                rc = oac_kernel_fail(k, OAC_KERNEL_ERROR,
                                      "node %s: the body returned no carried value %zu",
                                      k->node_name, i);
                 break;

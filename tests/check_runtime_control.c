@@ -269,6 +269,48 @@ START_TEST(if_moves_and_copies)
 }
 END_TEST
 
+/* Contract 8: a condition the checker cannot see (its length is a --dim)
+ * that If refuses at run time is kernel-error at the If node, never the
+ * checker's operand-invalid. */
+START_TEST(if_condition_of_two_is_kernel_error)
+{
+    for (int n = 1; n <= 2; n++) {
+        fx f;
+        oac_mb *mb;
+        fx_build(&f, &mb);
+        oac_gb *g = oac_mb_graph(mb);
+        oac_gb_input(g, "x", OAC_T_FLOAT, "4");
+        oac_gb_input(g, "c", OAC_T_BOOL, "n");
+        Onnx__NodeProto *nd = oac_gb_node(g, "If", NULL, "choose", "c", "y");
+        oac_gb *t = oac_node_attr_graph(g, nd, "then_branch", "then");
+        oac_gb_node(t, "Neg", NULL, "neg", "x", "t1");
+        oac_gb_output(t, "t1", OAC_T_FLOAT, "4");
+        oac_gb *e = oac_node_attr_graph(g, nd, "else_branch", "else");
+        oac_gb_output(e, "x", OAC_T_FLOAT, "4");
+        oac_gb_value_info(g, "y", OAC_T_FLOAT, "4");
+        oac_gb_output(g, "y", OAC_T_FLOAT, "4");
+        fx_load(&f);
+        oac_dim_binding d[1] = { { "n", n } };
+        oac_run_opts ro = { .steps = 1 };
+        int rc = fx_check_run(&f, d, 1, NULL, 0, &ro, NULL);
+        if (n == 1) {
+            /* The near miss: one BOOL runs. */
+            ck_assert_msg(rc == OAC_OK, "%s", diag_dump(f.d));
+            ck_assert_uint_eq(f.e->steps_completed, 1);
+        } else {
+            ck_assert_int_eq(rc, OAC_ERUNTIME);
+            ck_assert_int_lt(oac_diags_find(f.d, OAC_OPERAND_INVALID), 0);
+            long k = oac_diags_find(f.d, OAC_KERNEL_ERROR);
+            ck_assert_int_ge(k, 0);
+            const oac_diag *dg = oac_diags_get(f.d, (size_t)k);
+            ck_assert_str_eq(dg->node, "choose");
+            ck_assert_ptr_nonnull(strstr(dg->message, "one BOOL"));
+        }
+        fx_end(&f);
+    }
+}
+END_TEST
+
 START_TEST(loop_carries_by_value)
 {
     /* acc = Loop(3, , x): acc_out = Add(acc_in, x) each iteration; the
@@ -822,6 +864,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, every_valid_example_matches_plan);
     tcase_add_test(tc, if_moves_and_copies);
     tcase_add_test(tc, loop_carries_by_value);
+    tcase_add_test(tc, if_condition_of_two_is_kernel_error);
     tcase_add_test(tc, function_ref_attr_resolved);
     tcase_add_test(tc, deep_if_nesting_refused);
     tcase_add_test(tc, deep_if_nesting_true_branch_runs);
