@@ -12,7 +12,8 @@
  *                         defaultConfiguration.level (lib/rules.c);
  *   runs[0].originalUriBaseIds  %SRCROOT%: the working directory the tool
  *                         gave (in->srcroot), when it did;
- *   runs[0].artifacts     one per model, in argument order;
+ *   runs[0].artifacts     one per model, in argument order, with role
+ *                         "analysisTarget";
  *   runs[0].results       one per diagnostic: ruleId = code, level =
  *                         severity, message.text, one location with
  *                         physicalLocation.artifactLocation {uri = model
@@ -388,6 +389,11 @@ json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
             break;
         }
         put(a, "location", artifact_loc(ctx, path, srcroot, -1, &ok), &ok);
+        /* Every model given is one the tool analysed, findings or not. */
+        json_t *roles = json_array();
+        if (roles)
+            push(roles, oac_json_str("analysisTarget"), &ok);
+        put(a, "roles", roles, &ok);
         push(artifacts, a, &ok);
         for (size_t i = 0; i < oac_diags_count(in[m].diags); i++) {
             const oac_diag *d = oac_diags_get(in[m].diags, i);
