@@ -55,8 +55,6 @@ extern "C" {
 
 #define OAC_TOOL_NAME "onnx-alias-check"
 #define OAC_VERSION "0.1.0"
-/* Where the tool is documented (SARIF's tool.driver.informationUri). */
-#define OAC_HOMEPAGE "https://github.com/onnx-alias-check/onnx-alias-check"
 
 /* Nesting limit for messages and subgraphs in one model. */
 #define OAC_MAX_DEPTH 64

@@ -42,6 +42,8 @@
  *  4. Every string goes through oac_json_str (report_str.h), so names
  *     that are not UTF-8 still give a log (bad bytes as U+FFFD).
  */
+#include <config.h>
+
 #include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -355,7 +357,7 @@ json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
     put(driver, "name", oac_json_str(OAC_TOOL_NAME), &ok);
     put(driver, "version", oac_json_str(OAC_VERSION), &ok);
     put(driver, "semanticVersion", oac_json_str(OAC_VERSION), &ok);
-    put(driver, "informationUri", oac_json_str(OAC_HOMEPAGE), &ok);
+    put(driver, "informationUri", oac_json_str(OAC_INFORMATION_URI), &ok);
     put(driver, "rules", rules_json(ctx, &ok), &ok);
     put(tool, "driver", driver, &ok);
     put(run, "tool", tool, &ok);
