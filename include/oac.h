@@ -1,5 +1,9 @@
 /* oac.h: the public interface of libonnx-alias-check.
  *
+ * Installed as <onnx-alias-check/oac.h>, beside the code tables it
+ * includes; compile and link with `pkg-config --cflags --libs
+ * onnx-alias-check` (examples/embed.c).
+ *
  * The library loads an ONNX model (with the alias and quantization fields
  * of the contract, ../shared/spec/contract.md), checks that its KV caches
  * are updated in place, plans its memory, runs it on a reference runtime

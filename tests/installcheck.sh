@@ -28,9 +28,11 @@ done
 [ -f "$libdir/pkgconfig/onnx-alias-check.pc" ] || fail "no $libdir/pkgconfig/onnx-alias-check.pc"
 [ -f "$libdir/libonnx-alias-check.a" ] || fail "no static library in $libdir"
 [ -x "$bindir/onnx-alias-check" ] || fail "no tool in $bindir"
-leaked=$(find "${prefix:-$libdir/..}" -name 'onnx.pb-c.h' -o -name '*.la' 2>/dev/null)
-[ -z "$leaked" ] || fail "installed but internal: $leaked"
-[ ! -e "$pkgincludedir/../oac.h" ] || fail "oac.h is also installed outside onnx-alias-check/"
+# Internal: the generated protobuf-c header, the builder's header, libtool's .la.
+for f in "$pkgincludedir/onnx.pb-c.h" "$pkgincludedir/oac_build.h" \
+         "$libdir/libonnx-alias-check.la"; do
+    [ ! -e "$f" ] || fail "installed but internal: $f"
+done
 
 PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export PKG_CONFIG_PATH
@@ -50,7 +52,9 @@ code=$("$bindir/onnx-alias-check" "$broken" | sed -n 's/.*error: .*\[\([a-z-]*\)
 # shellcheck disable=SC2086
 $CC -std=c11 -Wall -Wextra -Werror $cflags -o "$tmp/embed" "$top_srcdir/examples/embed.c" \
     $libs -Wl,-rpath,"$libdir" || fail "examples/embed.c does not build against the .pc"
-"$tmp/embed" "$clean" > "$tmp/out" 2>&1 || { cat "$tmp/out"; fail "embed on $clean: exit $?"; }
+"$tmp/embed" "$clean" > "$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { cat "$tmp/out"; fail "embed on $clean: exit $rc, wanted 0"; }
 grep -q ' 0 errors' "$tmp/out" || { cat "$tmp/out"; fail "embed: no '0 errors' summary"; }
 "$tmp/embed" "$broken" > "$tmp/out" 2>&1
 rc=$?
@@ -99,7 +103,7 @@ if readelf -d "$tmp/libplugin.so" | grep NEEDED | grep -q onnx-alias-check; then
     fail "libplugin.so needs the shared library: the static one was not linked"
 fi
 $CC -o "$tmp/host" "$tmp/host.c" -L"$tmp" -lplugin -Wl,-rpath,"$tmp" || fail "host does not link"
-"$tmp/host" "$clean" "$broken" > "$tmp/out" || fail "host exited $?"
+"$tmp/host" "$clean" "$broken" > "$tmp/out" || fail "host failed on $clean and $broken"
 [ "$(sed -n 1p "$tmp/out")" = 0 ] || fail "plugin: errors on $clean: $(cat "$tmp/out")"
 [ "$(sed -n 2p "$tmp/out")" -ge 1 ] 2>/dev/null || fail "plugin: no error on $broken: $(cat "$tmp/out")"
 
