@@ -115,6 +115,14 @@ try:
 except ValueError as e:
     expect("no_such_dim" in str(e), "the ValueError names the dim: %s" % e)
 
+for bad_dims, exc in (({"batch": -1}, ValueError), ({"batch": 2 ** 64}, ValueError),
+                      ({"batch": "1"}, TypeError)):
+    try:
+        oac.check(model, dims=bad_dims)
+        expect(False, "dims %r raise %s" % (bad_dims, exc.__name__))
+    except exc:
+        pass
+
 # 5. Broken models: their diagnostics, not an exception.
 r = oac.check(data[: len(data) // 2])
 expect(r["status"] == "error" and "parse-error" in codes(r), "truncated bytes: parse-error")

@@ -151,6 +151,8 @@ def check(model, dims=None, werror=False, inputs=None, name=None):
     for i, (k, v) in enumerate(dims.items()):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError("dims[%r]: an int, not %s" % (k, type(v).__name__))
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise ValueError("dims[%r] = %d: out of range" % (k, v))
         d[i].name, d[i].value = str(k).encode("utf-8"), v
     f = (_InputFile * max(len(inputs), 1))()
     for i, (k, v) in enumerate(inputs.items()):
