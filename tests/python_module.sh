@@ -19,6 +19,6 @@ if [ -n "$preload" ]; then
     ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
     export LD_PRELOAD ASAN_OPTIONS
 fi
-ONNX_ALIAS_CHECK_LIBRARY="$top_builddir/lib/.libs/$dlname" \
+PYTHONDONTWRITEBYTECODE=1 ONNX_ALIAS_CHECK_LIBRARY="$top_builddir/lib/.libs/$dlname" \
 PYTHONPATH="$top_srcdir/python${PYTHONPATH:+:$PYTHONPATH}" \
     exec "$PYTHON3" "$top_srcdir/tests/python_module.py"
