@@ -1,5 +1,9 @@
 /* oac.h: the public interface of libonnx-alias-check.
  *
+ * Installed as <onnx-alias-check/oac.h>, beside the code tables it
+ * includes; compile and link with `pkg-config --cflags --libs
+ * onnx-alias-check` (examples/embed.c).
+ *
  * The library loads an ONNX model (with the alias and quantization fields
  * of the contract, ../shared/spec/contract.md), checks that its KV caches
  * are updated in place, plans its memory, runs it on a reference runtime
@@ -496,7 +500,8 @@ size_t oac_annotation_pair_count(const oac_annotation *a);
 const oac_annotate_pair *oac_annotation_pair(const oac_annotation *a, size_t i);
 /* The config used (its path), or NULL when pairs came from names. */
 const char *oac_annotation_config(const oac_annotation *a);
-/* The path written by oac_annotation_write, or NULL when nothing was. */
+/* The path written by oac_annotation_write ("" when oac_annotate_json
+ * handed the model over in memory), or NULL when nothing was. */
 const char *oac_annotation_output(const oac_annotation *a);
 /* Pairs with that verdict. */
 size_t oac_annotation_count(const oac_annotation *a, oac_verdict v);
@@ -555,6 +560,39 @@ struct json_t *oac_annotate_report_json(oac_ctx *ctx, const oac_report_input *in
 char *oac_annotate_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* annotate's "error" status: an error diagnostic or a refused pair. */
 bool oac_annotate_report_failed(const oac_report_input *in);
+
+/* ------------------------------------------------------------------ */
+/* One model, one call: for bindings (python/onnx_alias_check)          */
+/* ------------------------------------------------------------------ */
+
+/* What `check --format=json` (oac_check_json) and `annotate --format=json`
+ * (oac_annotate_json) do for one model, in one call that needs none of
+ * the structures above but the options: for a binding such as Python's
+ * ctypes.  The model is the file at name when buf is NULL, else the len
+ * bytes at buf (name, NULL for "<buffer>", stands for its path in the
+ * report; external data is relative to the current directory).
+ *
+ * *out (oac_check_json) and *report (oac_annotate_json) receive the JSON
+ * report text (release it with oac_free) whenever the command line would
+ * print a report: for an unreadable model too (parse-error in it), and
+ * for work that stopped (analysis-failed); the report's "status" is the
+ * verdict.  The return is OAC_OK then.  OAC_EINVAL, no report and the
+ * message on ctx: a usage error (a dim name the model does not declare,
+ * a negative value, a bad --input); OAC_ENOMEM: not even a report. */
+int oac_check_json(oac_ctx *ctx, char **out, const char *name, const void *buf,
+                   size_t len, const oac_check_opts *opts, bool werror);
+/* annotate in memory: nothing is written to disk.  *out receives the
+ * annotated model (*out_len bytes, release with oac_free) when every pair
+ * holds (or opts->partial) and the model written checks without error
+ * (as oac_annotation_write checks its file); else NULL, and the report
+ * says why.  In the report, output.path is null and output.written true
+ * exactly when *out is set.  opts NULL: the defaults.  Without
+ * opts->config the config is looked for beside name, as for a file of
+ * that name (a buffer without a name: genai_config.json in the current
+ * directory). */
+int oac_annotate_json(oac_ctx *ctx, uint8_t **out, size_t *out_len, char **report,
+                      const char *name, const void *buf, size_t len,
+                      const oac_annotate_opts *opts);
 
 /* ------------------------------------------------------------------ */
 /* Output files                                                         */

@@ -26,7 +26,8 @@
  *                   access, output_alias on every node of the chain,
  *                   alias_of, the capacity dims.
  *   5. write        oac_annotation_write: temporary file beside the
- *                   output, loaded back, oac_check, rename or remove.
+ *                   output, loaded back, oac_check, rename or remove;
+ *                   oac_annotation_write_buffer: the same into memory.
  *
  * Invariants:
  *  1. The model's tree changes only in step 4 and only in the fields the
@@ -1247,5 +1248,39 @@ done:
         unlink(tmp);
         oac_dealloc(ctx, tmp);
     }
+    return rc;
+}
+
+int oac_annotation_write_buffer(oac_ctx *ctx, oac_annotation *a, const oac_model *model,
+                                uint8_t **out, size_t *out_len, oac_diags *diags)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (!a || !model || !diags)
+        return oac_err(ctx, OAC_EINVAL, "annotate: nothing to write");
+    a->output = NULL;
+    if (oac_annotation_count(a, OAC_VERDICT_REFUSED) && !a->partial)
+        return OAC_OK;          /* a refused pair writes nothing */
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    oac_model *back = NULL;
+    oac_analysis *an = NULL;
+    int rc = oac_model_save_buffer(ctx, &bytes, &len, model);
+    /* The bytes as written, with external data resolved where the
+     * model's own is: what oac_annotation_write checks of its file. */
+    if (rc == OAC_OK)
+        rc = oac_model_load_buffer(ctx, &back, bytes, len, model->path, model->dir, diags);
+    if (rc == OAC_OK)
+        rc = oac_check(ctx, &an, back, NULL, diags);
+    if (rc != OAC_OK || oac_diags_count_severity(diags, OAC_SEV_ERROR) > 0)
+        goto done;              /* on any error nothing is handed over */
+    a->output = "";
+    *out = bytes;
+    *out_len = len;
+    bytes = NULL;
+done:
+    oac_analysis_free(an);
+    oac_model_free(back);
+    oac_free(bytes);
     return rc;
 }

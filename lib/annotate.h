@@ -27,4 +27,14 @@ typedef struct oac_kv_pair {
 int oac_annotate_pairs(oac_ctx *ctx, oac_kv_pair **out, size_t *n,
                        const oac_genai_config *cfg, const oac_scope *s);
 
+/* oac_annotation_write into memory (oac_annotate_json, bindings.c): the
+ * annotated model's bytes, checked as oac_annotation_write checks its
+ * file (loaded back with external data beside the model read); *out
+ * (release it with oac_free, *out_len bytes) only when that check has no
+ * error, and then a's output is "" (written, to no path).  NULL when a
+ * pair was refused without partial or the check found an error.
+ * OAC_OK or OAC_ENOMEM. */
+int oac_annotation_write_buffer(oac_ctx *ctx, oac_annotation *a, const oac_model *model,
+                                uint8_t **out, size_t *out_len, oac_diags *diags);
+
 #endif /* OAC_ANNOTATE_H */
