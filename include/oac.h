@@ -1,7 +1,7 @@
 /* oac.h: the public interface of libonnx-alias-check.
  *
  * The library loads an ONNX model (with the alias and quantization fields
- * of the contract, ../shared/spec/contract.md), checks that its KV caches
+ * of the contract, doc/annotations.md), checks that its KV caches
  * are updated in place, plans its memory, runs it on a reference runtime
  * and describes all of that as data.  It never prints, never exits, and
  * never reads argv or the environment: the command-line tool in src/ does.

@@ -202,7 +202,10 @@ bool cli_models_expand(cli *c)
         if (!strcmp(a, "-") || stat(a, &st) != 0 || !S_ISDIR(st.st_mode)) {
             if (strcmp(a, "-") && is_word(a) && lstat(a, &st) != 0 && errno == ENOENT) {
                 char hint[64];
-                if (cli_suggest(a, hint, sizeof hint))
+                if (cli_suggest(a, hint, sizeof hint) && !strcmp(hint, a))
+                    cli_usage("'%s' is no file, and a command comes first ('%s %s ...')",
+                              a, OAC_TOOL_NAME, a);
+                else if (cli_suggest(a, hint, sizeof hint))
                     cli_usage("'%s' is no file and no command; did you mean '%s'?", a, hint);
                 else
                     cli_usage("'%s' is no file and no command (commands: check, run, "

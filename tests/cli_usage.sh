@@ -74,6 +74,7 @@ usage_says "did you mean 'help'?" hlep
 usage_says "did you mean '--werror'?" "$ok" werror
 usage_says "unknown option '--wrror'; did you mean '--werror'?" --wrror "$ok"
 usage_says "unknown option '--stpes'; did you mean '--steps'?" run --stpes 2 "$ok"
+usage_says "'annotate' is no file, and a command comes first" "$ok" annotate
 usage_says "(commands: check, run, annotate, help)" zzyzx "$ok"
 grep -q "did you mean" "$err" && fail "a suggestion for a word far from every name"
 usage_says "unknown option '--qqqqqq'" --qqqqqq "$ok"
