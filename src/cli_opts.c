@@ -125,8 +125,8 @@ bool cli_suggest(const char *word, char *buf, size_t n)
     for (int i = 0; i < N_CMDS + CLI_OPT_COUNT; i++) {
         const char *cand = i < N_CMDS ? cmds[i].name : opts[i - N_CMDS].lng;
         size_t d = edit_distance(word, cand), cl = strlen(cand);
-        /* Close enough to be a slip: at most 2 edits, and fewer than a
-         * third of the longer word. */
+        /* Close enough to be a slip: at most 2 edits, and at most a
+         * third of the longer word's length. */
         if (d < best && d <= 2 && 3 * d <= (wl > cl ? wl : cl)) {
             best = d;
             name = cand;
@@ -148,7 +148,6 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
 }
-
 
 int cli_usage(const char *fmt, ...)
 {
