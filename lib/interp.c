@@ -494,8 +494,13 @@ static int exec_node(oac_frame *fr, size_t i)
         if (!v)
             continue;
         if (v->kind == OAC_RTV_NONE) {
-            rc = oac_err(ctx, OAC_EINTERNAL, "node %s: kernel produced no output %zu",
-                         nd->display, j);
+            /* A node naming more outputs than its operator has (the
+             * checker reads no output count): the model's, not ours. */
+            w.value = np->output[j];
+            rc = node_diag(s, &w, OAC_KERNEL_ERROR,
+                           "node %s (%s): output %zu '%s' gets no value: the operator "
+                           "computes fewer outputs than the node names; remove it",
+                           nd->display, np->op_type, j, np->output[j]);
             break;
         }
         if (oac_op_has(nd->op, OAC_OPF_CONSTANT))

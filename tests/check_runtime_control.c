@@ -311,6 +311,39 @@ START_TEST(if_condition_of_two_is_kernel_error)
 }
 END_TEST
 
+/* Found by fuzz_run: a node naming more outputs than its operator has
+ * (Neg with two) passes the check, which reads no output count; the run
+ * says so as kernel-error at the node and value, never as an internal
+ * failure.  Near miss: the same node with one output runs. */
+START_TEST(extra_node_output_is_kernel_error)
+{
+    for (int extra = 0; extra < 2; extra++) {
+        fx f;
+        oac_mb *mb;
+        fx_build(&f, &mb);
+        oac_gb *g = oac_mb_graph(mb);
+        oac_gb_input(g, "x", OAC_T_FLOAT, "4");
+        oac_gb_node(g, "Neg", NULL, "neg", "x", extra ? "y,more" : "y");
+        oac_gb_output(g, "y", OAC_T_FLOAT, "4");
+        fx_load(&f);
+        oac_run_opts ro = { .steps = 1 };
+        int rc = fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL);
+        if (!extra) {
+            ck_assert_msg(rc == OAC_OK, "%s", diag_dump(f.d));
+        } else {
+            ck_assert_int_eq(rc, OAC_ERUNTIME);
+            ck_assert_int_lt(oac_diags_find(f.d, OAC_ANALYSIS_FAILED), 0);
+            long k = oac_diags_find(f.d, OAC_KERNEL_ERROR);
+            ck_assert_int_ge(k, 0);
+            const oac_diag *dg = oac_diags_get(f.d, (size_t)k);
+            ck_assert_str_eq(dg->node, "neg");
+            ck_assert_str_eq(dg->value, "more");
+        }
+        fx_end(&f);
+    }
+}
+END_TEST
+
 START_TEST(loop_carries_by_value)
 {
     /* acc = Loop(3, , x): acc_out = Add(acc_in, x) each iteration; the
@@ -865,6 +898,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, if_moves_and_copies);
     tcase_add_test(tc, loop_carries_by_value);
     tcase_add_test(tc, if_condition_of_two_is_kernel_error);
+    tcase_add_test(tc, extra_node_output_is_kernel_error);
     tcase_add_test(tc, function_ref_attr_resolved);
     tcase_add_test(tc, deep_if_nesting_refused);
     tcase_add_test(tc, deep_if_nesting_true_branch_runs);
