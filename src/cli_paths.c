@@ -238,7 +238,8 @@ bool cli_models_expand(cli *c)
             cli_usage("%s", w.why);
             goto done;
         }
-        qsort(w.files + first, w.n - first, sizeof *w.files, by_path);
+        if (w.n > first)
+            qsort(w.files + first, w.n - first, sizeof *w.files, by_path);
         for (size_t k = first; k < w.n; k++) {
             if (seen(ids, n_ids, w.files[k].id))
                 continue;
