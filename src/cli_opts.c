@@ -47,7 +47,7 @@ static const struct cli_cmd_row {
     const char *name;
     int cmd;                     /* cli_cmd, or CMD_HELP */
     unsigned bit;                /* CLI_FOR_* */
-    const char *usage;           /* after the program's name */
+    const char *synopsis;        /* after the program's name */
     const char *about;
 } cmds[] = {
     { "check", CLI_CMD_CHECK, CLI_FOR_CHECK, "[check] [OPTION]... MODEL...",
@@ -149,15 +149,32 @@ void cli_error(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+static int vusage(const char *fmt, va_list ap)
+{
+    fputs(OAC_TOOL_NAME ": ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry '" OAC_TOOL_NAME " --help' for more information.\n", stderr);
+    return CLI_PARSE_USAGE;
+}
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vusage(fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 int cli_usage(const char *fmt, ...)
 {
     va_list ap;
-    fputs(OAC_TOOL_NAME ": ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int rc = vusage(fmt, ap);
     va_end(ap);
-    fputs("\nTry '" OAC_TOOL_NAME " --help' for more information.\n", stderr);
-    return CLI_PARSE_USAGE;
+    return rc;
 }
 
 /* Print text from column start on (where the caller left the cursor),
@@ -196,11 +213,11 @@ static void help_wrapped(FILE *out, const char *prefix, const char *text)
 static void help_for(FILE *out, const struct cli_cmd_row *row)
 {
     if (row && row->cmd != CMD_HELP) {
-        fprintf(out, "Usage: " OAC_TOOL_NAME " %s\n\n", row->usage);
+        fprintf(out, "Usage: " OAC_TOOL_NAME " %s\n\n", row->synopsis);
         wrapped_at(out, 0, "", row->about);
     } else {
         for (int i = 0; i < N_CMDS; i++)
-            fprintf(out, "%s " OAC_TOOL_NAME " %s\n", i ? "      " : "Usage:", cmds[i].usage);
+            fprintf(out, "%s " OAC_TOOL_NAME " %s\n", i ? "      " : "Usage:", cmds[i].synopsis);
         fputs("\n"
               "Check that an ONNX model's KV cache is updated in place (the alias\n"
               "contract; doc/annotations.md describes the annotations).  Commands:\n\n",
@@ -302,16 +319,16 @@ static int add_dim(cli *c, const char *arg)
     const char *eq = strchr(arg, '=');
     int64_t v;
     if (!eq || eq == arg)
-        return cli_usage("--dim expects NAME=VALUE, not '%s'", arg);
+        return usage("--dim expects NAME=VALUE, not '%s'", arg);
     if (!parse_i64(eq + 1, &v))
-        return cli_usage("--dim %s: VALUE must be an integer", arg);
+        return usage("--dim %s: VALUE must be an integer", arg);
     if (v < 1)
-        return cli_usage("--dim %s: VALUE must be at least 1", arg);
+        return usage("--dim %s: VALUE must be at least 1", arg);
     size_t len = (size_t)(eq - arg);
     for (size_t i = 0; i < c->n_dims; i++) {
         if (strlen(c->dims[i].name) == len && !memcmp(c->dims[i].name, arg, len)) {
             if (c->dims[i].value != v)
-                return cli_usage("--dim %.*s given twice with different values "
+                return usage("--dim %.*s given twice with different values "
                              "(%" PRId64 " and %" PRId64 ")",
                              (int)len, arg, c->dims[i].value, v);
             return CLI_PARSE_GO;   /* the same binding again is harmless */
@@ -323,7 +340,7 @@ static int add_dim(cli *c, const char *arg)
         c->dims = d;
     if (!d || !name) {
         free(name);
-        return cli_usage("out of memory");
+        return usage("out of memory");
     }
     c->dims[c->n_dims].name = name;
     c->dims[c->n_dims].value = v;
@@ -335,18 +352,18 @@ static int add_input(cli *c, const char *arg)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg || !eq[1])
-        return cli_usage("--input expects NAME=FILE.pb, not '%s'", arg);
+        return usage("--input expects NAME=FILE.pb, not '%s'", arg);
     size_t len = (size_t)(eq - arg);
     for (size_t i = 0; i < c->n_inputs; i++)
         if (strlen(c->inputs[i].name) == len && !memcmp(c->inputs[i].name, arg, len))
-            return cli_usage("--input %.*s given twice", (int)len, arg);
+            return usage("--input %.*s given twice", (int)len, arg);
     oac_input_file *f = realloc(c->inputs, (c->n_inputs + 1) * sizeof *f);
     char *name = strndup(arg, len);
     if (f)
         c->inputs = f;
     if (!f || !name) {
         free(name);
-        return cli_usage("out of memory");
+        return usage("out of memory");
     }
     c->inputs[c->n_inputs].name = name;
     c->inputs[c->n_inputs].path = eq + 1;
@@ -364,7 +381,7 @@ static int set_tokens(cli *c, const char *arg)
     char *copy = strdup(arg);
     int rc = CLI_PARSE_GO;
     if (!t || !copy) {
-        rc = cli_usage("out of memory");
+        rc = usage("out of memory");
         goto done;
     }
     size_t k = 0;
@@ -373,7 +390,7 @@ static int set_tokens(cli *c, const char *arg)
         if (next)
             *next++ = '\0';
         if (!parse_i64(tok, &t[k]) || t[k] < 0) {
-            rc = cli_usage("--tokens expects token ids (integers >= 0) separated by commas, "
+            rc = usage("--tokens expects token ids (integers >= 0) separated by commas, "
                        "not '%s'", arg);
             goto done;
         }
@@ -393,7 +410,7 @@ static int push_str(const char ***arr, size_t *n, const char *s)
 {
     const char **a = realloc(*arr, (*n + 1) * sizeof *a);
     if (!a)
-        return cli_usage("out of memory");
+        return usage("out of memory");
     *arr = a;
     a[(*n)++] = s;
     return CLI_PARSE_GO;
@@ -415,7 +432,7 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
 {
     int64_t v;
     if (!(opts[id].cmds & cmd_bit(c->cmd)))
-        return cli_usage("option --%s does not apply to '%s'", opts[id].lng,
+        return usage("option --%s does not apply to '%s'", opts[id].lng,
                      cmd_name(c->cmd));
     switch (id) {
     case CLI_OPT_FORMAT:
@@ -426,13 +443,13 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
         else if (!strcmp(arg, "sarif") && c->cmd != CLI_CMD_ANNOTATE)
             c->format = CLI_FMT_SARIF;
         else if (c->cmd == CLI_CMD_ANNOTATE)
-            return cli_usage("unknown format '%s' for annotate (text or json)", arg);
+            return usage("unknown format '%s' for annotate (text or json)", arg);
         else
-            return cli_usage("unknown format '%s' (text, json or sarif)", arg);
+            return usage("unknown format '%s' (text, json or sarif)", arg);
         return CLI_PARSE_GO;
     case CLI_OPT_OUTPUT:
         if (!*arg)
-            return cli_usage("-o needs a file name");
+            return usage("-o needs a file name");
         c->output = arg;
         return CLI_PARSE_GO;
     case CLI_OPT_WERROR:
@@ -444,7 +461,7 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
         return add_input(c, arg);
     case CLI_OPT_STEPS:
         if (!parse_i64(arg, &v) || v < 1)
-            return cli_usage("--steps expects a positive integer, not '%s'", arg);
+            return usage("--steps expects a positive integer, not '%s'", arg);
         c->steps = (uint64_t)v;
         return CLI_PARSE_GO;
     case CLI_OPT_READONLY:
@@ -453,31 +470,31 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
         /* One thread per session: a bound keeps a typo from forking
          * thousands of threads. */
         if (!parse_i64(arg, &v) || v < 1 || v > 1024)
-            return cli_usage("--sessions expects an integer from 1 to 1024, not '%s'", arg);
+            return usage("--sessions expects an integer from 1 to 1024, not '%s'", arg);
         c->sessions = (unsigned)v;
         return CLI_PARSE_GO;
     case CLI_OPT_MAX_MEMORY:
         if (!parse_bytes(arg, &c->max_memory))
-            return cli_usage("--max-memory expects a number of bytes (e.g. 4096, 512M, "
+            return usage("--max-memory expects a number of bytes (e.g. 4096, 512M, "
                          "8G; 0: no limit), not '%s'", arg);
         c->max_memory_set = true;
         return CLI_PARSE_GO;
     case CLI_OPT_DUMP:
         if (!*arg)
-            return cli_usage("--dump needs a folder");
+            return usage("--dump needs a folder");
         c->dump = arg;
         return CLI_PARSE_GO;
     case CLI_OPT_PROMPT_LENGTH:
         /* GenAI's prompts fit in INT32 positions. */
         if (!parse_i64(arg, &v) || v < 1 || v > INT32_MAX)
-            return cli_usage("--prompt-length expects a positive integer, not '%s'", arg);
+            return usage("--prompt-length expects a positive integer, not '%s'", arg);
         c->prompt_length = (uint64_t)v;
         return CLI_PARSE_GO;
     case CLI_OPT_TOKENS:
         return set_tokens(c, arg);
     case CLI_OPT_CONFIG:
         if (!*arg)
-            return cli_usage("--config needs a file name");
+            return usage("--config needs a file name");
         c->config = arg;
         return CLI_PARSE_GO;
     case CLI_OPT_IGNORE_CONFIG:
@@ -485,7 +502,7 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
         return CLI_PARSE_GO;
     case CLI_OPT_CAPACITY:
         if (!parse_i64(arg, &v) || v < 1)
-            return cli_usage("--capacity expects a positive integer, not '%s'", arg);
+            return usage("--capacity expects a positive integer, not '%s'", arg);
         c->capacity = v;
         return CLI_PARSE_GO;
     case CLI_OPT_PARTIAL:
@@ -501,7 +518,7 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
     case CLI_OPT_COUNT:
         break;
     }
-    return cli_usage("internal error: option %d", (int)id);
+    return usage("internal error: option %d", (int)id);
 }
 
 static int find_long(const char *name, size_t len)
@@ -532,11 +549,11 @@ int cli_parse(cli *c, int argc, char **argv)
         const struct cli_cmd_row *of = argc > 2 ? cmd_row_named(argv[2]) : NULL;
         char hint[64];
         if (argc > 3)
-            return cli_usage("'help' takes one command at most");
+            return usage("'help' takes one command at most");
         if (argc > 2 && !of)
             return cli_suggest(argv[2], hint, sizeof hint) && hint[0] != '-'
-                   ? cli_usage("unknown command '%s'; did you mean '%s'?", argv[2], hint)
-                   : cli_usage("unknown command '%s' (commands: check, run, annotate, help)",
+                   ? usage("unknown command '%s'; did you mean '%s'?", argv[2], hint)
+                   : usage("unknown command '%s' (commands: check, run, annotate, help)",
                            argv[2]);
         help_for(stdout, of);
         return CLI_PARSE_DONE;
@@ -550,7 +567,7 @@ int cli_parse(cli *c, int argc, char **argv)
         const char *a = argv[i];
         if (only_models || a[0] != '-' || !a[1]) {
             if (!strcmp(a, "-") && c->stdin_model)
-                return cli_usage("'-' (standard input) given twice");
+                return usage("'-' (standard input) given twice");
             c->stdin_model = c->stdin_model || !strcmp(a, "-");
             if ((rc = push_str(&c->models, &c->n_models, a)) != CLI_PARSE_GO)
                 return rc;
@@ -565,9 +582,9 @@ int cli_parse(cli *c, int argc, char **argv)
                 char word[64], hint[64];
                 snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), name);
                 if (cli_suggest(word, hint, sizeof hint))
-                    return cli_usage("unknown option '--%.*s'; did you mean '%s'?", (int)len,
+                    return usage("unknown option '--%.*s'; did you mean '%s'?", (int)len,
                                  name, hint);
-                return cli_usage("unknown option '--%.*s'", (int)len, name);
+                return usage("unknown option '--%.*s'", (int)len, name);
             }
             if (opts[id].arg) {
                 if (eq)
@@ -575,10 +592,10 @@ int cli_parse(cli *c, int argc, char **argv)
                 else if (i + 1 < argc)
                     arg = argv[++i];
                 else
-                    return cli_usage("option --%s needs an argument %s",
+                    return usage("option --%s needs an argument %s",
                                  opts[id].lng, opts[id].arg);
             } else if (eq) {
-                return cli_usage("option --%s takes no argument", opts[id].lng);
+                return usage("option --%s takes no argument", opts[id].lng);
             }
             if ((rc = apply(c, (cli_opt_id)id, arg)) != CLI_PARSE_GO)
                 return rc;
@@ -588,14 +605,14 @@ int cli_parse(cli *c, int argc, char **argv)
                 int id = find_short(*p);
                 const char *arg = NULL;
                 if (id < 0)
-                    return cli_usage("unknown option '-%c'", *p);
+                    return usage("unknown option '-%c'", *p);
                 if (opts[id].arg) {
                     if (p[1])
                         arg = p + 1;
                     else if (i + 1 < argc)
                         arg = argv[++i];
                     else
-                        return cli_usage("option -%c needs an argument %s", *p,
+                        return usage("option -%c needs an argument %s", *p,
                                      opts[id].arg);
                 }
                 if ((rc = apply(c, (cli_opt_id)id, arg)) != CLI_PARSE_GO)
@@ -606,11 +623,11 @@ int cli_parse(cli *c, int argc, char **argv)
         }
     }
     if (c->n_models == 0)
-        return cli_usage("no model given");
+        return usage("no model given");
     if (c->cmd != CLI_CMD_CHECK && c->n_models > 1)
-        return cli_usage("'%s' takes one model, not %zu", cmd_name(c->cmd), c->n_models);
+        return usage("'%s' takes one model, not %zu", cmd_name(c->cmd), c->n_models);
     if (c->cmd == CLI_CMD_ANNOTATE && !c->output)
-        return cli_usage("'annotate' needs -o OUT.onnx, the file to write");
+        return usage("'annotate' needs -o OUT.onnx, the file to write");
     return CLI_PARSE_GO;
 }
 
