@@ -117,10 +117,40 @@ const char *oac_code_meaning(oac_code code);
 /* The code with that name, or -1. */
 int oac_code_lookup(const char *name);
 const char *oac_severity_name(oac_severity sev); /* "error", ... */
+/* A code's documentation (the library's table of rules, issue 13): why
+ * the finding matters, how to fix it (the `help` of every diagnostic
+ * with that code), and a wrong and a right example (ONNX text-format
+ * fragments; lines separated by '\n').  NULL for a value out of range. */
+const char *oac_code_why(oac_code code);
+const char *oac_code_help(oac_code code);
+const char *oac_code_example(oac_code code, bool right);
+/* True for the codes that say the tool could not do its work on a model
+ * (parse-error, analysis-failed, output-write-failed) rather than a
+ * finding about it: the tool never ignores them (oac_diags_ignore). */
+bool oac_code_is_failure(oac_code code);
+/* A code's whole documentation, as --explain prints it (markdown false)
+ * or as Markdown (SARIF's help.markdown): the code and severity, what is
+ * wrong, why it matters, how to fix it, a wrong and a right example.  A
+ * new string (oac_free); NULL when out of memory or out of range. */
+char *oac_code_explain(oac_ctx *ctx, oac_code code, bool markdown);
+/* The code whose name is nearest to `name` (edit distance at most 3, or
+ * a prefix), for "did you mean"; -1 when none is near. */
+int oac_code_suggest(const char *name);
 
 /* One finding.  Strings other than message are NULL where they do not
  * apply.  location is an RFC 6901 pointer over proto field names with
  * 0-based indices, e.g. "/graph/node/3/output_alias/0". */
+/* The second party of a finding, where it has one: the node that writes
+ * in place for a hazard, the other branch for a branch mismatch.  All
+ * NULL when there is none; message says what the party is. */
+typedef struct oac_related {
+    char *message;
+    char *graph;
+    char *node;
+    char *value;
+    char *location;
+} oac_related;
+
 typedef struct oac_diag {
     oac_code code;
     oac_severity severity;
@@ -130,6 +160,7 @@ typedef struct oac_diag {
     char *op_type;
     char *value;
     char *location;
+    oac_related related;
 } oac_diag;
 
 typedef struct oac_diags oac_diags;
@@ -152,6 +183,16 @@ long oac_diags_find(const oac_diags *diags, oac_code code);
  * released what it took).  OAC_ENOMEM when even that fails. */
 int oac_diags_add_failure(oac_diags *diags, oac_ctx *ctx, int status,
                           const char *what);
+/* --select/--ignore (issue 13): remove every diagnostic whose code has
+ * keep[code] false, counting it in oac_diags_ignored instead; keep has
+ * OAC_CODE_COUNT entries.  A caller keeps the failures
+ * (oac_code_is_failure), as the tool does, so a report still says why a
+ * model could not be checked.  Returns the number removed by this call. */
+size_t oac_diags_ignore(oac_diags *diags, const bool *keep);
+/* Diagnostics removed by oac_diags_ignore so far, and whether it was
+ * called at all (the JSON summary then has `ignored`). */
+size_t oac_diags_ignored(const oac_diags *diags);
+bool oac_diags_filtered(const oac_diags *diags);
 
 /* ------------------------------------------------------------------ */
 /* Models: loading and saving                                           */
@@ -490,6 +531,14 @@ typedef struct oac_report_input {
      * config could not be read) and the -o path asked for. */
     const oac_annotation *annotation;
     const char *output;
+    /* SARIF and GitLab reports (issue 13): the folder artifact paths are
+     * written relative to (the working directory, absolute; SARIF's
+     * %SRCROOT%), NULL: paths as given.  A path outside it stays
+     * absolute (a file:// URI in SARIF). */
+    const char *srcroot;
+    /* Text only: notes (unchecked rules, related parties, note
+     * diagnostics) are counted, not printed (-q). */
+    bool quiet;
 } oac_report_input;
 
 struct json_t;
@@ -499,8 +548,15 @@ struct json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in);
 /* A SARIF 2.1.0 log with one run over several models (new reference). */
 struct json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in,
                                 size_t n);
-/* GCC-style text: one line per diagnostic, then a summary line.  Returns a
- * new string (release it with oac_free), or NULL on allocation failure. */
+/* GitLab Code Quality: one JSON array over several models, an object
+ * per diagnostic {description, check_name, fingerprint, severity,
+ * location {path, lines {begin}}} (new reference). */
+struct json_t *oac_report_gitlab(oac_ctx *ctx, const oac_report_input *in,
+                                 size_t n);
+/* GCC-style text: one line per diagnostic (with indented help: and note:
+ * lines), the analysis's unchecked rules as notes, then a summary line.
+ * Returns a new string (release it with oac_free), or NULL on allocation
+ * failure. */
 char *oac_report_text(oac_ctx *ctx, const oac_report_input *in);
 /* "ok" or "error" under the report's rules (errors, or warnings with
  * werror). */

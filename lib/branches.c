@@ -61,6 +61,19 @@ static int check_if(oac_check_state *st, oac_scope *s, long i)
             n->ext->branch_mismatch = true;  /* hazards.c: no cascade */
         const char *out = np->output[p] ? np->output[p] : "";
         oac_where w = oac_where_node(s, i, out, NULL, loc, sizeof loc);
+        /* The second party: the branch that does not match the updating
+         * one, at its output p. */
+        char oloc[LOC_MAX];
+        const char *ol = br[o]->output_vi_locs ? br[o]->output_vi_locs[p] : NULL;
+        if (!ol) {
+            snprintf(oloc, sizeof oloc, "%s/output/%zu", br[o]->loc, p);
+            ol = oloc;
+        }
+        oac_where wo = { .graph = br[o]->name, .value = bo[o] ? bo[o]->name : NULL,
+                         .location = ol };
+        w.related = &wo;
+        w.related_message = o == 1 ? "the else_branch output that differs"
+                                   : "the then_branch output that differs";
         if (!root[o])
             rc = oac_scope_diag(st, s, OAC_BRANCH_MISMATCH, &w,
                 "node '%s' (If) of graph '%s': output %zu ('%s') is aliased "

@@ -4,7 +4,9 @@
  * include/oac_diag.def (contract, section 3); nothing else in the library
  * spells a code string.  Identical findings (same code, location, value
  * and message) are kept once, so a rule reached twice through one path
- * does not report twice.
+ * does not report twice.  Each code's documentation is lib/rules.c's.
+ * --select/--ignore remove findings through oac_diags_ignore, which
+ * counts them (never a silent drop).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ static const struct {
 #undef OAC_DIAG
 };
 
+
 /* Duplicates are found through a hash set over the items (open
  * addressing, load at most 1/2), so adding stays O(1) however many
  * findings a model has. */
@@ -35,6 +38,8 @@ struct oac_diags {
     oac_diag *items;
     size_t count;
     size_t cap;
+    size_t ignored;        /* removed by oac_diags_ignore */
+    bool filtered;         /* oac_diags_ignore was called */
     struct dslot *set;
     size_t set_cap;        /* power of two or 0 */
 };
@@ -88,6 +93,11 @@ static void diag_fini(oac_ctx *ctx, oac_diag *d)
     oac_dealloc(ctx, d->op_type);
     oac_dealloc(ctx, d->value);
     oac_dealloc(ctx, d->location);
+    oac_dealloc(ctx, d->related.message);
+    oac_dealloc(ctx, d->related.graph);
+    oac_dealloc(ctx, d->related.node);
+    oac_dealloc(ctx, d->related.value);
+    oac_dealloc(ctx, d->related.location);
 }
 
 void oac_diags_free(oac_diags *d)
@@ -216,9 +226,21 @@ int oac_diag_vadd(oac_diags *d, oac_code code, const oac_where *w,
     item.op_type = oac_strdup(ctx, w->op_type);
     item.value = oac_strdup(ctx, w->value);
     item.location = oac_strdup(ctx, w->location);
+    const oac_where *r = w->related;
+    bool rel_ok = true;
+    if (r && w->related_message) {
+        oac_related *ir = &item.related;
+        ir->message = oac_strdup(ctx, w->related_message);
+        ir->graph = oac_strdup(ctx, r->graph);
+        ir->node = oac_strdup(ctx, r->node);
+        ir->value = oac_strdup(ctx, r->value);
+        ir->location = oac_strdup(ctx, r->location);
+        rel_ok = ir->message && (!r->graph || ir->graph) && (!r->node || ir->node) &&
+                 (!r->value || ir->value) && (!r->location || ir->location);
+    }
     if ((w->graph && !item.graph) || (w->node && !item.node) ||
         (w->op_type && !item.op_type) || (w->value && !item.value) ||
-        (w->location && !item.location) ||
+        (w->location && !item.location) || !rel_ok ||
         oac_grow(ctx, (void **)&d->items, &d->cap, d->count + 1,
                  sizeof *d->items) != OAC_OK) {
         diag_fini(ctx, &item);
@@ -229,6 +251,49 @@ int oac_diag_vadd(oac_diags *d, oac_code code, const oac_where *w,
     d->set[j].hash = h;
     d->set[j].idx1 = d->count;
     return OAC_OK;
+}
+
+size_t oac_diags_ignored(const oac_diags *d)
+{
+    return d ? d->ignored : 0;
+}
+
+bool oac_diags_filtered(const oac_diags *d)
+{
+    return d && d->filtered;
+}
+
+size_t oac_diags_ignore(oac_diags *d, const bool *keep)
+{
+    size_t k = 0, removed = 0;
+    if (!d || !keep)
+        return 0;
+    d->filtered = true;
+    for (size_t i = 0; i < d->count; i++) {
+        oac_diag *it = &d->items[i];
+        if (keep[it->code]) {
+            d->items[k++] = *it;
+        } else {
+            diag_fini(d->ctx, it);
+            removed++;
+        }
+    }
+    d->count = k;
+    d->ignored += removed;
+    /* The duplicate set indexes items: rebuild it over those kept. */
+    if (removed && d->set_cap) {
+        memset(d->set, 0, d->set_cap * sizeof *d->set);
+        for (size_t i = 0; i < d->count; i++) {
+            const oac_diag *o = &d->items[i];
+            uint64_t h = diag_hash(o->code, o->location, o->value, o->node, o->message);
+            size_t j = h & (d->set_cap - 1);
+            while (d->set[j].idx1)
+                j = (j + 1) & (d->set_cap - 1);
+            d->set[j].hash = h;
+            d->set[j].idx1 = i + 1;
+        }
+    }
+    return removed;
 }
 
 int oac_diag_add(oac_diags *d, oac_code code, const oac_where *w,

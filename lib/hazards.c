@@ -222,6 +222,11 @@ static int inner_reads(hz *h, oac_value *u, oac_scope *t, long e,
             const oac_node *w = &t->nodes[e];
             oac_where wh = oac_where_node(t, (long)i, u->name, suffix, loc,
                                           sizeof loc);
+            char wloc[LOC_MAX];
+            oac_where ww = oac_where_node(t, e, wout ? wout->name : NULL, NULL,
+                                          wloc, sizeof wloc);
+            wh.related = &ww;
+            wh.related_message = "the in-place update the read is not ordered before";
             if ((rc = oac_scope_diag(st, t, OAC_ALIAS_HAZARD, &wh,
                     "node '%s' (%s) of graph '%s' reads outer '%s', which "
                     "node '%s' (%s) of the same graph updates in place into "
@@ -288,6 +293,11 @@ static int check_value(hz *h, oac_value *u)
             wout[1] = v;
             oac_node *a = &s->nodes[writers[0]], *b = &s->nodes[e];
             oac_where w = oac_where_node(s, e, u->name, NULL, loc, sizeof loc);
+            char aloc[LOC_MAX];
+            oac_where wa = oac_where_node(s, writers[0], wout[0] ? wout[0]->name : NULL,
+                                          NULL, aloc, sizeof aloc);
+            w.related = &wa;
+            w.related_message = "the first in-place update of the same name";
             if ((rc = oac_scope_diag(st, s, OAC_ALIAS_HAZARD, &w,
                     "'%s' (alias class '%s') is updated in place twice in "
                     "graph '%s': by node '%s' (%s) and by node '%s' (%s); the "
@@ -329,6 +339,11 @@ static int check_value(hz *h, oac_value *u)
                 oac_where w = { .graph = t->name, .node = wnode->display,
                                 .op_type = wnode->proto->op_type,
                                 .value = u->name, .location = l };
+                char wloc[LOC_MAX];
+                oac_where ww = oac_where_node(t, e, ch[c]->name, NULL, wloc,
+                                              sizeof wloc);
+                w.related = &ww;
+                w.related_message = "the in-place update that overwrites the returned value";
                 if ((rc = oac_scope_diag(st, t, OAC_ALIAS_HAZARD, &w,
                         "'%s' (alias class '%s') is returned as output %zu of "
                         "graph '%s' beside its in-place update by node '%s' "
@@ -405,6 +420,11 @@ static int check_value(hz *h, oac_value *u)
                 suffix[0] = 0;
             oac_where w = oac_where_node(s, us->node, u->name, suffix, loc,
                                          sizeof loc);
+            char wloc[LOC_MAX];
+            oac_where ww = oac_where_node(s, wn, wout[k] ? wout[k]->name : NULL,
+                                          NULL, wloc, sizeof wloc);
+            w.related = &ww;
+            w.related_message = "the in-place update the read is not ordered before";
             if ((rc = oac_scope_diag(st, s, OAC_ALIAS_HAZARD, &w,
                     "node '%s' (%s) of graph '%s' reads '%s'%s, which node "
                     "'%s' (%s) updates in place into '%s' (alias class '%s'), "

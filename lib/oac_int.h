@@ -75,6 +75,10 @@ typedef struct oac_where {
     const char *op_type;
     const char *value;
     const char *location;
+    /* The finding's second party (oac_diag.related): where it is, and
+     * what it is ("the in-place update"); NULL when none. */
+    const struct oac_where *related;
+    const char *related_message;
 } oac_where;
 
 /* Append a diagnostic with the code's default severity.  An identical

@@ -85,6 +85,25 @@ static json_t *diag_json(const oac_diag *d)
     put_opt_str(o, "op_type", d->op_type, &ok);
     put_opt_str(o, "value", d->value, &ok);
     put_opt_str(o, "location", d->location, &ok);
+    /* Additions (issue 13): how to fix it, and the second party. */
+    put_opt_str(o, "help", oac_code_help(d->code), &ok);
+    if (d->related.message) {
+        json_t *rel = json_array();
+        json_t *r = json_object();
+        if (!rel || !r) {
+            json_decref(rel);
+            json_decref(r);
+            ok = false;
+        } else {
+            put(r, "message", oac_json_str(d->related.message), &ok);
+            put_opt_str(r, "graph", d->related.graph, &ok);
+            put_opt_str(r, "node", d->related.node, &ok);
+            put_opt_str(r, "value", d->related.value, &ok);
+            put_opt_str(r, "location", d->related.location, &ok);
+            push(rel, r, &ok);
+            put(o, "related", rel, &ok);
+        }
+    }
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -131,6 +150,10 @@ static json_t *summary_json(const oac_diags *diags, bool *ok)
     put(o, "errors", json_integer((json_int_t)oac_diags_count_severity(diags, OAC_SEV_ERROR)), ok);
     put(o, "warnings", json_integer((json_int_t)oac_diags_count_severity(diags, OAC_SEV_WARNING)), ok);
     put(o, "notes", json_integer((json_int_t)oac_diags_count_severity(diags, OAC_SEV_NOTE)), ok);
+    /* An addition (issue 13): findings --select/--ignore removed, when
+     * either was given. */
+    if (oac_diags_filtered(diags))
+        put(o, "ignored", json_integer((json_int_t)oac_diags_ignored(diags)), ok);
     return o;
 }
 

@@ -5,17 +5,27 @@
  * at the end, with its own shape).  The shape of check's, one line each:
  *
  *     PATH: SEVERITY: MESSAGE [CODE]          per diagnostic, in list order
+ *       help: HOW TO FIX                      the code's help (lib/rules.def)
+ *       note: WHAT: GRAPH/NODE/VALUE (LOCATION)  its related party, if any
+ *     PATH: note: RULE not checked ...: REASON [unchecked]
+ *                                             per entry of `unchecked`
  *       run: ...                              only when the model was run:
  *       ...                                   a short execution summary
- *     PATH: N errors, M warnings, K notes (status: ok|error)
+ *     PATH: N errors, M warnings, K notes[, I ignored] (status: ok|error)
  *
  * Invariants:
  *  1. Every diagnostic line matches `^PATH: (error|warning|note): .* \[CODE\]$`
- *     and the summary is the last line starting with `PATH:`; execution
- *     lines are indented so they never look like either.
+ *     and the summary is the last line starting with `PATH:`; execution,
+ *     help: and related note: lines are indented so they never look like
+ *     either.  An unchecked rule's note ends in "[unchecked]", which is no
+ *     code.
  *  2. A message or path cannot break a line: control characters in them
  *     are written as spaces, so one diagnostic is always one line.
- *  3. Counts are taken from the diagnostics, as in the JSON report.
+ *  3. Counts are taken from the diagnostics, as in the JSON report, except
+ *     that K notes also counts the `unchecked` entries shown as notes;
+ *     I ignored (only when not 0) is oac_diags_ignored.  -q (in->quiet)
+ *     hides every note line (note diagnostics, related parties, unchecked
+ *     entries) but still counts them.
  *  4. The result is malloc'ed through the context allocator (so it is
  *     free()d by the caller, and chaos tests reach its failure path).
  */
@@ -72,16 +82,80 @@ static const char *plural(size_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
-/* One line per diagnostic: PATH: SEVERITY: MESSAGE [CODE]. */
-static void add_diags(buf *b, const char *path, const oac_diags *diags)
+/* One line per diagnostic: PATH: SEVERITY: MESSAGE [CODE], then its
+ * help and related party, indented. */
+static void add_diags(buf *b, const char *path, const oac_diags *diags, bool quiet)
 {
     for (size_t i = 0; i < oac_diags_count(diags); i++) {
         const oac_diag *d = oac_diags_get(diags, i);
+        if (quiet && d->severity == OAC_SEV_NOTE)
+            continue;
         add_flat(b, path);
         add(b, ": %s: ", oac_severity_name(d->severity));
         add_flat(b, d->message);
         add(b, " [%s]\n", oac_code_name(d->code));
+        if (d->severity != OAC_SEV_NOTE) {
+            add(b, "  help: ");
+            add_flat(b, oac_code_help(d->code));
+            add(b, "\n");
+        }
+        const oac_related *r = &d->related;
+        if (r->message && !quiet) {
+            add(b, "  note: ");
+            add_flat(b, r->message);
+            const char *sep = ": ";
+            if (r->node) {
+                add(b, "%snode '", sep);
+                add_flat(b, r->node);
+                add(b, "'");
+                sep = ", ";
+            }
+            if (r->value) {
+                add(b, "%svalue '", sep);
+                add_flat(b, r->value);
+                add(b, "'");
+                sep = ", ";
+            }
+            if (r->graph && *r->graph) {
+                add(b, "%sgraph '", sep);
+                add_flat(b, r->graph);
+                add(b, "'");
+            }
+            if (r->location) {
+                add(b, " (");
+                add_flat(b, r->location);
+                add(b, ")");
+            }
+            add(b, "\n");
+        }
     }
+}
+
+/* The analysis's undecided rules as notes: PATH: note: ... [unchecked]. */
+static size_t add_unchecked(buf *b, const char *path, const oac_analysis *a, bool quiet)
+{
+    size_t n = oac_analysis_unchecked_count(a);
+    for (size_t i = 0; i < n && !quiet; i++) {
+        const oac_unchecked *u = oac_analysis_unchecked(a, i);
+        add_flat(b, path);
+        add(b, ": note: ");
+        add_flat(b, u->rule ? u->rule : "");
+        add(b, " not checked");
+        if (u->node) {
+            add(b, " at node '");
+            add_flat(b, u->node);
+            add(b, "'");
+        }
+        if (u->value) {
+            add(b, " for '");
+            add_flat(b, u->value);
+            add(b, "'");
+        }
+        add(b, ": ");
+        add_flat(b, u->reason ? u->reason : "");
+        add(b, " [unchecked]\n");
+    }
+    return n;
 }
 
 static void add_execution(buf *b, const oac_execution *e)
@@ -123,18 +197,22 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
     /* Start with an empty string so a model without findings or summary
      * pieces still returns a valid buffer. */
     add(&b, "%s", "");
-    add_diags(&b, path, in->diags);
+    add_diags(&b, path, in->diags, in->quiet);
+    size_t unchecked = in->analysis ? add_unchecked(&b, path, in->analysis, in->quiet) : 0;
     if (in->execution)
         add_execution(&b, in->execution);
     size_t errors = oac_diags_count_severity(in->diags, OAC_SEV_ERROR);
     size_t warnings = oac_diags_count_severity(in->diags, OAC_SEV_WARNING);
-    size_t notes = oac_diags_count_severity(in->diags, OAC_SEV_NOTE);
+    size_t notes = oac_diags_count_severity(in->diags, OAC_SEV_NOTE) + unchecked;
+    size_t ignored = oac_diags_ignored(in->diags);
     add_flat(&b, path);
-    add(&b, ": %zu %s, %zu %s, %zu %s (status: %s)\n",
+    add(&b, ": %zu %s, %zu %s, %zu %s",
         errors, plural(errors, "error", "errors"),
         warnings, plural(warnings, "warning", "warnings"),
-        notes, plural(notes, "note", "notes"),
-        oac_report_failed(in) ? "error" : "ok");
+        notes, plural(notes, "note", "notes"));
+    if (ignored)
+        add(&b, ", %zu ignored", ignored);
+    add(&b, " (status: %s)\n", oac_report_failed(in) ? "error" : "ok");
     if (b.failed) {
         oac_dealloc(ctx, b.s);
         oac_err(ctx, OAC_ENOMEM, "out of memory writing the text report");
@@ -173,7 +251,7 @@ char *oac_annotate_report_text(oac_ctx *ctx, const oac_report_input *in)
         add_flat(&b, p->message);
         add(&b, "\n");
     }
-    add_diags(&b, path, in->diags);
+    add_diags(&b, path, in->diags, false);
     size_t na = oac_annotation_count(an, OAC_VERDICT_ANNOTATED);
     size_t nk = oac_annotation_count(an, OAC_VERDICT_KEPT);
     size_t nr = oac_annotation_count(an, OAC_VERDICT_REFUSED);

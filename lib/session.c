@@ -68,7 +68,10 @@ static int merge_diags(oac_diags *to, const oac_diags *from)
 {
     for (size_t i = 0; i < oac_diags_count(from); i++) {
         const oac_diag *d = oac_diags_get(from, i);
-        oac_where w = { d->graph, d->node, d->op_type, d->value, d->location };
+        oac_where r = { .graph = d->related.graph, .node = d->related.node,
+                        .value = d->related.value, .location = d->related.location };
+        oac_where w = { d->graph, d->node, d->op_type, d->value, d->location,
+                        &r, d->related.message };
         if (oac_diag_add(to, d->code, &w, "%s", d->message))
             return OAC_ENOMEM;
     }

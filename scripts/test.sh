@@ -7,6 +7,10 @@
 #   5. `make distcheck` (out-of-tree, read-only sources, clean tarball)
 #   6. `run` side by side with ONNX Runtime (tests/ort_diff.sh: installs
 #      onnxruntime-node from the npm registry; "skipped" without Node)
+#   6b. the SARIF of every example through Microsoft's SARIF Multitool,
+#      `validate --rule-kind "Sarif;Gh"` (tests/sarif_multitool.sh:
+#      installs @microsoft/sarif-multitool-linux from the npm registry;
+#      "skipped" without npm); any error fails
 #   7. each libFuzzer harness (fuzz/) for FUZZ_TIME seconds (default 60)
 #      over the seed corpus the build makes, when clang can link
 #      libFuzzer; any finding fails ("fuzz: skipped (no clang)" otherwise)
@@ -59,6 +63,16 @@ py=$(sed -n 's/^PYTHON3 = //p' build-test/Makefile 2>/dev/null || true)
 case $rc in
   0) passed=$((passed + 1)) ;;
   77) ;;                                  # no Node: it printed "skipped"
+  *) failed=$((failed + 1)); status=1 ;;
+esac
+
+step "SARIF Multitool, Sarif;Gh rules (tests/sarif_multitool.sh)"
+rc=0
+( cd build-test && PYTHON3="${py:-/usr/bin/python3}" \
+    OAC="$top/build-test/src/onnx-alias-check" sh "$top/tests/sarif_multitool.sh" ) || rc=$?
+case $rc in
+  0) passed=$((passed + 1)) ;;
+  77) ;;                                  # no npm: it printed "skipped"
   *) failed=$((failed + 1)); status=1 ;;
 esac
 

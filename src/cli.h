@@ -34,14 +34,23 @@ typedef enum cli_opt_id {
     CLI_OPT_COUNT
 } cli_opt_id;
 
-typedef enum cli_cmd { CLI_CMD_CHECK, CLI_CMD_RUN, CLI_CMD_ANNOTATE } cli_cmd;
-typedef enum cli_format { CLI_FMT_TEXT, CLI_FMT_JSON, CLI_FMT_SARIF } cli_format;
+typedef enum cli_cmd { CLI_CMD_CHECK, CLI_CMD_RUN, CLI_CMD_ANNOTATE,
+                       CLI_CMD_RULES /* --list-rules, --explain */ } cli_cmd;
+typedef enum cli_format { CLI_FMT_TEXT, CLI_FMT_JSON, CLI_FMT_SARIF,
+                          CLI_FMT_GITLAB } cli_format;
 
 typedef struct cli {
     cli_cmd cmd;
     cli_format format;
     const char *output;          /* NULL: standard output */
     bool werror;
+    bool quiet;                  /* -q: text without notes */
+    bool filter;                 /* --select or --ignore given */
+    bool selecting;              /* --select given: keep starts all false */
+    bool keep[OAC_CODE_COUNT];   /* codes reported (oac_diags_ignore) */
+    bool ignoring[OAC_CODE_COUNT]; /* named by --ignore */
+    bool list_rules;             /* --list-rules */
+    const char *explain;         /* --explain CODE, into argv */
     oac_dim_binding *dims;       /* names owned */
     size_t n_dims;
     oac_input_file *inputs;      /* names owned, paths into argv */
@@ -132,7 +141,8 @@ bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m,
                      const oac_dim_binding *dims, size_t n_dims);
 /* The model's exit status from its diagnostics (keeps a higher one):
  * 2 with a parse-error or analysis-failed, 1 when the report's status is
- * "error", else 0. */
+ * "error", else 0.  --select/--ignore apply first (oac_diags_ignore), so
+ * status and exit status are computed from one list. */
 void cli_model_settle(const cli *c, cli_model *m);
 /* False (the reason printed) when -o names a file the call reads (a
  * model or an --input file, by device and inode) or a symbolic link: a
@@ -145,6 +155,8 @@ int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
                       size_t n);
 
 int cmd_check(oac_ctx *ctx, const cli *c);
+/* --list-rules and --explain (cmd_rules.c). */
+int cmd_rules(oac_ctx *ctx, const cli *c);
 int cmd_run(oac_ctx *ctx, const cli *c);
 int cmd_annotate(oac_ctx *ctx, const cli *c);
 

@@ -406,6 +406,67 @@ done:
     return rc;
 }
 
+/* A code name from the command line, or a usage error that suggests the
+ * nearest code. */
+static int code_arg(const char *opt, const char *name, size_t len, int *code)
+{
+    char buf[64];
+    if (len == 0 || len >= sizeof buf)
+        return usage("%s: '%.*s' is no diagnostic code (--list-rules lists them)",
+                     opt, (int)(len < 60 ? len : 60), name);
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    *code = oac_code_lookup(buf);
+    if (*code >= 0)
+        return CLI_PARSE_GO;
+    int near = oac_code_suggest(buf);
+    if (near >= 0)
+        return usage("%s: unknown code '%s'; did you mean '%s'? (--list-rules lists them)",
+                     opt, buf, oac_code_name((oac_code)near));
+    return usage("%s: unknown code '%s' (--list-rules lists them)", opt, buf);
+}
+
+/* --select CODE,... and --ignore CODE,...: --select starts from no code
+ * (once), each --select adds, each --ignore removes; in any order, an
+ * ignored code stays ignored.  A failure of the tool (parse-error, ...)
+ * is always reported: --ignore of one is a usage error. */
+static int add_codes(cli *c, bool select, const char *arg)
+{
+    const char *opt = select ? "--select" : "--ignore";
+    if (!c->filter) {
+        for (int i = 0; i < OAC_CODE_COUNT; i++) {
+            c->keep[i] = true;
+        }
+        c->filter = true;
+    }
+    if (select && !c->selecting) {
+        /* A failure of the tool is reported whatever is selected. */
+        for (int i = 0; i < OAC_CODE_COUNT; i++)
+            c->keep[i] = oac_code_is_failure((oac_code)i);
+        c->selecting = true;
+    }
+    for (const char *p = arg;;) {
+        size_t len = strcspn(p, ",");
+        int code, rc;
+        if ((rc = code_arg(opt, p, len, &code)) != CLI_PARSE_GO)
+            return rc;
+        if (!select && oac_code_is_failure((oac_code)code))
+            return usage("--ignore: %s cannot be ignored: it says the model could not be "
+                         "read or checked", oac_code_name((oac_code)code));
+        if (select) {
+            if (!c->ignoring[code])
+                c->keep[code] = true;
+        } else {
+            c->ignoring[code] = true;
+            c->keep[code] = false;
+        }
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    return CLI_PARSE_GO;
+}
+
 static int push_str(const char ***arr, size_t *n, const char *s)
 {
     const char **a = realloc(*arr, (*n + 1) * sizeof *a);
@@ -442,10 +503,24 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
             c->format = CLI_FMT_JSON;
         else if (!strcmp(arg, "sarif") && c->cmd != CLI_CMD_ANNOTATE)
             c->format = CLI_FMT_SARIF;
+        else if (!strcmp(arg, "gitlab") && c->cmd != CLI_CMD_ANNOTATE)
+            c->format = CLI_FMT_GITLAB;
         else if (c->cmd == CLI_CMD_ANNOTATE)
             return usage("unknown format '%s' for annotate (text or json)", arg);
         else
-            return usage("unknown format '%s' (text, json or sarif)", arg);
+            return usage("unknown format '%s' (text, json, sarif or gitlab)", arg);
+        return CLI_PARSE_GO;
+    case CLI_OPT_SELECT:
+    case CLI_OPT_IGNORE:
+        return add_codes(c, id == CLI_OPT_SELECT, arg);
+    case CLI_OPT_QUIET:
+        c->quiet = true;
+        return CLI_PARSE_GO;
+    case CLI_OPT_LIST_RULES:
+        c->list_rules = true;
+        return CLI_PARSE_GO;
+    case CLI_OPT_EXPLAIN:
+        c->explain = arg;
         return CLI_PARSE_GO;
     case CLI_OPT_OUTPUT:
         if (!*arg)
@@ -621,6 +696,21 @@ int cli_parse(cli *c, int argc, char **argv)
                     break;
             }
         }
+    }
+    if (c->list_rules || c->explain) {
+        if (c->list_rules && c->explain)
+            return usage("--list-rules and --explain go one at a time");
+        if (c->n_models)
+            return usage("--%s takes no model", c->list_rules ? "list-rules" : "explain");
+        if (c->format != CLI_FMT_TEXT && c->format != CLI_FMT_JSON)
+            return usage("--%s writes text or json", c->list_rules ? "list-rules" : "explain");
+        if (c->explain) {
+            int code;
+            if ((rc = code_arg("--explain", c->explain, strlen(c->explain), &code)) != CLI_PARSE_GO)
+                return rc;
+        }
+        c->cmd = CLI_CMD_RULES;
+        return CLI_PARSE_GO;
     }
     if (c->n_models == 0)
         return usage("no model given");

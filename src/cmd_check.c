@@ -155,6 +155,8 @@ done:
 
 void cli_model_settle(const cli *c, cli_model *m)
 {
+    if (c->filter)
+        oac_diags_ignore(m->diags, c->keep);
     oac_report_input in = { .diags = m->diags, .werror = c->werror };
     int e = oac_report_failed(&in) ? CLI_EXIT_ERRORS : CLI_EXIT_OK;
     /* Unreadable input, the model or an --input file (contract 5), or a
@@ -168,12 +170,13 @@ void cli_model_settle(const cli *c, cli_model *m)
 
 /* ---- writing reports --------------------------------------------------- */
 
-static oac_report_input report_input(const cli *c, const cli_model *m)
+static oac_report_input report_input(const cli *c, const cli_model *m,
+                                     const char *cwd)
 {
     oac_report_input in = {
         .path = m->path, .model = m->model, .diags = m->diags,
         .analysis = m->analysis, .execution = m->execution,
-        .werror = c->werror,
+        .werror = c->werror, .srcroot = cwd, .quiet = c->quiet,
     };
     return in;
 }
@@ -242,12 +245,16 @@ static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
 {
     int rc = 0;
     oac_report_input *ins = calloc(n, sizeof *ins);
+    /* SARIF and GitLab write paths relative to the working directory
+     * (%SRCROOT%); without one, as given. */
+    char *cwd = getcwd(NULL, 0);
     if (!ins) {
         cli_error("out of memory");
+        free(cwd);
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        ins[i] = report_input(c, &models[i]);
+        ins[i] = report_input(c, &models[i], cwd);
     switch (c->format) {
     case CLI_FMT_TEXT:
         for (size_t i = 0; i < n && rc == 0; i++) {
@@ -279,8 +286,12 @@ static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
     case CLI_FMT_SARIF:
         rc = dump_json(ctx, oac_report_sarif(ctx, ins, n), out);
         break;
+    case CLI_FMT_GITLAB:
+        rc = dump_json(ctx, oac_report_gitlab(ctx, ins, n), out);
+        break;
     }
     free(ins);
+    free(cwd);
     return rc;
 }
 

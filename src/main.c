@@ -1,7 +1,8 @@
 /* main.c: the entry point of onnx-alias-check (contract, section 5).
  *
  * Owns the process: one library context, the parsed command line, the
- * dispatch to `check`, `run` or `annotate`, and the exit status, which is always one
+ * dispatch to `check`, `run`, `annotate` or the rules' documentation
+ * (--list-rules, --explain), and the exit status, which is always one
  * of CLI_EXIT_OK (0), CLI_EXIT_ERRORS (1) or CLI_EXIT_USAGE (2).
  *
  * Invariant: main is the only place that decides the process's status;
@@ -51,7 +52,8 @@ int main(int argc, char **argv)
         goto done;
     }
     inject_failures(ctx);
-    status = c.cmd == CLI_CMD_RUN ? cmd_run(ctx, &c)
+    status = c.cmd == CLI_CMD_RULES ? cmd_rules(ctx, &c)
+             : c.cmd == CLI_CMD_RUN ? cmd_run(ctx, &c)
              : c.cmd == CLI_CMD_ANNOTATE ? cmd_annotate(ctx, &c)
              : cmd_check(ctx, &c);
 done:

@@ -310,12 +310,43 @@ START_TEST(test_text)
     oac_report_input in = { .path = "dir/m.onnx", .model = &f.model, .diags = f.diags };
     char *t = oac_report_text(f.ctx, &in);
     ck_assert_ptr_nonnull(t);
-    ck_assert_str_eq(t,
+    /* Each error and warning is followed by its code's help (issue 13),
+     * indented so it never looks like a diagnostic line. */
+    char want[4096];
+    snprintf(want, sizeof want,
         "dir/m.onnx: error: node 'upd' aliases 'cache_out' to itself [alias-cycle]\n"
+        "  help: %s\n"
         "dir/m.onnx: warning: CacheUpdate 'u2' lacks output_alias [alias-implied]\n"
+        "  help: %s\n"
         "dir/m.onnx: error: two lines [alias-hazard]\n"
-        "dir/m.onnx: 2 errors, 1 warning, 0 notes (status: error)\n");
+        "  help: %s\n"
+        "dir/m.onnx: 2 errors, 1 warning, 0 notes (status: error)\n",
+        oac_code_help(OAC_ALIAS_CYCLE), oac_code_help(OAC_ALIAS_IMPLIED),
+        oac_code_help(OAC_ALIAS_HAZARD));
+    ck_assert_str_eq(t, want);
     oac_free(t);
+
+    /* --ignore: the warning leaves the report, counted as ignored; the
+     * status follows what stays, with --werror too. */
+    bool keep[OAC_CODE_COUNT];
+    for (int i = 0; i < OAC_CODE_COUNT; i++)
+        keep[i] = i != OAC_ALIAS_IMPLIED && i != OAC_ALIAS_CYCLE && i != OAC_ALIAS_HAZARD;
+    ck_assert_uint_eq(oac_diags_ignore(f.diags, keep), 3);
+    ck_assert_uint_eq(oac_diags_ignored(f.diags), 3);
+    ck_assert_uint_eq(oac_diags_count(f.diags), 0);
+    in.werror = true;
+    ck_assert(!oac_report_failed(&in));
+    t = oac_report_text(f.ctx, &in);
+    ck_assert_str_eq(t, "dir/m.onnx: 0 errors, 0 warnings, 0 notes, 3 ignored (status: ok)\n");
+    oac_free(t);
+    json_t *rj = oac_report_json(f.ctx, &in);
+    ck_assert_int_eq(num(obj(rj, "summary"), "ignored"), 3);
+    json_decref(rj);
+    in.werror = false;
+    /* Identical findings added after the filter are still kept once. */
+    add_error(&f);
+    add_error(&f);
+    ck_assert_uint_eq(oac_diags_count(f.diags), 1);
 
     /* A clean run: the execution summary sits between diagnostics and the
      * summary line, indented so it never reads as either. */

@@ -65,6 +65,14 @@ for case in gqa_beams:beam-search gqa_noshare:config-disabled \
     expect_eq "$row: status" "$(json 'r["status"]' "$out")" error
     [ -e "$tmp/$row.out.onnx" ] && fail "$row: a refused pair wrote $tmp/$row.out.onnx"
 done
+# An alias_of already in the file that names another value: that pair is
+# refused, the other is fine, nothing is written and the file is kept.
+cp "$m/scatter_conflict.onnx" "$tmp/conflict_before.onnx"
+annotate 1 -o "$tmp/conflict.out.onnx" "$m/scatter_conflict.onnx"
+expect_eq "scatter_conflict: reasons" "$(reasons "$out")" "None conflicting-annotation"
+[ -e "$tmp/conflict.out.onnx" ] && fail "scatter_conflict: a refused pair wrote a file"
+cmp -s "$m/scatter_conflict.onnx" "$tmp/conflict_before.onnx" ||
+    fail "scatter_conflict: the model changed"
 # Every pair holds, but the annotated model fails the check: exit 1,
 # the check's finding in the report, nothing written.
 annotate 1 -o "$tmp/stale.onnx" "$m/stale_reader.onnx"

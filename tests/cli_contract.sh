@@ -34,7 +34,7 @@ expect_eq "model" "$(json 'r["model"]' "$out")" \
     "{\"path\": \"$broken\", \"ir_version\": 10, \"opset_import\": [{\"domain\": \"\", \"version\": 21}, {\"domain\": \"onnx_alias\", \"version\": 1}]}"
 expect_eq "status/summary" "$(json '[r["status"], r["summary"]]' "$out")" \
     '["error", {"errors": 1, "warnings": 0, "notes": 0}]'
-expect_eq "diagnostic" "$(json 'r["diagnostics"][0]' "$out" | "$PYTHON3" -c 'import json,sys; d=json.load(sys.stdin); d.pop("message"); print(json.dumps(d, sort_keys=True))')" \
+expect_eq "diagnostic" "$(json 'r["diagnostics"][0]' "$out" | "$PYTHON3" -c 'import json,sys; d=json.load(sys.stdin); d.pop("message"); d.pop("help"); print(json.dumps(d, sort_keys=True))')" \
     '{"code": "alias-mismatch", "graph": "main", "location": "/graph/output/0", "node": "update", "op_type": "CacheUpdate", "severity": "error", "value": "updated_cache"}'
 expect_eq "message is a non-empty string" "$(json 'isinstance(r["diagnostics"][0]["message"], str) and len(r["diagnostics"][0]["message"]) > 0' "$out")" true
 expect_eq "alias class" "$(json 'r["alias_classes"]' "$out")" \
@@ -177,19 +177,21 @@ expect_eq "second cache at --dim" "$(json 'r["memory_plan"]["second_cache_bytes"
 
 # ---- 5: text format ------------------------------------------------------------
 run_oac 1 "$ex/chained_updates_broken.onnx" "$dense"
-expect_eq "text lines" "$(sed 's/: error: .* \[/: error: [/' "$out")" \
+# (Indented help:/note: lines and the notes of undecided rules, issue 13,
+# are tests/cli_rules.sh's.)
+expect_eq "text lines" "$(grep -v '^  \|\[unchecked\]$' "$out" | sed 's/: error: .* \[/: error: [/; s/, [0-9]* notes\{0,1\} (/, K notes (/')" \
 "$ex/chained_updates_broken.onnx: error: [alias-mismatch]
-$ex/chained_updates_broken.onnx: 1 error, 0 warnings, 0 notes (status: error)
-$dense: 0 errors, 0 warnings, 0 notes (status: ok)"
+$ex/chained_updates_broken.onnx: 1 error, 0 warnings, K notes (status: error)
+$dense: 0 errors, 0 warnings, K notes (status: ok)"
 [ -s "$err" ] && fail "text report wrote to stderr"
 
 # A newline in a path or name cannot break the one-line-per-diagnostic form.
 nlpath="$tmp/new
 line.onnx"
 cp "$broken" "$nlpath"
-run_oac 1 "$nlpath"
-expect_eq "text lines with a newline in the path" "$(wc -l < "$out" | tr -d ' ')" 2
-grep -q "^$tmp/new line.onnx: 1 error, 0 warnings, 0 notes (status: error)\$" "$out" ||
+run_oac 1 -q "$nlpath"
+expect_eq "text lines with a newline in the path" "$(grep -vc '^  ' "$out" | tr -d ' ')" 2
+grep -q "^$tmp/new line.onnx: 1 error, 0 warnings, [0-9]* notes\{0,1\} (status: error)\$" "$out" ||
     fail "newline in the path not written as a space: $(cat "$out")"
 
 # ---- 5: stdout/stderr and -o for every format -----------------------------------
@@ -210,14 +212,17 @@ expect_eq "run -o json" "$(json 'r["execution"]["steps_completed"]' "$tmp/run.js
 expect_eq "run -o sarif" "$(json 'r["version"]' "$tmp/run.sarif")" 2.1.0
 
 # ---- 5: SARIF -----------------------------------------------------------------------
+# A model path under the working directory is written relative to it
+# (uriBaseId %SRCROOT%), any other as a file:// URI (issue 13).
+rel() { "$PYTHON3" -c 'import os, sys; p = os.path.relpath(sys.argv[1]); print("file://" + os.path.abspath(sys.argv[1]) if p.startswith("..") else p)' "$1"; }
 run_oac 1 --format=sarif "$broken" "$ex/metadata_alias.onnx" "$ex/chained_updates_broken.onnx"
 expect_eq "sarif version" "$(json '[r["version"], len(r["runs"])]' "$out")" '["2.1.0", 1]'
 expect_eq "sarif result" "$(json '[[x["ruleId"], x["level"], x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], [(l["kind"], l["name"]) for l in x["locations"][0]["logicalLocations"]]] for x in r["runs"][0]["results"][:1]][0]' "$out")" \
-    "[\"alias-mismatch\", \"error\", \"$broken\", [[\"module\", \"main\"], [\"function\", \"update\"], [\"variable\", \"updated_cache\"]]]"
+    "[\"alias-mismatch\", \"error\", \"$(rel "$broken")\", [[\"module\", \"main\"], [\"function\", \"update\"], [\"variable\", \"updated_cache\"]]]"
 expect_eq "sarif levels" "$(json '[x["level"] for x in r["runs"][0]["results"]]' "$out")" \
     '["error", "warning", "warning", "warning", "error"]'
 expect_eq "sarif uris in order" "$(json '[x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in r["runs"][0]["results"]]' "$out")" \
-    "[\"$broken\", \"$ex/metadata_alias.onnx\", \"$ex/metadata_alias.onnx\", \"$ex/metadata_alias.onnx\", \"$ex/chained_updates_broken.onnx\"]"
+    "[\"$(rel "$broken")\", \"$(rel "$ex/metadata_alias.onnx")\", \"$(rel "$ex/metadata_alias.onnx")\", \"$(rel "$ex/metadata_alias.onnx")\", \"$(rel "$ex/chained_updates_broken.onnx")\"]"
 # An unnamed graph: "graph" is its (empty) name in JSON; SARIF gives it
 # no logical location rather than one named "".
 "$PYTHON3" -c '
@@ -234,7 +239,7 @@ expect_eq "unnamed graph, SARIF" "$(json '[(l["kind"], l["name"]) for l in r["ru
     '[["function", "update"], ["variable", "updated_cache"]]'
 run_oac 2 --format=sarif "$missing"
 expect_eq "sarif unreadable" "$(json '[[y["ruleId"], y["level"], y["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]] for y in r["runs"][0]["results"]]' "$out")" \
-    "[[\"parse-error\", \"error\", \"$missing\"]]"
+    "[[\"parse-error\", \"error\", \"$(rel "$missing")\"]]"
 
 # ---- 5: --dim -------------------------------------------------------------------------
 run_oac 2 --dim nowhere=3 "$dense" "$implied"

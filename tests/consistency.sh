@@ -8,6 +8,12 @@
 #  - every code has a triggering row, WANT(OAC_X), and a clean near-miss
 #    row, NEAR(OAC_X), in the case tables of the Check programs (read by
 #    tests/case_rows.py: table rows only, never comments or free text);
+#  - lib/rules.def (each code's documentation) has one row per code of
+#    include/oac_diag.def, in its order, and no other row;
+#  - --list-rules (text and JSON), --explain and the SARIF rules list the
+#    same codes and severities as the table and the man page, with the
+#    table's meaning, a help and why for every code, and SARIF's help.text
+#    is what --explain prints;
 #  - every option of src/cli_opts.def is in the man page and in --help;
 #  - annotate's refusal reasons (include/oac_annotate.def) are exactly the
 #    reasons the man page's ANNOTATE section lists and the reason enum of
@@ -75,6 +81,63 @@ if ! diff -u "$tmp/codes.sorted" "$tmp/enum"; then
     echo "FAIL: the schema's code enum differs from $def (diff above)"
     fail=1
 fi
+
+# lib/rules.def: the same identifiers, in the same order.
+sed -n 's/^OAC_RULE(\([A-Z_0-9]*\),.*/\1/p' "$top_srcdir/lib/rules.def" > "$tmp/rule_ids"
+cut -d' ' -f1 "$tmp/codes" > "$tmp/code_ids"
+if ! diff -u "$tmp/code_ids" "$tmp/rule_ids"; then
+    echo "FAIL: lib/rules.def's rows differ from $def's codes (identifiers, in order; diff above)"
+    fail=1
+fi
+
+# --list-rules, --explain and the SARIF rules against the table (code
+# and severity, as the man page above) and against each other.
+"$OAC" --list-rules > "$tmp/list" || { echo "FAIL: --list-rules exits non-zero"; fail=1; }
+awk '{ print $1, $2 }' "$tmp/list" | sort > "$tmp/list_codes"
+if ! diff -u "$tmp/def_codes" "$tmp/list_codes"; then
+    echo "FAIL: --list-rules differs from $def (codes and severities; diff above)"
+    fail=1
+fi
+"$OAC" --list-rules --format=json > "$tmp/list.json" ||
+    { echo "FAIL: --list-rules --format=json exits non-zero"; fail=1; }
+"$OAC" --format=sarif "$tmp/no-such-model.onnx" > "$tmp/rules.sarif"
+for c in $(cut -d' ' -f2 "$tmp/codes"); do
+    "$OAC" --explain "$c" > "$tmp/explain.$c" || { echo "FAIL: --explain $c exits non-zero"; fail=1; }
+done
+"$PYTHON3" - "$def" "$tmp/list.json" "$tmp/rules.sarif" "$tmp" <<'PY' || fail=1
+import json, re, sys
+table = re.findall(r'^OAC_DIAG\(\w+,\s*"([a-z-]+)",\s*(\w+),\s*"((?:[^"\\]|\\.)*)"\)',
+                   open(sys.argv[1]).read(), re.M)
+want = [(c, s.lower(), m) for c, s, m in table]
+bad = 0
+def fail(msg):
+    global bad
+    print("FAIL: " + msg)
+    bad = 1
+rules = json.load(open(sys.argv[2]))
+if [(r["code"], r["severity"], r["meaning"]) for r in rules] != want:
+    fail("--list-rules --format=json: codes, severities or meanings differ from oac_diag.def")
+for r in rules:
+    for k in ("why", "help"):
+        if not r.get(k):
+            fail("--list-rules: %s has no %s" % (r["code"], k))
+    if not r["examples"].get("wrong") or not r["examples"].get("right"):
+        fail("--list-rules: %s lacks an example" % r["code"])
+sarif = json.load(open(sys.argv[3]))["runs"][0]["tool"]["driver"]["rules"]
+if [(r["id"], r["defaultConfiguration"]["level"]) for r in sarif] != [w[:2] for w in want]:
+    fail("SARIF rules differ from oac_diag.def (ids, levels, order)")
+for r, w in zip(sarif, rules):
+    explain = open("%s/explain.%s" % (sys.argv[4], r["id"])).read()
+    if r["help"]["text"] != explain:
+        fail("SARIF rule %s: help.text is not what --explain prints" % r["id"])
+    if not explain.startswith("%s (%s): " % (w["code"], w["severity"])) or w["help"][1:] not in explain:
+        fail("--explain %s does not open with the code and severity or lacks its help" % r["id"])
+    if r["shortDescription"]["text"] != w["meaning"] or w["why"][1:] not in r["fullDescription"]["text"]:
+        fail("SARIF rule %s: descriptions are not the table's" % r["id"])
+    if "```" not in r["help"]["markdown"]:
+        fail("SARIF rule %s: help.markdown has no example block" % r["id"])
+sys.exit(bad)
+PY
 
 # annotate's refusal reasons: ".TP" / ".B reason" paragraphs of ANNOTATE.
 sed -n 's/^OAC_REFUSAL([A-Z_]*, *"\([a-z-]*\)".*/\1/p' "$top_srcdir/include/oac_annotate.def" |

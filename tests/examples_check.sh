@@ -22,8 +22,9 @@ while read -r name codes; do
     [ "$codes" = "-" ] && codes=
     out=$("$OAC" check "$dir/$name.onnx" 2>/dev/null)
     rc=$?
+    # "[unchecked]" notes are the analysis's undecided rules, no code.
     got=$(printf '%s\n' "$out" | sed -n 's/.*: \(error\|warning\|note\): .* \[\([a-z0-9-]*\)\]$/\2/p' |
-          sort -u | paste -sd, -)
+          grep -vx unchecked | sort -u | paste -sd, -)
     want=$(echo "$codes" | tr ',' '\n' | sed '/^$/d' | sort -u | paste -sd, -)
     want_rc=0
     [ -n "$(errors_of "$codes")" ] && want_rc=1

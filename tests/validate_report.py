@@ -191,11 +191,20 @@ def check_sarif(paths, reports, codes):
         fail("SARIF rules are not the codes of oac_diag.def")
     want = []
     for p, r in zip(paths, reports):
+        p = os.path.relpath(p) if not os.path.relpath(p).startswith("..") else os.path.abspath(p)
         want += [(p, d["code"], d["severity"], d["message"]) for d in r["diagnostics"]]
     got = []
+    base = run.get("originalUriBaseIds", {}).get("%SRCROOT%", {}).get("uri", "")
     for res in run["results"]:
         loc = res["locations"][0]
-        uri = loc["physicalLocation"]["artifactLocation"]["uri"]
+        al = loc["physicalLocation"]["artifactLocation"]
+        # A path under the working directory is relative to %SRCROOT%,
+        # any other an absolute file:// URI: map both back to the path.
+        uri = al["uri"]
+        if al.get("uriBaseId") == "%SRCROOT%":
+            uri = os.path.relpath(os.path.join(base[len("file://"):], uri))
+        elif uri.startswith("file://"):
+            uri = uri[len("file://"):]
         got.append((uri, res["ruleId"], res["level"], res["message"]["text"]))
         if rule_ids[res["ruleIndex"]] != res["ruleId"]:
             fail("SARIF ruleIndex disagrees with ruleId %s" % res["ruleId"])
@@ -204,6 +213,11 @@ def check_sarif(paths, reports, codes):
                 fail("SARIF logical location %r" % ll)
     if got != want:
         fail("SARIF results differ from the JSON diagnostics (%d vs %d)" % (len(got), len(want)))
+    # The official SARIF 2.1.0 schema and code scanning's needs (issue 13).
+    sys.path.insert(0, os.path.join(SRC, "tests"))
+    import sarif_check
+    for msg in sarif_check.check(s, "SARIF of %d models" % len(paths)):
+        fail(msg)
 
 
 def sweep(v):
