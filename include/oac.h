@@ -5,7 +5,7 @@
  * onnx-alias-check` (examples/embed.c).
  *
  * The library loads an ONNX model (with the alias and quantization fields
- * of the contract, ../shared/spec/contract.md), checks that its KV caches
+ * of the contract, doc/annotations.md), checks that its KV caches
  * are updated in place, plans its memory, runs it on a reference runtime
  * and describes all of that as data.  It never prints, never exits, and
  * never reads argv or the environment: the command-line tool in src/ does.
@@ -218,6 +218,20 @@ int oac_model_load(oac_ctx *ctx, oac_model **out, const char *path,
 int oac_model_load_buffer(oac_ctx *ctx, oac_model **out, const void *buf,
                           size_t len, const char *name, const char *base_dir,
                           oac_diags *diags);
+/* The largest model oac_model_load_fd reads from a stream: protobuf's
+ * 2 GiB message limit (a larger ONNX model keeps its weights in external
+ * data). */
+#define OAC_MAX_STREAM_BYTES ((size_t)INT32_MAX)
+/* The same from the open file descriptor fd, e.g. standard input (fd is
+ * neither closed nor rewound).  A regular file is mapped as by
+ * oac_model_load; a pipe or another stream is read to its end into
+ * memory the model owns, at most max_bytes (0 or above
+ * OAC_MAX_STREAM_BYTES: that limit): the first byte past them is a
+ * parse-error and nothing after it is read.  name (NULL: "-") stands for
+ * the path in messages; external data is resolved relative to base_dir
+ * (NULL: the current directory). */
+int oac_model_load_fd(oac_ctx *ctx, oac_model **out, int fd, size_t max_bytes,
+                      const char *name, const char *base_dir, oac_diags *diags);
 void oac_model_free(oac_model *model);
 
 /* Write the model back.  A model read and written back differs only where

@@ -202,9 +202,25 @@ void oac_rt_bindings_step_failed(oac_session *s)
 /* The run's graph inputs                                               */
 /* ------------------------------------------------------------------ */
 
-/* The concrete dims of a declared shape, resolving dim_params through the
- * run's --dim, the generation loop's first step (decoder.h) and the
- * analysis.  OAC_EINVAL when one stays unknown. */
+/* The value of dim_param name: the run's --dim, else the generation
+ * loop's first step (decoder.h), else the analysis's; -1 when unknown. */
+static int64_t sym_value(const rt_run *r, const char *name)
+{
+    int64_t v = -1;
+    for (size_t j = 0; j < r->opts->n_dims; j++)
+        if (r->opts->dims[j].name && !strcmp(r->opts->dims[j].name, name))
+            v = r->opts->dims[j].value;
+    /* A symbol the generation loop binds: its first step's. */
+    if (v < 0)
+        v = oac_decoder_sym(r->dec, name, 0, oac_decoder_new_tokens(r->dec, 0));
+    if (v < 0)
+        v = oac_analysis_dim(r->an, name);
+    return v;
+}
+
+/* The concrete dims of a declared shape, resolving dim_params through
+ * sym_value.  OAC_EINVAL when one stays unknown (missing_dims has named
+ * every unknown symbol before this runs). */
 static int resolve_dims(rt_run *r, const char *what,
                         const Onnx__TensorShapeProto *shape, int *rank,
                         int64_t *dims)
@@ -221,16 +237,7 @@ static int resolve_dims(rt_run *r, const char *what,
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
             v = d->dim_value;
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
-            for (size_t j = 0; j < r->opts->n_dims; j++)
-                if (r->opts->dims[j].name &&
-                    !strcmp(r->opts->dims[j].name, d->dim_param))
-                    v = r->opts->dims[j].value;
-            /* A symbol the generation loop binds: its first step's. */
-            if (v < 0)
-                v = oac_decoder_sym(r->dec, d->dim_param, 0,
-                                    oac_decoder_new_tokens(r->dec, 0));
-            if (v < 0)
-                v = oac_analysis_dim(r->an, d->dim_param);
+            v = sym_value(r, d->dim_param);
             if (v < 0)
                 return oac_err(r->ctx, OAC_EINVAL,
                                "dimension '%s' of input '%s' is unknown (give --dim %s=N)",
@@ -440,6 +447,86 @@ static int bind_cache(rt_run *r, rt_input *in, const Onnx__ValueInfoProto *vi,
     return OAC_OK;
 }
 
+/* Has the run an --input file for graph input name? */
+static bool has_input_opt(const rt_run *r, const char *name)
+{
+    for (size_t i = 0; i < r->opts->n_inputs; i++)
+        if (r->opts->inputs[i].name && !strcmp(r->opts->inputs[i].name, name))
+            return true;
+    return false;
+}
+
+/* Every dim_param the inputs' bindings need (the shapes resolve_dims is
+ * given below) that nothing binds, named in one OAC_EINVAL message, so
+ * one run says every --dim it lacks (first seen first, each once). */
+static int missing_dims(rt_run *r)
+{
+    enum { MAX_NAMED = 64 };
+    const char *names[MAX_NAMED], *first_input = NULL;
+    size_t n = 0, more = 0;
+    for (size_t i = 0; i < r->n_in; i++) {
+        const Onnx__ValueInfoProto *vi = oac_value_vi(r->in[i].v);
+        const Onnx__TypeProto *tp = vi ? vi->type : NULL;
+        const Onnx__TensorShapeProto *shape = NULL;
+        bool rw = vi && vi->has_access &&
+                  vi->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE;
+        if (!tp)
+            continue;
+        if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE &&
+            tp->sequence_type->elem_type &&
+            tp->sequence_type->elem_type->value_case ==
+                ONNX__TYPE_PROTO__VALUE_QUANTIZED_TENSOR_TYPE)
+            shape = tp->sequence_type->elem_type->quantized_tensor_type->shape;
+        else if (tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+                 (rw || !has_input_opt(r, r->in[i].v->name)))
+            shape = tp->tensor_type->shape;
+        for (size_t k = 0; shape && k < shape->n_dim && k < OAC_RT_MAX_RANK; k++) {
+            const Onnx__TensorShapeProto__Dimension *d = shape->dim[k];
+            if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+                !d->dim_param || sym_value(r, d->dim_param) >= 0)
+                continue;
+            bool seen = false;
+            for (size_t j = 0; j < n && !seen; j++)
+                seen = !strcmp(names[j], d->dim_param);
+            if (seen)
+                continue;
+            if (n == MAX_NAMED) {
+                more++;
+                continue;
+            }
+            if (!n)
+                first_input = r->in[i].v->name;
+            names[n++] = d->dim_param;
+        }
+    }
+    if (n == 0)
+        return OAC_OK;
+    if (n == 1)
+        return oac_err(r->ctx, OAC_EINVAL,
+                       "dimension '%s' of input '%s' is unknown (give --dim %s=N)",
+                       names[0], first_input, names[0]);
+    /* "N dimensions are unknown: a, b (give --dim a=N --dim b=N)", cut
+     * short with "..." where the message would not fit. */
+    char list[512], give[512];
+    size_t ll = 0, gl = 0, total = n + more;
+    bool cut = more > 0;
+    list[0] = give[0] = '\0';
+    for (size_t j = 0; j < n; j++) {
+        int a = snprintf(list + ll, sizeof list - ll, "%s%s", j ? ", " : "", names[j]);
+        int b = snprintf(give + gl, sizeof give - gl, "%s--dim %s=N", j ? " " : "", names[j]);
+        if (a < 0 || b < 0 || (size_t)a >= sizeof list - ll - 4 ||
+            (size_t)b >= sizeof give - gl - 4) {
+            list[ll] = give[gl] = '\0';
+            cut = true;
+            break;
+        }
+        ll += (size_t)a;
+        gl += (size_t)b;
+    }
+    return oac_err(r->ctx, OAC_EINVAL, "%zu dimensions are unknown: %s%s (give %s%s)",
+                   total, list, cut ? ", ..." : "", give, cut ? " ..." : "");
+}
+
 int oac_rt_bind_inputs(rt_run *r)
 {
     const oac_scope *m = r->main;
@@ -456,7 +543,7 @@ int oac_rt_bind_inputs(rt_run *r)
             return oac_err(r->ctx, OAC_EUNSUPPORTED, "graph input %zu has no name", i);
     }
     int rc = check_options(r);
-    if (rc)
+    if (rc || (rc = missing_dims(r)))
         return rc;
     for (size_t k = 0; r->dec && k < r->dec->n_in; k++)
         if (r->dec->in[k].port < r->n_in)

@@ -1,6 +1,7 @@
 /* load.c: mapping and parsing models and standalone protobuf files.
  *
- * Owns oac_model_load, oac_model_load_buffer, oac_model_free, the model
+ * Owns oac_model_load, oac_model_load_buffer, oac_model_load_fd (a model
+ * read from a stream such as standard input), oac_model_free, the model
  * accessors and oac_pbfile_load/free.  Contract 1 (wire format, unknown
  * fields survive), 3 (parse-error) and 5 (an unopenable path is
  * unreadable); oac.h: payloads are never copied.
@@ -47,6 +48,12 @@
  *     OAC_EPARSE with the same message on ctx; out of memory is OAC_ENOMEM
  *     with nothing half-built left behind.
  *
+ * A stream (oac_model_load_fd on a pipe, socket or terminal) cannot be
+ * mapped: it is read into one buffer the model owns, at most the caller's
+ * limit (OAC_MAX_STREAM_BYTES, protobuf's 2 GiB, by default); reading
+ * stops at the first byte past it, which is a parse-error.  The bytes are
+ * then parsed exactly as a mapped file's are.
+ *
  * Limits, by design: large payloads are only validated when decoded
  * (tensor.c), since validating them would read them; large known string
  * and bytes fields other than payloads (doc_string, AttributeProto.s,
@@ -57,6 +64,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -125,6 +133,25 @@ static int parse_into(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,
 
 /* ---- files ------------------------------------------------------------ */
 
+/* Map the regular file open on fd (st its fstat), whole. */
+static int map_fd(oac_ctx *ctx, int fd, const struct stat *st, const char *path,
+                  oac_diags *diags, const uint8_t **map, size_t *len)
+{
+    /* mmap of 0 bytes fails; an empty file is simply not a model. */
+    if (st->st_size == 0)
+        return parse_error(ctx, diags, "%s: empty file at byte 0", path);
+    if ((uint64_t)st->st_size > SIZE_MAX)
+        return parse_error(ctx, diags, "%s: file too large", path);
+    void *p = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED)
+        return parse_error(ctx, diags, "%s: cannot map: %s", path, strerror(errno));
+    /* No readahead: pages of skipped payloads must stay untouched. */
+    (void)madvise(p, (size_t)st->st_size, MADV_RANDOM);
+    *map = p;
+    *len = (size_t)st->st_size;
+    return OAC_OK;
+}
+
 static int map_file(oac_ctx *ctx, const char *path, oac_diags *diags,
                     const uint8_t **map, size_t *len)
 {
@@ -149,26 +176,68 @@ static int map_file(oac_ctx *ctx, const char *path, oac_diags *diags,
         rc = parse_error(ctx, diags, "%s: cannot read: %s", path, strerror(errno));
         goto done;
     }
-    /* mmap of 0 bytes fails; an empty file is simply not a model. */
-    if (st.st_size == 0) {
-        rc = parse_error(ctx, diags, "%s: empty file at byte 0", path);
-        goto done;
-    }
-    if ((uint64_t)st.st_size > SIZE_MAX) {
-        rc = parse_error(ctx, diags, "%s: file too large", path);
-        goto done;
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-        rc = parse_error(ctx, diags, "%s: cannot map: %s", path, strerror(errno));
-        goto done;
-    }
-    /* No readahead: pages of skipped payloads must stay untouched. */
-    (void)madvise(p, (size_t)st.st_size, MADV_RANDOM);
-    *map = p;
-    *len = (size_t)st.st_size;
+    rc = map_fd(ctx, fd, &st, path, diags, map, len);
 done:
     close(fd);
+    return rc;
+}
+
+/* Read the stream on fd to its end into a new buffer (oac_alloc), at
+ * most max bytes: the first byte past them is a parse-error and nothing
+ * after it is read. */
+static int read_stream(oac_ctx *ctx, int fd, size_t max, const char *name,
+                       oac_diags *diags, uint8_t **buf_out, size_t *len_out)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = OAC_OK;
+    *buf_out = NULL;
+    *len_out = 0;
+    for (;;) {
+        if (len == cap) {
+            /* Room for max + 1 bytes at most: the one byte that proves
+             * the stream too long. */
+            size_t want = cap ? (cap > (max + 1) / 2 ? max + 1 : cap * 2) : 65536;
+            if (want > max + 1)
+                want = max + 1;
+            uint8_t *nb = oac_realloc(ctx, buf, want);
+            if (!nb) {
+                rc = OAC_ENOMEM;
+                goto done;
+            }
+            buf = nb;
+            cap = want;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pfd = { .fd = fd, .events = POLLIN };
+            (void)poll(&pfd, 1, -1);
+            continue;
+        }
+        if (n < 0) {
+            rc = parse_error(ctx, diags, "%s: cannot read: %s", name, strerror(errno));
+            goto done;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+        if (len > max) {
+            rc = parse_error(ctx, diags, "%s: more than %zu bytes, the limit of a model "
+                             "read from a stream; reading stopped there", name, max);
+            goto done;
+        }
+    }
+    if (len == 0) {
+        rc = parse_error(ctx, diags, "%s: empty file at byte 0", name);
+        goto done;
+    }
+    *buf_out = buf;
+    *len_out = len;
+    buf = NULL;
+done:
+    oac_dealloc(ctx, buf);
     return rc;
 }
 
@@ -182,9 +251,10 @@ static char *dir_of(oac_ctx *ctx, const char *path)
     return oac_strndup(ctx, path, (size_t)(slash - path));
 }
 
-/* Build the model over buf (which it owns when mapped, even on failure). */
+/* Build the model over buf (which it owns when mapped or owned, even on
+ * failure). */
 static int model_from(oac_ctx *ctx, oac_model **out, const uint8_t *buf,
-                      size_t len, bool mapped, const char *name,
+                      size_t len, bool mapped, bool owned, const char *name,
                       const char *dir, oac_diags *diags)
 {
     int rc = OAC_OK;
@@ -192,12 +262,15 @@ static int model_from(oac_ctx *ctx, oac_model **out, const uint8_t *buf,
     if (!m) {
         if (mapped)
             munmap((void *)(uintptr_t)buf, len);
+        if (owned)
+            oac_dealloc(ctx, (void *)(uintptr_t)buf);
         return OAC_ENOMEM;
     }
     m->ctx = ctx;
     m->map = buf;
     m->map_len = len;
     m->mapped = mapped;
+    m->owned = owned;
     m->path = oac_strdup(ctx, name);
     m->dir = dir ? oac_strdup(ctx, dir) : dir_of(ctx, name);
     if (!m->path || !m->dir) {
@@ -242,7 +315,7 @@ int oac_model_load(oac_ctx *ctx, oac_model **out, const char *path,
     int rc = map_file(ctx, path, diags, &map, &len);
     if (rc != OAC_OK)
         return rc;
-    return model_from(ctx, out, map, len, true, path, NULL, diags);
+    return model_from(ctx, out, map, len, true, false, path, NULL, diags);
 }
 
 int oac_model_load_buffer(oac_ctx *ctx, oac_model **out, const void *buf,
@@ -252,8 +325,42 @@ int oac_model_load_buffer(oac_ctx *ctx, oac_model **out, const void *buf,
     *out = NULL;
     if (!buf && len)
         return oac_err(ctx, OAC_EINVAL, "load: no buffer");
-    return model_from(ctx, out, buf, len, false, name ? name : "<buffer>",
+    return model_from(ctx, out, buf, len, false, false, name ? name : "<buffer>",
                       base_dir ? base_dir : ".", diags);
+}
+
+int oac_model_load_fd(oac_ctx *ctx, oac_model **out, int fd, size_t max_bytes,
+                      const char *name, const char *base_dir, oac_diags *diags)
+{
+    *out = NULL;
+    if (fd < 0)
+        return oac_err(ctx, OAC_EINVAL, "load: no file descriptor");
+    if (!name)
+        name = "-";
+    if (!base_dir)
+        base_dir = ".";
+    if (!max_bytes || max_bytes > OAC_MAX_STREAM_BYTES)
+        max_bytes = OAC_MAX_STREAM_BYTES;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return parse_error(ctx, diags, "%s: cannot stat: %s", name, strerror(errno));
+    if (S_ISREG(st.st_mode)) {
+        /* Redirected from a file: mapped like one, from its start. */
+        const uint8_t *map;
+        size_t len;
+        int rc = map_fd(ctx, fd, &st, name, diags, &map, &len);
+        if (rc != OAC_OK)
+            return rc;
+        return model_from(ctx, out, map, len, true, false, name, base_dir, diags);
+    }
+    if (S_ISDIR(st.st_mode))
+        return parse_error(ctx, diags, "%s: is a folder", name);
+    uint8_t *buf;
+    size_t len;
+    int rc = read_stream(ctx, fd, max_bytes, name, diags, &buf, &len);
+    if (rc != OAC_OK)
+        return rc;
+    return model_from(ctx, out, buf, len, false, true, name, base_dir, diags);
 }
 
 void oac_model_free(oac_model *m)
@@ -263,6 +370,8 @@ void oac_model_free(oac_model *m)
     oac_arena_free(m->arena);
     if (m->mapped && m->map)
         munmap((void *)(uintptr_t)m->map, m->map_len);
+    if (m->owned)
+        oac_dealloc(m->ctx, (void *)(uintptr_t)m->map);
     oac_dealloc(m->ctx, m->path);
     oac_dealloc(m->ctx, m->dir);
     oac_dealloc(m->ctx, m);

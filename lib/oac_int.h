@@ -270,6 +270,8 @@ struct oac_model {
     const uint8_t *map;      /* the whole file, read-only; NULL for buffers */
     size_t map_len;
     bool mapped;             /* map came from mmap and must be unmapped */
+    bool owned;              /* map is ours (oac_alloc, a stream read into
+                              * memory) and is freed with the model */
     Onnx__ModelProto *proto;
     struct oac_arena *arena; /* owns every byte of proto */
     /* StringStringEntryProto strings of proto whose bytes held a NUL (the

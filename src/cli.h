@@ -69,8 +69,12 @@ typedef struct cli {
     bool ignore_config;
     int64_t capacity;            /* annotate: --capacity, 0 when not given */
     bool partial;
-    const char **models;         /* into argv, argument order */
+    const char **models;         /* into argv or owned, argument order */
     size_t n_models;
+    bool cmd_given;              /* the command was named */
+    bool stdin_model;            /* a MODEL is "-" */
+    char **owned;                /* models found in folders (cli_paths.c) */
+    size_t n_owned;
 } cli;
 
 /* What cli_parse decided. */
@@ -81,6 +85,19 @@ enum { CLI_PARSE_GO = 0, CLI_PARSE_DONE = 1, CLI_PARSE_USAGE = -1 };
  * stderr.  cli_free releases c in every case. */
 int cli_parse(cli *c, int argc, char **argv);
 void cli_free(cli *c);
+/* Print "onnx-alias-check: " + message and the --help hint to stderr;
+ * returns CLI_PARSE_USAGE. */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The command's name ("check", "run", "annotate"). */
+const char *cli_cmd_name(cli_cmd cmd);
+/* The command or option (as "--name") closest to word by edit distance,
+ * when close enough to be a slip, into buf; false when none is. */
+bool cli_suggest(const char *word, char *buf, size_t n);
+/* Turn the MODEL arguments into the models of the call (cli_paths.c): a
+ * folder becomes every *.onnx file below it in sorted order (`check`
+ * only), "-" stays standard input, and a word that is no file is a usage
+ * error with a suggestion.  False after the reason was printed (exit 2). */
+bool cli_models_expand(cli *c);
 /* --help, rendered from cli_opts.def. */
 void cli_help(FILE *out);
 /* "onnx-alias-check: " + message + newline on stderr. */

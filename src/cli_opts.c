@@ -11,9 +11,14 @@
  *     a --dim value below 1 or a conflicting repeat, no model) is found
  *     here, before any model is read, and exits 2.  Problems that need
  *     the models (a --dim name no model has) are found by cmd_check.c.
- *  3. `check`, `run` or `annotate` is recognized only as the first
- *     argument, so a model file named "run" can still be checked as
- *     `check run`.
+ *  3. A command (the table cmds: `check`, `run`, `annotate`, `help`) is
+ *     recognized only as the first argument, so a model file named "run"
+ *     can still be checked as `check run`.  `help [COMMAND]` and
+ *     `COMMAND --help` print the help of one command (--help alone and
+ *     `help`: all of them).
+ *  4. A misspelt option, or a word that is no file (cli_paths.c), gets
+ *     the closest command or option as a suggestion (cli_suggest: edit
+ *     distance over the same two tables).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +41,104 @@ static const struct cli_opt {
 #undef CLI_OPT
 };
 
+/* The commands, in the order --help shows them; `help` is no cli_cmd. */
+enum { CMD_HELP = -1 };
+static const struct cli_cmd_row {
+    const char *name;
+    int cmd;                     /* cli_cmd, or CMD_HELP */
+    unsigned bit;                /* CLI_FOR_* */
+    const char *synopsis;        /* after the program's name */
+    const char *about;
+} cmds[] = {
+    { "check", CLI_CMD_CHECK, CLI_FOR_CHECK, "[check] [OPTION]... MODEL...",
+      "Check every MODEL statically (the default command) and write one report "
+      "per model, in argument order.  A MODEL is an ONNX file, - for standard "
+      "input, or a folder: every *.onnx file below it, in sorted order." },
+    { "run", CLI_CMD_RUN, CLI_FOR_RUN, "run [OPTION]... MODEL",
+      "Check one MODEL (a file, or - for standard input), then execute it on the "
+      "reference runtime and report what it measured." },
+    { "annotate", CLI_CMD_ANNOTATE, CLI_FOR_ANNOTATE, "annotate [OPTION]... -o OUT.onnx MODEL",
+      "Write the annotations that make an existing decoder's in-place cache "
+      "update explicit to OUT.onnx, checked, and report each past/present pair." },
+    { "help", CMD_HELP, 0, "help [COMMAND]",
+      "Print this help, or the help of COMMAND." },
+};
+enum { N_CMDS = sizeof cmds / sizeof cmds[0] };
+
+static const struct cli_cmd_row *cmd_row_named(const char *name)
+{
+    for (int i = 0; i < N_CMDS; i++)
+        if (!strcmp(cmds[i].name, name))
+            return &cmds[i];
+    return NULL;
+}
+
+static const struct cli_cmd_row *cmd_row(cli_cmd cmd)
+{
+    for (int i = 0; i < N_CMDS; i++)
+        if (cmds[i].cmd == (int)cmd)
+            return &cmds[i];
+    return &cmds[0];
+}
+
+/* Optimal string alignment distance (Levenshtein plus transpositions),
+ * ASCII case ignored; words longer than 63 bytes are "far". */
+static size_t edit_distance(const char *a, const char *b)
+{
+    enum { MAXW = 64 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= MAXW || lb >= MAXW)
+        return SIZE_MAX;
+    size_t d[MAXW][MAXW];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = a[i - 1] | (a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? 0x20 : 0);
+            int cb = b[j - 1] | (b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? 0x20 : 0);
+            size_t v = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb];
+}
+
+bool cli_suggest(const char *word, char *buf, size_t n)
+{
+    size_t best = SIZE_MAX;
+    const char *name = NULL;
+    bool is_opt = false;
+    while (*word == '-')
+        word++;
+    size_t wl = strlen(word);
+    if (!wl)
+        return false;
+    /* Commands first: a tie goes to the command. */
+    for (int i = 0; i < N_CMDS + CLI_OPT_COUNT; i++) {
+        const char *cand = i < N_CMDS ? cmds[i].name : opts[i - N_CMDS].lng;
+        size_t d = edit_distance(word, cand), cl = strlen(cand);
+        /* Close enough to be a slip: at most 2 edits, and at most a
+         * third of the longer word's length. */
+        if (d < best && d <= 2 && 3 * d <= (wl > cl ? wl : cl)) {
+            best = d;
+            name = cand;
+            is_opt = i >= N_CMDS;
+        }
+    }
+    if (!name)
+        return false;
+    snprintf(buf, n, "%s%s", is_opt ? "--" : "", name);
+    return true;
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
@@ -46,33 +149,49 @@ void cli_error(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+static int vusage(const char *fmt, va_list ap)
+{
+    fputs(OAC_TOOL_NAME ": ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry '" OAC_TOOL_NAME " --help' for more information.\n", stderr);
+    return CLI_PARSE_USAGE;
+}
+
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage(const char *fmt, ...)
 {
     va_list ap;
-    fputs(OAC_TOOL_NAME ": ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int rc = vusage(fmt, ap);
     va_end(ap);
-    fputs("\nTry '" OAC_TOOL_NAME " --help' for more information.\n", stderr);
-    return CLI_PARSE_USAGE;
+    return rc;
 }
 
-/* Print text from column 26 on, wrapped at 79 columns. */
-static void help_wrapped(FILE *out, const char *prefix, const char *text)
+int cli_usage(const char *fmt, ...)
 {
-    enum { COL = 26, WIDTH = 79 };
-    int col = COL;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vusage(fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Print text from column start on (where the caller left the cursor),
+ * wrapped at 79 columns. */
+static void wrapped_at(FILE *out, int start, const char *prefix, const char *text)
+{
+    enum { WIDTH = 79 };
+    int col = start;
     const char *p = text;
     fputs(prefix, out);
     col += (int)strlen(prefix);
     while (*p) {
         size_t w = strcspn(p, " ");
-        if (col > COL && col + 1 + (int)w > WIDTH) {
-            fprintf(out, "\n%*s", COL, "");
-            col = COL;
-        } else if (col > COL) {
+        if (col > start && col + 1 + (int)w > WIDTH) {
+            fprintf(out, "\n%*s", start, "");
+            col = start;
+        } else if (col > start) {
             fputc(' ', out);
             col++;
         }
@@ -84,21 +203,37 @@ static void help_wrapped(FILE *out, const char *prefix, const char *text)
     fputc('\n', out);
 }
 
-void cli_help(FILE *out)
+/* The same from column 26, where --help's option texts start. */
+static void help_wrapped(FILE *out, const char *prefix, const char *text)
 {
-    fputs("Usage: " OAC_TOOL_NAME " [check] [OPTION]... MODEL...\n"
-          "       " OAC_TOOL_NAME " run [OPTION]... MODEL\n"
-          "       " OAC_TOOL_NAME " annotate [OPTION]... -o OUT.onnx MODEL\n"
-          "\n"
-          "Check that an ONNX model's KV cache is updated in place (the alias\n"
-          "contract): `check` (the default) checks every MODEL statically; `run`\n"
-          "checks one MODEL, then executes it on the reference runtime and\n"
-          "reports what it measured; `annotate` writes the annotations that make\n"
-          "an existing decoder's in-place cache update explicit to OUT.onnx,\n"
-          "checked, and reports each past/present pair.\n"
-          "\nOptions:\n", out);
+    wrapped_at(out, 26, prefix, text);
+}
+
+/* The help of one command (row), or of all (row NULL). */
+static void help_for(FILE *out, const struct cli_cmd_row *row)
+{
+    if (row && row->cmd != CMD_HELP) {
+        fprintf(out, "Usage: " OAC_TOOL_NAME " %s\n\n", row->synopsis);
+        wrapped_at(out, 0, "", row->about);
+    } else {
+        for (int i = 0; i < N_CMDS; i++)
+            fprintf(out, "%s " OAC_TOOL_NAME " %s\n", i ? "      " : "Usage:", cmds[i].synopsis);
+        fputs("\n"
+              "Check that an ONNX model's KV cache is updated in place (the alias\n"
+              "contract; doc/annotations.md describes the annotations).  Commands:\n\n",
+              out);
+        for (int i = 0; i < N_CMDS; i++) {
+            char left[32];
+            snprintf(left, sizeof left, "  %s", cmds[i].name);
+            fprintf(out, "%-26s", left);
+            help_wrapped(out, "", cmds[i].about);
+        }
+    }
+    fputs("\nOptions:\n", out);
     for (int i = 0; i < CLI_OPT_COUNT; i++) {
         const struct cli_opt *o = &opts[i];
+        if (row && row->cmd != CMD_HELP && !(o->cmds & row->bit))
+            continue;
         char left[64];
         /* "--dim NAME=VALUE" reads better than "--dim=NAME=VALUE". */
         const char *sep = !o->arg ? "" : (o->shrt || strchr(o->arg, '=')) ? " " : "=";
@@ -113,7 +248,8 @@ void cli_help(FILE *out)
         fprintf(out, "  %-24s", left);
         if (n >= 24)
             fprintf(out, "\n%26s", "");
-        help_wrapped(out, o->cmds == CLI_FOR_RUN ? "run only:"
+        help_wrapped(out, row && row->cmd != CMD_HELP ? ""
+                          : o->cmds == CLI_FOR_RUN ? "run only:"
                           : o->cmds == CLI_FOR_ANNOTATE ? "annotate only:" : "", o->help);
     }
     fputs("\nExit status: 0 no error (warnings allowed unless --werror), 1 at least\n"
@@ -123,6 +259,11 @@ void cli_help(FILE *out)
           "check, 2 unreadable model or config, or bad usage.\n"
           "\nSee onnx-alias-check(1) for the diagnostic codes and the report keys.\n",
           out);
+}
+
+void cli_help(FILE *out)
+{
+    help_for(out, NULL);
 }
 
 /* Parse a decimal integer that must fill s; false otherwise. */
@@ -336,15 +477,15 @@ static int push_str(const char ***arr, size_t *n, const char *s)
     return CLI_PARSE_GO;
 }
 
-static const char *cmd_name(cli_cmd cmd)
+const char *cli_cmd_name(cli_cmd cmd)
 {
-    return cmd == CLI_CMD_RUN ? "run" : cmd == CLI_CMD_ANNOTATE ? "annotate" : "check";
+    return cmd_row(cmd)->name;
 }
+#define cmd_name cli_cmd_name
 
 static unsigned cmd_bit(cli_cmd cmd)
 {
-    return cmd == CLI_CMD_RUN ? CLI_FOR_RUN
-           : cmd == CLI_CMD_ANNOTATE ? CLI_FOR_ANNOTATE : CLI_FOR_CHECK;
+    return cmd_row(cmd)->bit;
 }
 
 /* Apply one option with its argument (NULL for flags). */
@@ -443,7 +584,8 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
         c->partial = true;
         return CLI_PARSE_GO;
     case CLI_OPT_HELP:
-        cli_help(stdout);
+        /* `run --help`: run's; --help alone: everything. */
+        help_for(stdout, c->cmd_given ? cmd_row(c->cmd) : NULL);
         return CLI_PARSE_DONE;
     case CLI_OPT_VERSION:
         printf("%s %s\n", OAC_TOOL_NAME, OAC_VERSION);
@@ -476,18 +618,32 @@ int cli_parse(cli *c, int argc, char **argv)
     bool only_models = false;
 
     memset(c, 0, sizeof *c);
-    if (argc > 1 && !strcmp(argv[1], "check"))
-        i = 2;
-    else if (argc > 1 && !strcmp(argv[1], "run")) {
-        c->cmd = CLI_CMD_RUN;
-        i = 2;
-    } else if (argc > 1 && !strcmp(argv[1], "annotate")) {
-        c->cmd = CLI_CMD_ANNOTATE;
+    const struct cli_cmd_row *row = argc > 1 ? cmd_row_named(argv[1]) : NULL;
+    if (row && row->cmd == CMD_HELP) {
+        /* help [COMMAND] */
+        const struct cli_cmd_row *of = argc > 2 ? cmd_row_named(argv[2]) : NULL;
+        char hint[64];
+        if (argc > 3)
+            return usage("'help' takes one command at most");
+        if (argc > 2 && !of)
+            return cli_suggest(argv[2], hint, sizeof hint) && hint[0] != '-'
+                   ? usage("unknown command '%s'; did you mean '%s'?", argv[2], hint)
+                   : usage("unknown command '%s' (commands: check, run, annotate, help)",
+                           argv[2]);
+        help_for(stdout, of);
+        return CLI_PARSE_DONE;
+    }
+    if (row) {
+        c->cmd = (cli_cmd)row->cmd;
+        c->cmd_given = true;
         i = 2;
     }
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (only_models || a[0] != '-' || !a[1]) {
+            if (!strcmp(a, "-") && c->stdin_model)
+                return usage("'-' (standard input) given twice");
+            c->stdin_model = c->stdin_model || !strcmp(a, "-");
             if ((rc = push_str(&c->models, &c->n_models, a)) != CLI_PARSE_GO)
                 return rc;
         } else if (!strcmp(a, "--")) {
@@ -497,8 +653,14 @@ int cli_parse(cli *c, int argc, char **argv)
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             int id = find_long(name, len);
             const char *arg = NULL;
-            if (id < 0)
+            if (id < 0) {
+                char word[64], hint[64];
+                snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), name);
+                if (cli_suggest(word, hint, sizeof hint))
+                    return usage("unknown option '--%.*s'; did you mean '%s'?", (int)len,
+                                 name, hint);
                 return usage("unknown option '--%.*s'", (int)len, name);
+            }
             if (opts[id].arg) {
                 if (eq)
                     arg = eq + 1;
@@ -570,5 +732,8 @@ void cli_free(cli *c)
     free(c->readonly);
     free(c->tokens);
     free(c->models);
+    for (size_t i = 0; i < c->n_owned; i++)
+        free(c->owned[i]);
+    free(c->owned);
     memset(c, 0, sizeof *c);
 }

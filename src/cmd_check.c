@@ -49,7 +49,10 @@ bool cli_model_load(oac_ctx *ctx, cli_model *m, const char *path)
         cli_error("out of memory");
         return false;
     }
-    int rc = oac_model_load(ctx, &m->model, path, m->diags);
+    /* "-": standard input, named "-" in the report (the man page, MODELS). */
+    int rc = strcmp(path, "-")
+             ? oac_model_load(ctx, &m->model, path, m->diags)
+             : oac_model_load_fd(ctx, &m->model, STDIN_FILENO, 0, "-", NULL, m->diags);
     if (rc < 0) {
         m->model = NULL;
         m->exit = CLI_EXIT_USAGE;
@@ -310,7 +313,11 @@ bool cli_output_usable(const cli *c)
         return true;
     for (size_t i = 0; i < c->n_models + c->n_inputs; i++) {
         const char *p = i < c->n_models ? c->models[i] : c->inputs[i - c->n_models].path;
-        if (p && stat(p, &in) == 0 && in.st_dev == o.st_dev && in.st_ino == o.st_ino) {
+        /* "-" is standard input: the file it was redirected from, if any. */
+        bool is_stdin = i < c->n_models && p && !strcmp(p, "-");
+        bool got = p && (is_stdin ? fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode)
+                                  : stat(p, &in) == 0);
+        if (got && in.st_dev == o.st_dev && in.st_ino == o.st_ino) {
             cli_error("-o %s: is %s %s, which %s would overwrite", c->output,
                       i < c->n_models ? "the model" : "the --input file", p,
                       c->cmd == CLI_CMD_ANNOTATE ? "the annotated model" : "the report");

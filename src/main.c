@@ -41,7 +41,7 @@ int main(int argc, char **argv)
         status = CLI_EXIT_USAGE;
         goto done;
     }
-    if (!cli_output_usable(&c)) {
+    if (!cli_models_expand(&c) || !cli_output_usable(&c)) {
         status = CLI_EXIT_USAGE;
         goto done;
     }

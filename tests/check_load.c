@@ -903,6 +903,117 @@ START_TEST(test_alloc_chaos)
 }
 END_TEST
 
+/* ---- streams: oac_model_load_fd (the tool's "-") --------------------- */
+
+/* A pipe whose read end holds the n bytes of p, then end of file (n must
+ * fit the pipe's buffer). */
+static int pipe_with(const void *p, size_t n)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    ck_assert_int_eq(write(fds[1], p, n), (ssize_t)n);
+    close(fds[1]);
+    return fds[0];
+}
+
+/* Bytes left unread in fd. */
+static size_t drain(int fd)
+{
+    char b[4096];
+    size_t n = 0;
+    ssize_t k;
+    while ((k = read(fd, b, sizeof b)) > 0)
+        n += (size_t)k;
+    return n;
+}
+
+START_TEST(test_load_fd)
+{
+    oac_ctx *ctx = oac_ctx_new();
+    oac_diags *d = oac_diags_new(ctx);
+    uint8_t *buf, *out;
+    size_t len, out_len;
+    oac_model *m;
+    build_model(ctx, &buf, &len);
+    ck_assert_uint_lt(len, 16384);
+
+    /* A pipe: read into memory, parsed as the bytes are, saved back the same. */
+    int fd = pipe_with(buf, len);
+    ck_assert_int_eq(oac_model_load_fd(ctx, &m, fd, 0, NULL, NULL, d), OAC_OK);
+    ck_assert_str_eq(oac_model_path(m), "-");
+    ck_assert_int_eq(oac_model_save_buffer(ctx, &out, &out_len, m), 0);
+    ck_assert_uint_eq(out_len, len);
+    ck_assert_int_eq(memcmp(out, buf, len), 0);
+    oac_free(out);
+    oac_model_free(m);
+    close(fd);
+
+    /* Exactly the limit is a model; one byte more is a parse-error, and
+     * reading stopped at that byte: the rest is still in the pipe. */
+    fd = pipe_with(buf, len);
+    ck_assert_int_eq(oac_model_load_fd(ctx, &m, fd, len, "<in>", NULL, d), OAC_OK);
+    oac_model_free(m);
+    close(fd);
+    fd = pipe_with(buf, len);
+    m = (oac_model *)1;
+    ck_assert_int_eq(oac_model_load_fd(ctx, &m, fd, 100, "<in>", NULL, d), OAC_EPARSE);
+    ck_assert_ptr_null(m);
+    ck_assert_uint_eq(oac_diags_count(d), 1);
+    ck_assert_int_eq(oac_diags_get(d, 0)->code, OAC_PARSE_ERROR);
+    ck_assert_msg(strstr(oac_errmsg(ctx), "<in>: more than 100 bytes"), "%s", oac_errmsg(ctx));
+    ck_assert_uint_eq(drain(fd), len - 101);
+    close(fd);
+
+    /* The same hostile-input rules as a file: a cut model, nothing at all. */
+    oac_diags_free(d);
+    d = oac_diags_new(ctx);
+    fd = pipe_with(buf, len - 1);
+    ck_assert_int_eq(oac_model_load_fd(ctx, &m, fd, 0, NULL, NULL, d), OAC_EPARSE);
+    ck_assert_uint_eq(oac_diags_count(d), 1);
+    close(fd);
+    fd = pipe_with("", 0);
+    ck_assert_int_eq(oac_model_load_fd(ctx, &m, fd, 0, NULL, NULL, d), OAC_EPARSE);
+    ck_assert_msg(strstr(oac_errmsg(ctx), "-: empty file at byte 0"), "%s", oac_errmsg(ctx));
+    close(fd);
+
+    /* Redirected from a file: mapped, whatever the limit; a folder is refused. */
+    write_file(tmp_path("m.onnx"), buf, len);
+    fd = open(tmp_path("m.onnx"), O_RDONLY);
+    ck_assert_int_eq(oac_model_load_fd(ctx, &m, fd, 0, "-", NULL, d), OAC_OK);
+    oac_model_free(m);
+    close(fd);
+    fd = open(tmpdir, O_RDONLY | O_DIRECTORY);
+    ck_assert_int_eq(oac_model_load_fd(ctx, &m, fd, 0, "-", NULL, d), OAC_EPARSE);
+    ck_assert_msg(strstr(oac_errmsg(ctx), "is a folder"), "%s", oac_errmsg(ctx));
+    close(fd);
+    ck_assert_int_eq(oac_model_load_fd(ctx, &m, -1, 0, "-", NULL, d), OAC_EINVAL);
+
+    /* Every allocation of a stream's load may fail: ENOMEM, nothing left. */
+    unsigned long n;
+    for (n = 1; n < 10000; n++) {
+        oac_ctx *c2 = oac_ctx_new();
+        oac_diags *d2 = oac_diags_new(c2);
+        fd = pipe_with(buf, len);
+        oac_ctx_fail_alloc_after(c2, n);
+        m = (oac_model *)1;
+        int rc = oac_model_load_fd(c2, &m, fd, 0, NULL, NULL, d2);
+        close(fd);
+        oac_model_free(rc == OAC_OK ? m : NULL);
+        oac_diags_free(d2);
+        oac_ctx_free(c2);
+        if (rc == OAC_OK)
+            break;
+        ck_assert_msg(rc == OAC_ENOMEM, "n=%lu rc=%d", n, rc);
+        ck_assert_ptr_null(m);
+    }
+    ck_assert_uint_gt(n, 3);
+    ck_assert_uint_lt(n, 10000);
+    free(buf);
+    oac_diags_free(d);
+    oac_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- case rows: parse-error ------------------------------------------ */
 
 /* build_model's model loaded from memory, whole or with its last `cut`
@@ -945,6 +1056,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_typed_payloads);
     tcase_add_test(tc, test_pbfile);
     tcase_add_test(tc, test_alloc_chaos);
+    tcase_add_test(tc, test_load_fd);
     ADD_CASES(tc, parse_rows);
     suite_add_tcase(s, tc);
     return s;

@@ -72,9 +72,12 @@ for bad in "$garbage" "$missing"; do
     tail -n 1 "$out" | grep -q "^$bad: 1 error, 0 warnings, 0 notes (status: error)\$" ||
         fail "text: summary of $bad: $(tail -n 1 "$out")"
 done
-# A directory cannot be read as a model either.
-run_oac 2 --format=json "$tmp"
-expect_eq "directory is a parse-error" "$(codes)" '["parse-error"]'
+# A folder is searched for *.onnx files (tests/cli_usage.sh); one with
+# none is a usage error: exit 2, no report, the reason on stderr.
+mkdir "$tmp/no-models"
+run_oac 2 --format=json "$tmp/no-models"
+[ -s "$out" ] && fail "a folder without models wrote a report"
+grep -q "no \*\.onnx model" "$err" || fail "a folder without models: $(cat "$err")"
 
 run_oac 2 --format=json "$implied" "$missing" "$broken" "$dense"
 expect_eq "array: paths in argument order" "$(json '[m["model"]["path"] for m in r]' "$out")" \

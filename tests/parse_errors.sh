@@ -3,7 +3,7 @@
 # parse-error, 5 exit status and report of an unreadable model).
 #
 # Each input (an empty file, a truncated model, seeded random bytes, a
-# path that does not exist, a folder) must give exit status 2 and a JSON
+# path that does not exist, a FIFO) must give exit status 2 and a JSON
 # report with status "error" and exactly one diagnostic, parse-error,
 # whose message names the file; the truncated one also gives the byte
 # offset.  Several models in one call: one report each, in order, and
@@ -54,7 +54,10 @@ expect_unreadable "$tmp/empty.onnx" "empty file"
 expect_unreadable "$tmp/truncated.onnx" "at byte"
 expect_unreadable "$tmp/random.onnx"
 expect_unreadable "$tmp/missing.onnx" "cannot open"
-expect_unreadable "$tmp" "not a regular file"
+# A FIFO (never waited on); a folder is searched for models instead
+# (tests/cli_usage.sh).
+mkfifo "$tmp/fifo.onnx"
+expect_unreadable "$tmp/fifo.onnx" "not a regular file"
 
 # A readable model next to unreadable ones: reports in order, exit 2.
 set +e

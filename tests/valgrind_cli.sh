@@ -55,6 +55,22 @@ for m in dense_cache chained_updates if_branches loop_cache function_cache; do
   rc=$?
   if [ $rc -ne 1 ]; then echo "valgrind: run --sessions 2 $m (exit $rc)"; bad=1; fi
 done
+# The command line's own work (issue 13): a folder walked, models from a
+# pipe (a whole one and a cut one), help, a misspelt command, a run that
+# lacks its --dim (one message naming them all).
+for args in "check examples" "help run" "chekc examples/dense_cache.onnx" \
+            "run examples/dense_cache.onnx"; do
+  # shellcheck disable=SC2086
+  $vg $tool $args > /dev/null 2>&1
+  rc=$?
+  if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: $args (exit $rc)"; bad=1; fi
+done
+for cut in 0 100; do
+  head -c "$(( $(wc -c < examples/toy_decoder.onnx) - cut ))" examples/toy_decoder.onnx |
+    $vg $tool check --format=json - > /dev/null 2>&1
+  rc=$?
+  if [ $rc -eq 99 ] || [ $rc -gt 2 ]; then echo "valgrind: check - (cut $cut, exit $rc)"; bad=1; fi
+done
 # The reproducers of issue 12 (tests/hostile_models, built by make
 # check): check and run each, with a --dump, and FIFOs as a model and an
 # --input.  Runs hold at most 256 MiB (--max-memory): the models that ask
