@@ -67,11 +67,25 @@ static void add(buf *b, const char *fmt, ...)
     oac_dealloc(b->ctx, piece);
 }
 
+/* Append s as it is: no formatting, one copy. */
+static void add_raw(buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (b->failed)
+        return;
+    if (oac_grow(b->ctx, (void **)&b->s, &b->cap, b->len + n + 1, 1) != OAC_OK) {
+        b->failed = true;
+        return;
+    }
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+}
+
 /* Append s with control characters flattened to spaces (invariant 2). */
 static void add_flat(buf *b, const char *s)
 {
     size_t start = b->len;
-    add(b, "%s", s ? s : "");
+    add_raw(b, s ? s : "");
     for (size_t i = start; !b->failed && i < b->len; i++)
         if ((unsigned char)b->s[i] < 0x20 || b->s[i] == 0x7f)
             b->s[i] = ' ';
@@ -91,42 +105,46 @@ static void add_diags(buf *b, const char *path, const oac_diags *diags, bool qui
         if (quiet && d->severity == OAC_SEV_NOTE)
             continue;
         add_flat(b, path);
-        add(b, ": %s: ", oac_severity_name(d->severity));
+        add_raw(b, ": ");
+        add_raw(b, oac_severity_name(d->severity));
+        add_raw(b, ": ");
         add_flat(b, d->message);
-        add(b, " [%s]\n", oac_code_name(d->code));
+        add_raw(b, " [");
+        add_raw(b, oac_code_name(d->code));
+        add_raw(b, "]\n");
         if (d->severity != OAC_SEV_NOTE) {
-            add(b, "  help: ");
+            add_raw(b, "  help: ");
             add_flat(b, oac_code_help(d->code));
-            add(b, "\n");
+            add_raw(b, "\n");
         }
         const oac_related *r = &d->related;
         if (r->message && !quiet) {
-            add(b, "  note: ");
+            add_raw(b, "  note: ");
             add_flat(b, r->message);
             const char *sep = ": ";
             if (r->node) {
                 add(b, "%snode '", sep);
                 add_flat(b, r->node);
-                add(b, "'");
+                add_raw(b, "'");
                 sep = ", ";
             }
             if (r->value) {
                 add(b, "%svalue '", sep);
                 add_flat(b, r->value);
-                add(b, "'");
+                add_raw(b, "'");
                 sep = ", ";
             }
             if (r->graph && *r->graph) {
                 add(b, "%sgraph '", sep);
                 add_flat(b, r->graph);
-                add(b, "'");
+                add_raw(b, "'");
             }
             if (r->location) {
-                add(b, " (");
+                add_raw(b, " (");
                 add_flat(b, r->location);
-                add(b, ")");
+                add_raw(b, ")");
             }
-            add(b, "\n");
+            add_raw(b, "\n");
         }
     }
 }
@@ -138,22 +156,22 @@ static size_t add_unchecked(buf *b, const char *path, const oac_analysis *a, boo
     for (size_t i = 0; i < n && !quiet; i++) {
         const oac_unchecked *u = oac_analysis_unchecked(a, i);
         add_flat(b, path);
-        add(b, ": note: ");
+        add_raw(b, ": note: ");
         add_flat(b, u->rule ? u->rule : "");
-        add(b, " not checked");
+        add_raw(b, " not checked");
         if (u->node) {
-            add(b, " at node '");
+            add_raw(b, " at node '");
             add_flat(b, u->node);
-            add(b, "'");
+            add_raw(b, "'");
         }
         if (u->value) {
-            add(b, " for '");
+            add_raw(b, " for '");
             add_flat(b, u->value);
-            add(b, "'");
+            add_raw(b, "'");
         }
-        add(b, ": ");
+        add_raw(b, ": ");
         add_flat(b, u->reason ? u->reason : "");
-        add(b, " [unchecked]\n");
+        add_raw(b, " [unchecked]\n");
     }
     return n;
 }
@@ -167,17 +185,17 @@ static void add_execution(buf *b, const oac_execution *e)
     /* Copied bytes, then per step (the first and last few of a long run). */
     add(b, "  copied bytes: %" PRIu64, e->copied_bytes);
     if (e->n_per_step) {
-        add(b, " (per step:");
+        add_raw(b, " (per step:");
         for (size_t i = 0; i < e->n_per_step; i++) {
             if (e->n_per_step > 12 && i == 6) {
-                add(b, " ...");
+                add_raw(b, " ...");
                 i = e->n_per_step - 6;
             }
             add(b, " %" PRIu64, e->per_step[i].copied_bytes);
         }
-        add(b, ")");
+        add_raw(b, ")");
     }
-    add(b, "\n");
+    add_raw(b, "\n");
     add(b, "  pointer identity: %" PRIu64 "/%" PRIu64 " held\n",
         e->identity_held, e->identity_checked);
     if (e->planned_peak_bytes.known)

@@ -77,29 +77,33 @@ static void names_init(names *l, oac_check_state *st, const oac_scope *s,
     oac_strmap_init(&l->seen, st->ctx);
 }
 
-/* Name number i of the list, at location loc ("/graph/input/2"). */
-static int names_add(names *l, size_t i, const char *name, const char *loc)
+/* Name number i of the list, at field[k] of the scope (tail: "/values"
+ * for a sparse initializer, else ""); the location is formatted only for
+ * a diagnostic. */
+static int names_add(names *l, size_t i, const char *name, const char *field, size_t k,
+                     const char *tail)
 {
+    void *first = empty(name) ? NULL : oac_strmap_get(&l->seen, name);
+    if (!empty(name) && !first)
+        return oac_strmap_put(&l->seen, name, (void *)(uintptr_t)(i + 1));
+    char loc[512];
+    snprintf(loc, sizeof loc, "%s/%s/%zu%s", l->s->loc, field, k, tail);
     oac_where w = { .location = loc, .value = empty(name) ? NULL : name };
     if (empty(name))
         return oac_scope_diag(l->st, l->s, OAC_MODEL_INVALID, &w,
                               "%s %zu of '%s' has no name: it is bound and looked up by "
                               "name, so give it one of its own",
                               l->what, i, l->s->name);
-    void *first = oac_strmap_get(&l->seen, name);
-    if (first)
-        return oac_scope_diag(l->st, l->s, OAC_MODEL_INVALID, &w,
-                              "%s '%s' is declared twice in '%s' (%s %zu and %zu): "
-                              "rename one of them",
-                              l->what, name, l->s->name, l->field,
-                              (size_t)(uintptr_t)first - 1, i);
-    return oac_strmap_put(&l->seen, name, (void *)(uintptr_t)(i + 1));
+    return oac_scope_diag(l->st, l->s, OAC_MODEL_INVALID, &w,
+                          "%s '%s' is declared twice in '%s' (%s %zu and %zu): "
+                          "rename one of them",
+                          l->what, name, l->s->name, l->field,
+                          (size_t)(uintptr_t)first - 1, i);
 }
 
 static int graph_names(oac_check_state *st, const oac_scope *s)
 {
     const Onnx__GraphProto *gp = s->graph;
-    char loc[512];
     int rc = OAC_OK;
     names in, out, init;
     names_init(&in, st, s, s->kind == OAC_SCOPE_MAIN ? "graph input" : "subgraph input",
@@ -107,25 +111,20 @@ static int graph_names(oac_check_state *st, const oac_scope *s)
     names_init(&out, st, s, s->kind == OAC_SCOPE_MAIN ? "graph output" : "subgraph output",
                "output");
     names_init(&init, st, s, "initializer", "initializer");
-    for (size_t i = 0; i < gp->n_input && !rc; i++) {
-        snprintf(loc, sizeof loc, "%s/input/%zu", s->loc, i);
-        rc = names_add(&in, i, gp->input[i] ? gp->input[i]->name : NULL, loc);
-    }
-    for (size_t i = 0; i < gp->n_output && !rc; i++) {
-        snprintf(loc, sizeof loc, "%s/output/%zu", s->loc, i);
-        rc = names_add(&out, i, gp->output[i] ? gp->output[i]->name : NULL, loc);
-    }
-    for (size_t i = 0; i < gp->n_initializer && !rc; i++) {
-        snprintf(loc, sizeof loc, "%s/initializer/%zu", s->loc, i);
-        rc = names_add(&init, i, gp->initializer[i] ? gp->initializer[i]->name : NULL, loc);
-    }
+    for (size_t i = 0; i < gp->n_input && !rc; i++)
+        rc = names_add(&in, i, gp->input[i] ? gp->input[i]->name : NULL, "input", i, "");
+    for (size_t i = 0; i < gp->n_output && !rc; i++)
+        rc = names_add(&out, i, gp->output[i] ? gp->output[i]->name : NULL, "output", i, "");
+    for (size_t i = 0; i < gp->n_initializer && !rc; i++)
+        rc = names_add(&init, i, gp->initializer[i] ? gp->initializer[i]->name : NULL,
+                       "initializer", i, "");
     /* A sparse initializer is named by its values tensor; it shares the
      * initializers' names (ONNX: one namespace of initializers). */
     for (size_t i = 0; i < gp->n_sparse_initializer && !rc; i++) {
         const Onnx__SparseTensorProto *sp = gp->sparse_initializer[i];
-        snprintf(loc, sizeof loc, "%s/sparse_initializer/%zu/values", s->loc, i);
         rc = names_add(&init, gp->n_initializer + i,
-                       sp && sp->values ? sp->values->name : NULL, loc);
+                       sp && sp->values ? sp->values->name : NULL, "sparse_initializer", i,
+                       "/values");
     }
     oac_strmap_fini(&in.seen);
     oac_strmap_fini(&out.seen);
@@ -136,25 +135,28 @@ static int graph_names(oac_check_state *st, const oac_scope *s)
 static int function_names(oac_check_state *st, const oac_scope *s)
 {
     const Onnx__FunctionProto *fp = s->func;
-    char loc[512];
     int rc = OAC_OK;
     names in, out;
     names_init(&in, st, s, "function input", "input");
     names_init(&out, st, s, "function output", "output");
-    for (size_t i = 0; i < fp->n_input && !rc; i++) {
-        snprintf(loc, sizeof loc, "%s/input/%zu", s->loc, i);
-        rc = names_add(&in, i, fp->input[i], loc);
-    }
-    for (size_t i = 0; i < fp->n_output && !rc; i++) {
-        snprintf(loc, sizeof loc, "%s/output/%zu", s->loc, i);
-        rc = names_add(&out, i, fp->output[i], loc);
-    }
+    for (size_t i = 0; i < fp->n_input && !rc; i++)
+        rc = names_add(&in, i, fp->input[i], "input", i, "");
+    for (size_t i = 0; i < fp->n_output && !rc; i++)
+        rc = names_add(&out, i, fp->output[i], "output", i, "");
     oac_strmap_fini(&in.seen);
     oac_strmap_fini(&out.seen);
     return rc;
 }
 
 /* ---- payloads --------------------------------------------------------- */
+
+/* The fast path of check_tensor: NULL or a payload that fits, with no
+ * message formatted (most tensors). */
+static bool tensor_fits(oac_check_state *st, const Onnx__TensorProto *t)
+{
+    char why[600];
+    return !t || oac_tensor_payload_fits(st->ctx, t, why, sizeof why);
+}
 
 /* Does tensor t hold exactly its elements?  what names it for the
  * message ("initializer 'w'", "tensor 'cv' of attribute 'value' of node
@@ -216,13 +218,15 @@ static int node_tensors(oac_check_state *st, const oac_scope *s, long i)
         const Onnx__AttributeProto *at = np->attribute[a];
         if (!at)
             continue;
-        if (at->t) {
+        if (at->t && !tensor_fits(st, at->t)) {
             snprintf(suffix, sizeof suffix, "/attribute/%zu/t", a);
             oac_where w = oac_where_node(s, i, value, suffix, loc, sizeof loc);
             rc = check_tensor(st, s, at->t,
                               attr_what(what, sizeof what, at->t->name, at, node), &w);
         }
         for (size_t k = 0; k < at->n_tensors && !rc; k++) {
+            if (tensor_fits(st, at->tensors[k]))
+                continue;
             snprintf(suffix, sizeof suffix, "/attribute/%zu/tensors/%zu", a, k);
             oac_where w = oac_where_node(s, i, value, suffix, loc, sizeof loc);
             rc = check_tensor(st, s, at->tensors[k],
@@ -254,6 +258,8 @@ static int graph_tensors(oac_check_state *st, const oac_scope *s)
     char what[400];
     for (size_t i = 0; i < gp->n_initializer && !rc; i++) {
         const Onnx__TensorProto *t = gp->initializer[i];
+        if (tensor_fits(st, t))
+            continue;
         snprintf(loc, sizeof loc, "%s/initializer/%zu", s->loc, i);
         oac_where w = { .location = loc,
                         .value = t && !empty(t->name) ? t->name : NULL };
