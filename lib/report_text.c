@@ -35,61 +35,7 @@
 #include <string.h>
 
 #include "oac_int.h"
-
-typedef struct buf {
-    oac_ctx *ctx;
-    char *s;
-    size_t len, cap;
-    bool failed;
-} buf;
-
-static void add(buf *b, const char *fmt, ...) OAC_PRINTF(2, 3);
-
-static void add(buf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    char *piece = oac_vasprintf(b->ctx, fmt, ap);
-    va_end(ap);
-    if (!piece) {
-        b->failed = true;
-        return;
-    }
-    size_t n = strlen(piece);
-    if (oac_grow(b->ctx, (void **)&b->s, &b->cap, b->len + n + 1, 1) != OAC_OK) {
-        b->failed = true;
-    } else {
-        memcpy(b->s + b->len, piece, n + 1);
-        b->len += n;
-    }
-    oac_dealloc(b->ctx, piece);
-}
-
-/* Append s as it is: no formatting, one copy. */
-static void add_raw(buf *b, const char *s)
-{
-    size_t n = strlen(s);
-    if (b->failed)
-        return;
-    if (oac_grow(b->ctx, (void **)&b->s, &b->cap, b->len + n + 1, 1) != OAC_OK) {
-        b->failed = true;
-        return;
-    }
-    memcpy(b->s + b->len, s, n + 1);
-    b->len += n;
-}
-
-/* Append s with control characters flattened to spaces (invariant 2). */
-static void add_flat(buf *b, const char *s)
-{
-    size_t start = b->len;
-    add_raw(b, s ? s : "");
-    for (size_t i = start; !b->failed && i < b->len; i++)
-        if ((unsigned char)b->s[i] < 0x20 || b->s[i] == 0x7f)
-            b->s[i] = ' ';
-}
+#include "strbuf.h"
 
 static const char *plural(size_t n, const char *one, const char *many)
 {
@@ -98,123 +44,123 @@ static const char *plural(size_t n, const char *one, const char *many)
 
 /* One line per diagnostic: PATH: SEVERITY: MESSAGE [CODE], then its
  * help and related party, indented. */
-static void add_diags(buf *b, const char *path, const oac_diags *diags, bool quiet)
+static void add_diags(oac_sb *b, const char *path, const oac_diags *diags, bool quiet)
 {
     for (size_t i = 0; i < oac_diags_count(diags); i++) {
         const oac_diag *d = oac_diags_get(diags, i);
         if (quiet && d->severity == OAC_SEV_NOTE)
             continue;
-        add_flat(b, path);
-        add_raw(b, ": ");
-        add_raw(b, oac_severity_name(d->severity));
-        add_raw(b, ": ");
-        add_flat(b, d->message);
-        add_raw(b, " [");
-        add_raw(b, oac_code_name(d->code));
-        add_raw(b, "]\n");
+        oac_sb_flat(b, path);
+        oac_sb_raw(b, ": ");
+        oac_sb_raw(b, oac_severity_name(d->severity));
+        oac_sb_raw(b, ": ");
+        oac_sb_flat(b, d->message);
+        oac_sb_raw(b, " [");
+        oac_sb_raw(b, oac_code_name(d->code));
+        oac_sb_raw(b, "]\n");
         if (d->severity != OAC_SEV_NOTE) {
-            add_raw(b, "  help: ");
-            add_flat(b, oac_code_help(d->code));
-            add_raw(b, "\n");
+            oac_sb_raw(b, "  help: ");
+            oac_sb_flat(b, oac_code_help(d->code));
+            oac_sb_raw(b, "\n");
         }
         const oac_related *r = &d->related;
         if (r->message && !quiet) {
-            add_raw(b, "  note: ");
-            add_flat(b, r->message);
+            oac_sb_raw(b, "  note: ");
+            oac_sb_flat(b, r->message);
             const char *sep = ": ";
             if (r->node) {
-                add(b, "%snode '", sep);
-                add_flat(b, r->node);
-                add_raw(b, "'");
+                oac_sb_add(b, "%snode '", sep);
+                oac_sb_flat(b, r->node);
+                oac_sb_raw(b, "'");
                 sep = ", ";
             }
             if (r->value) {
-                add(b, "%svalue '", sep);
-                add_flat(b, r->value);
-                add_raw(b, "'");
+                oac_sb_add(b, "%svalue '", sep);
+                oac_sb_flat(b, r->value);
+                oac_sb_raw(b, "'");
                 sep = ", ";
             }
             if (r->graph && *r->graph) {
-                add(b, "%sgraph '", sep);
-                add_flat(b, r->graph);
-                add_raw(b, "'");
+                oac_sb_add(b, "%sgraph '", sep);
+                oac_sb_flat(b, r->graph);
+                oac_sb_raw(b, "'");
             }
             if (r->location) {
-                add_raw(b, " (");
-                add_flat(b, r->location);
-                add_raw(b, ")");
+                oac_sb_raw(b, " (");
+                oac_sb_flat(b, r->location);
+                oac_sb_raw(b, ")");
             }
-            add_raw(b, "\n");
+            oac_sb_raw(b, "\n");
         }
     }
 }
 
 /* The analysis's undecided rules as notes: PATH: note: ... [unchecked]. */
-static size_t add_unchecked(buf *b, const char *path, const oac_analysis *a, bool quiet)
+static size_t add_unchecked(oac_sb *b, const char *path, const oac_analysis *a, bool quiet)
 {
     size_t n = oac_analysis_unchecked_count(a);
     for (size_t i = 0; i < n && !quiet; i++) {
         const oac_unchecked *u = oac_analysis_unchecked(a, i);
-        add_flat(b, path);
-        add_raw(b, ": note: ");
-        add_flat(b, u->rule ? u->rule : "");
-        add_raw(b, " not checked");
+        oac_sb_flat(b, path);
+        oac_sb_raw(b, ": note: ");
+        oac_sb_flat(b, u->rule ? u->rule : "");
+        oac_sb_raw(b, " not checked");
         if (u->node) {
-            add_raw(b, " at node '");
-            add_flat(b, u->node);
-            add_raw(b, "'");
+            oac_sb_raw(b, " at node '");
+            oac_sb_flat(b, u->node);
+            oac_sb_raw(b, "'");
         }
         if (u->value) {
-            add_raw(b, " for '");
-            add_flat(b, u->value);
-            add_raw(b, "'");
+            oac_sb_raw(b, " for '");
+            oac_sb_flat(b, u->value);
+            oac_sb_raw(b, "'");
         }
-        add_raw(b, ": ");
-        add_flat(b, u->reason ? u->reason : "");
-        add_raw(b, " [unchecked]\n");
+        oac_sb_raw(b, ": ");
+        oac_sb_flat(b, u->reason ? u->reason : "");
+        oac_sb_raw(b, " [unchecked]\n");
     }
     return n;
 }
 
-static void add_execution(buf *b, const oac_execution *e)
+static void add_execution(oac_sb *b, const oac_execution *e)
 {
-    add(b, "  run: %" PRIu64 " of %" PRIu64 " steps completed\n",
+    oac_sb_add(b, "  run: %" PRIu64 " of %" PRIu64 " steps completed\n",
         e->steps_completed, e->steps_requested);
-    add(b, "  cache bytes bound once: %" PRIu64 "\n", e->cache_bytes_bound);
-    add(b, "  second-cache bytes: %" PRIu64 "\n", e->second_cache_bytes);
+    oac_sb_add(b, "  cache bytes bound once: %" PRIu64 "\n", e->cache_bytes_bound);
+    oac_sb_add(b, "  second-cache bytes: %" PRIu64 "\n", e->second_cache_bytes);
     /* Copied bytes, then per step (the first and last few of a long run). */
-    add(b, "  copied bytes: %" PRIu64, e->copied_bytes);
+    oac_sb_add(b, "  copied bytes: %" PRIu64, e->copied_bytes);
     if (e->n_per_step) {
-        add_raw(b, " (per step:");
+        oac_sb_raw(b, " (per step:");
         for (size_t i = 0; i < e->n_per_step; i++) {
             if (e->n_per_step > 12 && i == 6) {
-                add_raw(b, " ...");
+                oac_sb_raw(b, " ...");
                 i = e->n_per_step - 6;
             }
-            add(b, " %" PRIu64, e->per_step[i].copied_bytes);
+            oac_sb_add(b, " %" PRIu64, e->per_step[i].copied_bytes);
         }
-        add_raw(b, ")");
+        oac_sb_raw(b, ")");
     }
-    add_raw(b, "\n");
-    add(b, "  pointer identity: %" PRIu64 "/%" PRIu64 " held\n",
+    oac_sb_raw(b, "\n");
+    oac_sb_add(b, "  pointer identity: %" PRIu64 "/%" PRIu64 " held\n",
         e->identity_held, e->identity_checked);
     if (e->planned_peak_bytes.known)
-        add(b, "  peak bytes: measured %" PRIu64 ", planned %" PRIu64 " (%s)\n",
+        oac_sb_add(b, "  peak bytes: measured %" PRIu64 ", planned %" PRIu64 " (%s)\n",
             e->measured_peak_bytes, e->planned_peak_bytes.value,
             e->peak_matches_plan ? "matches plan" : "differs from plan");
     else
-        add(b, "  peak bytes: measured %" PRIu64 ", planned unknown\n",
+        oac_sb_add(b, "  peak bytes: measured %" PRIu64 ", planned unknown\n",
             e->measured_peak_bytes);
 }
 
 char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
 {
-    buf b = { .ctx = ctx };
+    oac_sb b = { .ctx = ctx };
     const char *path = in->path ? in->path : "";
 
     /* Start with an empty string so a model without findings or summary
      * pieces still returns a valid buffer. */
-    add(&b, "%s", "");
+    oac_sb_add(&b, "%s", "");
     add_diags(&b, path, in->diags, in->quiet);
     size_t unchecked = in->analysis ? add_unchecked(&b, path, in->analysis, in->quiet) : 0;
     if (in->execution)
@@ -223,14 +169,14 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
     size_t warnings = oac_diags_count_severity(in->diags, OAC_SEV_WARNING);
     size_t notes = oac_diags_count_severity(in->diags, OAC_SEV_NOTE) + unchecked;
     size_t ignored = oac_diags_ignored(in->diags);
-    add_flat(&b, path);
-    add(&b, ": %zu %s, %zu %s, %zu %s",
+    oac_sb_flat(&b, path);
+    oac_sb_add(&b, ": %zu %s, %zu %s, %zu %s",
         errors, plural(errors, "error", "errors"),
         warnings, plural(warnings, "warning", "warnings"),
         notes, plural(notes, "note", "notes"));
     if (ignored)
-        add(&b, ", %zu ignored", ignored);
-    add(&b, " (status: %s)\n", oac_report_failed(in) ? "error" : "ok");
+        oac_sb_add(&b, ", %zu ignored", ignored);
+    oac_sb_add(&b, " (status: %s)\n", oac_report_failed(in) ? "error" : "ok");
     if (b.failed) {
         oac_dealloc(ctx, b.s);
         oac_err(ctx, OAC_ENOMEM, "out of memory writing the text report");
@@ -249,40 +195,40 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
  * with "nothing written" for "wrote OUT" when no file was written. */
 char *oac_annotate_report_text(oac_ctx *ctx, const oac_report_input *in)
 {
-    buf b = { .ctx = ctx };
+    oac_sb b = { .ctx = ctx };
     const char *path = in->path ? in->path : "";
     const oac_annotation *an = in->annotation;
     size_t np = oac_annotation_pair_count(an);
 
-    add(&b, "%s", "");
+    oac_sb_add(&b, "%s", "");
     for (size_t i = 0; i < np; i++) {
         const oac_annotate_pair *p = oac_annotation_pair(an, i);
-        add_flat(&b, path);
-        add(&b, ": '");
-        add_flat(&b, p->past);
-        add(&b, "' -> '");
-        add_flat(&b, p->present);
-        add(&b, "': %s", oac_verdict_name(p->verdict));
+        oac_sb_flat(&b, path);
+        oac_sb_add(&b, ": '");
+        oac_sb_flat(&b, p->past);
+        oac_sb_add(&b, "' -> '");
+        oac_sb_flat(&b, p->present);
+        oac_sb_add(&b, "': %s", oac_verdict_name(p->verdict));
         if (p->reason != OAC_REFUSAL_NONE)
-            add(&b, " [%s]", oac_refusal_name(p->reason));
-        add(&b, ": ");
-        add_flat(&b, p->message);
-        add(&b, "\n");
+            oac_sb_add(&b, " [%s]", oac_refusal_name(p->reason));
+        oac_sb_add(&b, ": ");
+        oac_sb_flat(&b, p->message);
+        oac_sb_add(&b, "\n");
     }
     add_diags(&b, path, in->diags, false);
     size_t na = oac_annotation_count(an, OAC_VERDICT_ANNOTATED);
     size_t nk = oac_annotation_count(an, OAC_VERDICT_KEPT);
     size_t nr = oac_annotation_count(an, OAC_VERDICT_REFUSED);
-    add_flat(&b, path);
-    add(&b, ": %zu %s: %zu annotated, %zu kept, %zu refused; ", np,
+    oac_sb_flat(&b, path);
+    oac_sb_add(&b, ": %zu %s: %zu annotated, %zu kept, %zu refused; ", np,
         plural(np, "pair", "pairs"), na, nk, nr);
     if (oac_annotation_output(an)) {
-        add(&b, "wrote ");
-        add_flat(&b, oac_annotation_output(an));
+        oac_sb_add(&b, "wrote ");
+        oac_sb_flat(&b, oac_annotation_output(an));
     } else {
-        add(&b, "nothing written");
+        oac_sb_add(&b, "nothing written");
     }
-    add(&b, " (status: %s)\n", oac_annotate_report_failed(in) ? "error" : "ok");
+    oac_sb_add(&b, " (status: %s)\n", oac_annotate_report_failed(in) ? "error" : "ok");
     if (b.failed) {
         oac_dealloc(ctx, b.s);
         oac_err(ctx, OAC_ENOMEM, "out of memory writing the text report");

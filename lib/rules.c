@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "oac_int.h"
+#include "strbuf.h"
 
 /* The documentation of each code (lib/rules.def), in the codes' order:
  * one row per code, which the assertions below prove. */
@@ -115,45 +116,18 @@ int oac_code_suggest(const char *name)
     return best;
 }
 
-typedef struct sbuf {
-    oac_ctx *ctx;
-    char *s;
-    size_t len, cap;
-    bool failed;
-} sbuf;
-
-static void sadd(sbuf *b, const char *fmt, ...) OAC_PRINTF(2, 3);
-
-static void sadd(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    char *piece = oac_vasprintf(b->ctx, fmt, ap);
-    va_end(ap);
-    size_t n = piece ? strlen(piece) : 0;
-    if (!piece || oac_grow(b->ctx, (void **)&b->s, &b->cap, b->len + n + 1, 1) != OAC_OK) {
-        b->failed = true;
-    } else {
-        memcpy(b->s + b->len, piece, n + 1);
-        b->len += n;
-    }
-    oac_dealloc(b->ctx, piece);
-}
-
 /* A sentence: s with its first letter capitalized and a full stop. */
-static void sentence(sbuf *b, const char *s)
+static void sentence(oac_sb *b, const char *s)
 {
-    sadd(b, "%c%s.", toupper((unsigned char)s[0]), s + 1);
+    oac_sb_add(b, "%c%s.", toupper((unsigned char)s[0]), s + 1);
 }
 
 /* Each line of an example, after a prefix ("    " or nothing). */
-static void lines(sbuf *b, const char *prefix, const char *s)
+static void lines(oac_sb *b, const char *prefix, const char *s)
 {
     while (*s) {
         size_t n = strcspn(s, "\n");
-        sadd(b, "%s%.*s\n", prefix, (int)n, s);
+        oac_sb_add(b, "%s%.*s\n", prefix, (int)n, s);
         s += n;
         if (*s)
             s++;
@@ -162,7 +136,7 @@ static void lines(sbuf *b, const char *prefix, const char *s)
 
 char *oac_code_explain(oac_ctx *ctx, oac_code code, bool markdown)
 {
-    sbuf b = { .ctx = ctx };
+    oac_sb b = { .ctx = ctx };
     if ((unsigned)code >= OAC_CODE_COUNT) {
         oac_err(ctx, OAC_EINVAL, "no such code");
         return NULL;
@@ -170,27 +144,27 @@ char *oac_code_explain(oac_ctx *ctx, oac_code code, bool markdown)
     const char *name = oac_code_name(code);
     const char *sev = oac_severity_name(oac_code_severity(code));
     if (markdown) {
-        sadd(&b, "**%s** (%s): ", name, sev);
+        oac_sb_add(&b, "**%s** (%s): ", name, sev);
         sentence(&b, oac_code_meaning(code));
-        sadd(&b, "\n\n**Why it matters.** ");
+        oac_sb_add(&b, "\n\n**Why it matters.** ");
         sentence(&b, rules[code].why);
-        sadd(&b, "\n\n**How to fix.** ");
+        oac_sb_add(&b, "\n\n**How to fix.** ");
         sentence(&b, rules[code].fix);
-        sadd(&b, "\n\nWrong:\n\n```\n");
+        oac_sb_add(&b, "\n\nWrong:\n\n```\n");
         lines(&b, "", rules[code].wrong);
-        sadd(&b, "```\n\nRight:\n\n```\n");
+        oac_sb_add(&b, "```\n\nRight:\n\n```\n");
         lines(&b, "", rules[code].right);
-        sadd(&b, "```\n");
+        oac_sb_add(&b, "```\n");
     } else {
-        sadd(&b, "%s (%s): ", name, sev);
+        oac_sb_add(&b, "%s (%s): ", name, sev);
         sentence(&b, oac_code_meaning(code));
-        sadd(&b, "\n\nWhy it matters: ");
+        oac_sb_add(&b, "\n\nWhy it matters: ");
         sentence(&b, rules[code].why);
-        sadd(&b, "\n\nHow to fix: ");
+        oac_sb_add(&b, "\n\nHow to fix: ");
         sentence(&b, rules[code].fix);
-        sadd(&b, "\n\nWrong:\n");
+        oac_sb_add(&b, "\n\nWrong:\n");
         lines(&b, "    ", rules[code].wrong);
-        sadd(&b, "\nRight:\n");
+        oac_sb_add(&b, "\nRight:\n");
         lines(&b, "    ", rules[code].right);
     }
     if (b.failed) {
