@@ -40,6 +40,15 @@ static int esize(oac_kernel_call *k, size_t i, const oac_tensor *t, size_t *out)
     return OAC_OK;
 }
 
+/* The data input (0) of a kernel that moves elements without reading
+ * them: any type with a fixed size, and that size. */
+static int data_in(oac_kernel_call *k, const oac_tensor **x, size_t *es)
+{
+    if (!(*x = oac_kin(k, 0)))
+        return OAC_ERUNTIME;
+    return esize(k, 0, *x, es);
+}
+
 static void strides_of(const oac_tensor *t, int64_t *st)
 {
     oac_ek_strides(t->dims, t->rank, st);
@@ -128,11 +137,9 @@ int oac_kernel_reshape(oac_kernel_call *k)
 
 int oac_kernel_transpose(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kin(k, 0);
+    const oac_tensor *x;
     size_t es;
-    if (!x)
-        return OAC_ERUNTIME;
-    int rc = esize(k, 0, x, &es);
+    int rc = data_in(k, &x, &es);
     if (rc)
         return rc;
     int64_t perm[MAXR];
@@ -190,11 +197,9 @@ static int attr_ints(oac_kernel_call *k, const char *name, int64_t *v, size_t *n
 
 int oac_kernel_slice(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kin(k, 0);
+    const oac_tensor *x;
     size_t es;
-    if (!x)
-        return OAC_ERUNTIME;
-    int rc = esize(k, 0, x, &es);
+    int rc = data_in(k, &x, &es);
     if (rc)
         return rc;
     int64_t starts[MAXR], ends[MAXR], axes[MAXR], steps[MAXR];
@@ -563,11 +568,9 @@ int oac_kernel_squeeze(oac_kernel_call *k)
  * reference's rule). */
 int oac_kernel_split(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kin(k, 0);
+    const oac_tensor *x;
     size_t es;
-    if (!x)
-        return OAC_ERUNTIME;
-    int rc = esize(k, 0, x, &es);
+    int rc = data_in(k, &x, &es);
     if (rc)
         return rc;
     int axis;
@@ -642,11 +645,9 @@ int oac_kernel_split(oac_kernel_call *k)
 
 int oac_kernel_expand(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kin(k, 0);
+    const oac_tensor *x;
     size_t es;
-    if (!x)
-        return OAC_ERUNTIME;
-    int rc = esize(k, 0, x, &es);
+    int rc = data_in(k, &x, &es);
     if (rc)
         return rc;
     oac_tensor sh = { .elem_type = OAC_T_INT64 };
@@ -673,11 +674,9 @@ int oac_kernel_expand(oac_kernel_call *k)
 
 int oac_kernel_tile(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kin(k, 0);
+    const oac_tensor *x;
     size_t es;
-    if (!x)
-        return OAC_ERUNTIME;
-    int rc = esize(k, 0, x, &es);
+    int rc = data_in(k, &x, &es);
     if (rc)
         return rc;
     int64_t rep[MAXR], od[MAXR], st[MAXR];
@@ -744,11 +743,9 @@ static int64_t pad_src(pad_mode m, int64_t o, int64_t before, int64_t n)
 
 int oac_kernel_pad(oac_kernel_call *k)
 {
-    const oac_tensor *x = oac_kin(k, 0);
+    const oac_tensor *x;
     size_t es;
-    if (!x)
-        return OAC_ERUNTIME;
-    int rc = esize(k, 0, x, &es);
+    int rc = data_in(k, &x, &es);
     if (rc)
         return rc;
     char mbuf[16];
