@@ -3,8 +3,8 @@
 #
 # Usage: bench/bench_check.sh [BUILD_DIR] [LAYERS...]
 #   BUILD_DIR  where `make` ran (default: the current directory); it must
-#              hold bench/gen_decoder, bench/gen_big_model and
-#              src/onnx-alias-check.
+#              hold bench/gen_decoder, bench/gen_big_model, bench/cpu_run
+#              and src/onnx-alias-check.
 #   LAYERS     decoder sizes (default: 32 256 2048 4096).
 #   REPEAT     (environment) interleaved rounds per file, default 5 (at
 #              least 5: the figures are medians).
@@ -23,9 +23,10 @@
 # On each file the tools run alternately, REPEAT rounds:
 #   oac   src/onnx-alias-check check FILE
 #   onnx  /usr/bin/python3 -c 'onnx.checker.check_model(onnx.load(p), full_check=True)'
-# each as a child of a small Python runner that reads the child's CPU time
-# (user + system, getrusage: the machine is shared, and time spent waiting
-# for a core is nobody's cost) and peak RSS.  A tool's figure on a file is
+# each as the child of bench/cpu_run, which reads the child's CPU time
+# (user + system, wait4: the machine is shared, and time spent waiting
+# for a core is nobody's cost) and peak RSS (a small C parent, so the
+# figure is not a Python parent's memory before exec).  A tool's figure on a file is
 # the median of its rounds; speed = onnx CPU / oac CPU and rss = onnx RSS /
 # oac RSS are ratios of those medians (above 1: oac is cheaper).  onnx's
 # time includes starting Python and importing onnx, as a user's
@@ -52,10 +53,11 @@ configs=${HIDDEN:-46 8}
 big_mib=${BIG_MIB:-1024}
 gen="$build/bench/gen_decoder"
 genbig="$build/bench/gen_big_model"
+runner="$build/bench/cpu_run"
 oac="$build/src/onnx-alias-check"
 py=/usr/bin/python3
 
-for f in "$gen" "$genbig" "$oac"; do
+for f in "$gen" "$genbig" "$oac" "$runner"; do
     if [ ! -x "$f" ]; then
         echo "bench_check.sh: $f not built (run make in $build)" >&2
         exit 2
@@ -74,21 +76,11 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_check.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# The runner: CMD's CPU seconds (children's user + system), peak RSS in
-# KiB and exit status, its output kept in OUT.
-cat >"$tmp/cpu.py" <<'EOF'
-import resource, subprocess, sys
-out = sys.argv[1]
-with open(out + ".out", "wb") as o, open(out + ".err", "wb") as e:
-    rc = subprocess.call(sys.argv[2:], stdout=o, stderr=e)
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.5f %d %d" % (r.ru_utime + r.ru_stime, r.ru_maxrss, rc))
-EOF
-
-# measure LABEL CMD...: sets SECS, RSS_KB, RC; output in $tmp/LABEL.out/.err
+# measure LABEL CMD...: sets SECS (CMD's CPU time, user + system), RSS_KB
+# (its peak RSS) and RC; output in $tmp/LABEL.out/.err (bench/cpu_run).
 measure() {
     label=$1; shift
-    set -- $("$py" "$tmp/cpu.py" "$tmp/$label" "$@")
+    set -- $("$runner" "$tmp/$label" "$@")
     SECS=${1:-0} RSS_KB=${2:-0} RC=${3:-99}
 }
 
