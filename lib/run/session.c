@@ -78,12 +78,14 @@ static int merge_diags(oac_diags *to, const oac_diags *from)
     return OAC_OK;
 }
 
-/* Does graph input `name` start the run as one 0 (or false)?  Inputs not
- * given are zero-filled (their template has no data yet). */
-static bool input_starts_zero(const rt_run *r, const char *name)
+/* Does main-graph input value `id` start the run as one 0 (or false)?
+ * Inputs not given are zero-filled (their template has no data yet). */
+static bool input_starts_zero(const void *arg, int64_t id)
 {
-    const oac_value *v = name ? oac_scope_local(r->main, name) : NULL;
-    if (!v || v->kind != OAC_VAL_INPUT || v->input_index < 0)
+    const rt_run *r = arg;
+    const oac_value *v = id >= 0 && (size_t)id < r->g->n_values
+                             ? oac_graphs_value(r->g, (size_t)id) : NULL;
+    if (!v || v->scope != r->main || v->kind != OAC_VAL_INPUT || v->input_index < 0)
         return false;
     const rt_input *in = &r->in[v->input_index];
     if (in->binding >= 0 || in->paged)
@@ -106,32 +108,18 @@ static bool input_starts_zero(const rt_run *r, const char *name)
     return x <= 0;
 }
 
-/* The static plan at the run's inputs (check/plan.c rule 10b): the same walk,
- * except that a main-graph Loop whose trip count or condition input the
- * run starts at 0 (false) runs no body, so plans no transient.  Equal
- * to the analysis's peak_bytes when no such Loop exists. */
-static oac_opt_u64 planned_at_inputs(const rt_run *r, oac_opt_u64 planned)
+/* The static plan at the run's inputs: the plan's own figure
+ * (oac_plan_peak_at_inputs, check/plan.c rule 10b) with the Loops the
+ * run starts at 0 left out; `planned` when none is, or one is unknown. */
+static oac_opt_u64 planned_peak(const rt_run *r, oac_opt_u64 planned)
 {
-    const oac_plan_sched *p = oac_analysis_schedule(r->an);
-    if (!p || !planned.known)
-        return planned;
-    bool skipped = false;
-    uint64_t peak = 0;
-    for (size_t i = 0; i < p->n_steps; i++) {
-        oac_opt_u64 live = oac_plan_step_live(p, i);
-        const oac_plan_extra *x = oac_plan_step_extra(p, i);
-        bool skip = input_starts_zero(r, x->loop_trip_input) ||
-                    input_starts_zero(r, x->loop_cond_input);
-        skipped = skipped || skip;
-        uint64_t here;
-        if (!live.known || !x->workspace.known || (!skip && !x->transient.known) ||
-            oac_add_overflow_u64(live.value, x->workspace.value, &here) ||
-            (!skip && oac_add_overflow_u64(here, x->transient.value, &here)))
-            return planned;
-        if (here > peak)
-            peak = here;
-    }
-    return skipped ? (oac_opt_u64){ true, peak } : planned;
+    uint64_t peak;
+    bool skipped;
+    if (planned.known &&
+        oac_plan_peak_at_inputs(oac_analysis_schedule(r->an), input_starts_zero, r,
+                                &peak, &skipped) && skipped)
+        return (oac_opt_u64){ true, peak };
+    return planned;
 }
 
 static void fill_exec(oac_execution *e, const oac_session *s)
@@ -262,7 +250,7 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
     if ((rc = oac_rt_setup(&r, diags)) || (rc = oac_rt_budget_precheck(&r, n_sess, diags)) ||
         (rc = oac_rt_bind_inputs(&r)) || (rc = oac_rt_positions_mark(&r)))
         goto done;
-    e->planned_peak_bytes = planned_at_inputs(&r, e->planned_peak_bytes);
+    e->planned_peak_bytes = planned_peak(&r, e->planned_peak_bytes);
     /* Invariant 2: refusals before anything runs: each binding, overlaps,
      * roots. */
     int refuse = oac_rt_check_bindings(&r, diags, &e->cache_bytes_bound);
