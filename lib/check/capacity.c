@@ -25,8 +25,11 @@
  *  4. One finding per node and rule: the first offending batch row of
  *     write_indices is named.
  *  5. Which port is the position, the values, the page_id, and which
- *     attribute is the axis come from the operator table (ops.def), as
- *     does the rule itself (the row's .capacity, oac_capacity_*).
+ *     attributes are the axis and the mode come from the operator table
+ *     (ops.def: .axis_attr, .enum_attr), as does the row's rule (its
+ *     .capacity, oac_capacity_*).  The verdict on a position, length and
+ *     capacity, its wording and the axis's normalisation are the
+ *     rulebook's (rulebook.h), which the run and the kernels share.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -13,7 +13,8 @@
  * Invariants:
  *  1. Every bound is checked before the first byte is written: position
  *     < 0 or position + new_length > capacity is capacity-overflow, naming
- *     node, position, length and capacity; nothing is reallocated, the
+ *     node, position, length, capacity and cache (the rule and its words
+ *     are rulebook.h's, as the check's); nothing is reallocated, the
  *     cache is left as it was and the run stops.
  *  2. Writes stay inside the cache: offsets are computed with overflow
  *     checks from dims already validated against the tensors' byte sizes.

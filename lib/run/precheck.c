@@ -22,7 +22,8 @@
  *    input carrying the total (run/generate.h), the loop's total is used.
  * Ports, axes and rules come from the operator table's row
  * (.position_port, .values_port, .page_id_port, .axis_attr,
- * .axis_default, .enum_attr, .length, .pairs), never from op_type.
+ * .axis_default, .enum_attr, .length, .pairs), never from op_type; the
+ * verdict and its words are the check's own (rulebook.h).
  *
  * What is known before a step: the value of a main-graph input (the
  * step's own: positions, driven decoder inputs, --input data), an
