@@ -167,9 +167,11 @@ static int position(oac_kernel_call *k, int64_t *pos)
  * wording (invariant 1). */
 static int capacity_verdict(oac_kernel_call *k, int64_t pos, int64_t len, int64_t cap)
 {
-    oac_cap_case c = { .verdict = oac_capacity_rule(pos, len, cap, OAC_CAP_NORMAL),
-                       .what = "position", .row = "", .pos_known = true, .pos = pos,
-                       .len = len, .cap = cap };
+    oac_cap_verdict v = oac_capacity_rule(pos, len, cap, OAC_CAP_NORMAL);
+    if (v == OAC_CAP_FITS)
+        return OAC_OK;      /* a step that fits builds no message case */
+    oac_cap_case c = { .verdict = v, .what = "position", .row = "", .pos_known = true,
+                       .pos = pos, .len = len, .cap = cap };
     return overflows(k, &c);
 }
 
