@@ -134,6 +134,7 @@ struct oac_session {
                                       -1 none (run/positions.c) */
     int64_t *page_size;            /* per input: page size of its update */
     bool *wrote;                   /* per binding: written this step (run/bind.c) */
+    struct oac_rt_pages *pages;    /* paged caches between steps (run/pages.c) */
     /* Records of completed steps (run/steps.c), bounded: the first
      * OAC_PER_STEP_HEAD, and the last OAC_PER_STEP_TAIL in a ring
      * indexed by (step - HEAD - 1) % TAIL; steps_completed counts all. */
@@ -177,6 +178,18 @@ typedef struct oac_frame {
     int *alias;
     const void **before;
 } oac_frame;
+
+/* ---- run/pages.c (contract 11) -------------------------------------- */
+
+/* After step `step`'s nodes: re-encode the aged pages of every bound paged
+ * cache (run --page-policy) and record the step's pages.  OAC_EINVAL for a
+ * rule the model cannot honour (message on ctx). */
+int oac_rt_pages_step(oac_session *s, uint64_t step);
+/* The records into e->pages (allocated on ctx); oac_rt_pages_release
+ * frees them (oac_execution_free). */
+int oac_rt_pages_export(const oac_session *s, oac_ctx *ctx, oac_execution *e);
+void oac_rt_pages_release(oac_execution *e);
+void oac_rt_pages_free(oac_session *s);
 
 /* ---- run/setup.c --------------------------------------------------- */
 

@@ -357,6 +357,8 @@ typedef struct oac_kernel_override {
     oac_kernel_fn fn;
 } oac_kernel_override;
 
+struct oac_dump_value;   /* below */
+
 /* Internal run options beyond oac_run_opts (tests and benches). */
 typedef struct oac_run_hooks {
     const oac_kernel_override *overrides;
@@ -375,6 +377,14 @@ typedef struct oac_run_hooks {
      * NULL: nothing is called. */
     void (*step_done)(void *step_arg, const oac_step_stats *st);
     void *step_arg;
+    /* Called after each completed step (of the session holding the
+     * bindings, or the only one) with the bound caches and the graph
+     * outputs, as --dump would write them (values borrowed for the call
+     * only); NULL: nothing is called.  Tests and benches compare outputs
+     * step by step with it. */
+    void (*step_values)(void *values_arg, uint64_t step,
+                        const struct oac_dump_value *v, size_t n);
+    void *values_arg;
 } oac_run_hooks;
 
 int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,

@@ -352,6 +352,8 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
                 }
                 e->n_per_step = oac_rt_steps_kept(s, e->per_step);
                 e->per_step_omitted = s->steps_completed - e->n_per_step;
+                if ((rc = oac_rt_pages_export(s, ctx, e)))
+                    goto done;
             }
         }
     }
@@ -430,5 +432,6 @@ void oac_execution_free(oac_execution *exec)
     if (!exec)
         return;
     oac_dealloc(NULL, exec->per_step);
+    oac_rt_pages_release(exec);
     oac_dealloc(NULL, exec);
 }
