@@ -185,6 +185,9 @@ typedef struct oac_frame {
  * cache (run --page-policy) and record the step's pages.  OAC_EINVAL for a
  * rule the model cannot honour (message on ctx). */
 int oac_rt_pages_step(oac_session *s, uint64_t step);
+/* The policy resolved against the model and the bound caches, before the
+ * first step (invariant 3 of run/pages.c). */
+int oac_rt_pages_begin(oac_session *s);
 /* The records into e->pages (allocated on ctx); oac_rt_pages_release
  * frees them (oac_execution_free). */
 int oac_rt_pages_export(const oac_session *s, oac_ctx *ctx, oac_execution *e);

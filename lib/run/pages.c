@@ -210,6 +210,11 @@ static void record(struct oac_rt_pages *st, cache_rec *c, const oac_paged *p,
                                     .re_encoded_bytes = re_bytes };
 }
 
+int oac_rt_pages_begin(oac_session *s)
+{
+    return s->pages ? OAC_OK : init_state(s);
+}
+
 int oac_rt_pages_step(oac_session *s, uint64_t step)
 {
     rt_run *r = s->run;

@@ -245,6 +245,8 @@ int oac_rt_session_steps(oac_session *s)
     if ((rc = oac_bindings_acquire_all(r->bind, r->n_bind, s, s->number, s->diags)))
         return rc;
     s->winner = true;
+    if ((rc = oac_rt_pages_begin(s)))
+        return rc;
     for (uint64_t step = 0; step < r->steps; step++) {
         /* Invariant 4: a binding a failed step wrote runs nothing. */
         if ((rc = oac_rt_bindings_usable(s)))
