@@ -319,7 +319,8 @@ static json_t *execution_json(const oac_execution *e, bool *ok)
     put(o, "cache_bytes_bound", json_integer((json_int_t)e->cache_bytes_bound), ok);
     /* An addition: what the memory budget counted at its most. */
     put(o, "memory_peak_bytes", json_integer((json_int_t)e->memory_peak_bytes), ok);
-    put(o, "pages", pages_json(e, ok), ok);
+    if (e->n_pages)   /* only runs that bind a paged cache */
+        put(o, "pages", pages_json(e, ok), ok);
     return o;
 }
 
