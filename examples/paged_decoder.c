@@ -7,8 +7,9 @@
  * Sequence<QuantizedTensor> of pages [2, kv_heads, 16, head_size] in the
  * declarations FP16_PAGE (IEEE half), FP8_PAGE (E4M3FN), INT4_PAGE and
  * INT2_PAGE, written by PagedCacheUpdate at (page_id, position) and read by
- * PagedCacheAttention over length = page_id * 16 + position + 1 (computed
- * in the graph from the two inputs the run drives).  The dense twin keeps
+ * PagedCacheAttention over `length` (= page_id * 16 + position + 1): three
+ * graph inputs `run` drives (page_id and position advance with the
+ * update, length is the loop's total length).  The dense twin keeps
  * a FLOAT16 cache [2, kv_heads, OAC_PAGED_MAX_LEN, head_size] updated by
  * CacheUpdate at `position` and attends with ONNX operators: grouped
  * heads as rows of one MatMul per kv head, and a mask of the unwritten
@@ -140,15 +141,13 @@ static void step_inputs(oac_gb *g, bool paged, const int32_t *allowed)
             oac_vi_access(g, oac_gb_input(g, name, OAC_T_FLOAT16, dims), 1);
         }
     }
-    int64_t one = 1, zero = 0, ps = PS, ml = ML;
+    int64_t one = 1, zero = 0, ml = ML;
     oac_gb_init_i64(g, "one", "", &one, 1);
     oac_gb_init_i64(g, "zero", "", &zero, 1);
     if (paged) {
-        /* length = page_id * page_size + position + 1 */
-        oac_gb_init_i64(g, "page_size", "", &ps, 1);
-        node(g, "Mul", "page_start", "page_id,page_size", "page_start");
-        node(g, "Add", "last", "page_start,position", "last");
-        node(g, "Add", "total", "last,one", "length");
+        /* the valid positions, page_id * page_size + position + 1: the run
+         * drives it (the loop's total length) */
+        oac_gb_input(g, "length", OAC_T_INT64, "");
         return;
     }
     float scale = rsqrt(D), z = 0.0f, neg = -1e9f;

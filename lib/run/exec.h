@@ -59,7 +59,10 @@
  * nested OAC_MAX_DEPTH levels. */
 #define OAC_RT_LOC_MAX 4096
 
-typedef enum rt_pos_role { RT_POS_NONE = 0, RT_POS_POSITION, RT_POS_PAGE } rt_pos_role;
+/* RT_POS_LENGTH: read by PagedCacheAttention's length port (contract 11):
+ * each step the generation loop's total length. */
+typedef enum rt_pos_role { RT_POS_NONE = 0, RT_POS_POSITION, RT_POS_PAGE,
+                           RT_POS_LENGTH } rt_pos_role;
 
 /* One input of the main graph (by its input port). */
 typedef struct rt_input {

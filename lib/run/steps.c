@@ -110,6 +110,15 @@ static int feed_inputs(oac_session *s)
     rt_run *r = s->run;
     for (size_t i = 0; i < r->n_in; i++) {
         const rt_input *in = &r->in[i];
+        if (in->pos == RT_POS_LENGTH && oac_decoder_active(r->dec)) {
+            /* Contract 11: the total length, in the session's copy. */
+            oac_rtval *v = s->main->vals[in->v->id - r->main->first_id];
+            int64_t total = s->past + s->n_new;
+            if (v && v->kind == OAC_RTV_TENSOR && v->t.elem_type == OAC_T_INT64 &&
+                v->t.bytes == 8 && v->t.data)
+                memcpy(v->t.data, &total, 8);
+            continue;
+        }
         if (in->dec < 0)
             continue;
         oac_rtval *v = &s->main->objs[in->v->id - r->main->first_id];
