@@ -127,26 +127,31 @@ static void svg(const char *path, trace *t, trace *dn, double err[][MAX_TOKENS],
         fprintf(stderr, "bench_paged: cannot write %s\n", path);
         return;
     }
-    double bmax = 0;
+    double bmax = 0, bmin = INFINITY;
     static double per_tok[N_POL + 1][MAX_TOKENS];
     for (int p = 0; p <= N_POL; p++) {
         const trace *x = p < N_POL ? &t[p] : dn;
         for (uint64_t s = 0; s < n; s++) {
             per_tok[p][s] = x->bytes[s] / (double)(s + 1);
             bmax = fmax(bmax, per_tok[p][s]);
+            if (per_tok[p][s] > 0)
+                bmin = fmin(bmin, per_tok[p][s]);
         }
     }
+    if (!(bmin < bmax))
+        bmin = bmax / 10;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"420\" "
                "font-family=\"sans-serif\" font-size=\"12\">\n"
                "<rect width=\"900\" height=\"420\" fill=\"white\"/>\n");
-    fprintf(f, "<text x=\"60\" y=\"24\">cache bytes per token (0 .. %.0f)</text>\n", bmax);
+    fprintf(f, "<text x=\"60\" y=\"24\">cache bytes per token (log, %.0f .. %.0f)</text>\n",
+            bmin, bmax);
     fprintf(f, "<text x=\"500\" y=\"24\">largest logit error per step / scale "
                "(log, 1e-7 .. 1)</text>\n");
     fprintf(f, "<rect x=\"60\" y=\"40\" width=\"360\" height=\"300\" fill=\"none\" "
                "stroke=\"black\"/>\n<rect x=\"500\" y=\"40\" width=\"360\" height=\"300\" "
                "fill=\"none\" stroke=\"black\"/>\n");
     for (int p = 0; p <= N_POL; p++)
-        poly(f, per_tok[p], n, bmax, false, 0, 60, 40, 360, 300, colors[p]);
+        poly(f, per_tok[p], n, bmax, true, bmin, 60, 40, 360, 300, colors[p]);
     for (int p = 0; p < N_POL; p++)
         poly(f, err[p], n, 1.0, true, 1e-7, 500, 40, 360, 300, colors[p]);
     fprintf(f, "<text x=\"60\" y=\"360\">tokens 1 .. %llu</text>\n", (unsigned long long)n);
