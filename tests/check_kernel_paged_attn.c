@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "half.h"
 #include "kernels/paged_attn.h"
@@ -376,6 +377,110 @@ START_TEST(test_runtime_absent_page)
 }
 END_TEST
 
+/* A Map cache from --input (a MapProto): its keys are the page ids, in
+ * any order.  out = PagedCacheAttention(query [4,1,4], cache, length). */
+static char *map_file(const int64_t *keys, size_t n)
+{
+    static uint8_t payload[4][2 * 2 * 16 * 4 * 2];
+    static const int64_t dims[4] = { 2, 2, 16, 4 };
+    Onnx__QuantizedTensorProto qts[4], *ptrs[4];
+    for (size_t i = 0; i < n; i++) {
+        for (size_t e = 0; e < 256; e++) {
+            uint16_t h = oac_f32_to_f16(pval((int)keys[i], (int)(e / 64), (int)(e / 4 % 16),
+                                             (int)(e % 4)));
+            payload[i][2 * e] = (uint8_t)h;
+            payload[i][2 * e + 1] = (uint8_t)(h >> 8);
+        }
+        Onnx__QuantizedTensorProto init = ONNX__QUANTIZED_TENSOR_PROTO__INIT;
+        qts[i] = init;
+        qts[i].n_dims = 4;
+        qts[i].dims = (int64_t *)dims;
+        qts[i].has_raw_data = qts[i].has_n_bytes = qts[i].has_quantized_type = 1;
+        qts[i].raw_data.data = payload[i];
+        qts[i].raw_data.len = sizeof payload[i];
+        qts[i].n_bytes = sizeof payload[i];
+        qts[i].quantized_type = 0;
+        ptrs[i] = &qts[i];
+    }
+    Onnx__SequenceProto seq = ONNX__SEQUENCE_PROTO__INIT;
+    seq.has_elem_type = 1;
+    seq.elem_type = ONNX__SEQUENCE_PROTO__DATA_TYPE__QUANTIZED_TENSOR;
+    seq.n_quantized_tensor_values = n;
+    seq.quantized_tensor_values = ptrs;
+    Onnx__MapProto map = ONNX__MAP_PROTO__INIT;
+    map.has_key_type = 1;
+    map.key_type = OAC_T_INT64;
+    map.n_keys = n;
+    map.keys = (int64_t *)keys;
+    map.values = &seq;
+    size_t len = protobuf_c_message_get_packed_size(&map.base);
+    uint8_t *buf = malloc(len);
+    ck_assert_ptr_nonnull(buf);
+    protobuf_c_message_pack(&map.base, buf);
+    char *path = strdup("/tmp/check_kernel_paged_attn.XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+    close(fd);
+    free(buf);
+    return path;
+}
+
+static int map_scene(fx *f, const int64_t *keys, size_t n, int64_t length)
+{
+    oac_mb *mb;
+    oac_gb *g = fx_build(f, &mb);
+    int32_t q = oac_mb_quant_float(mb, "FP16_PAGE", OAC_T_FLOAT16, 1, 5, 10, 15, 1, 1);
+    Onnx__ValueInfoProto *vi = oac_gb_input_paged(g, "cache", OAC_T_FLOAT16, "2,2,16,4",
+                                                  &q, 1);
+    Onnx__TypeProto__Map *mt = oac_mb_alloc(mb, sizeof *mt);
+    ck_assert_ptr_nonnull(mt);
+    onnx__type_proto__map__init(mt);
+    mt->has_key_type = 1;
+    mt->key_type = OAC_T_INT64;
+    mt->value_type = vi->type->sequence_type->elem_type;
+    vi->type->value_case = ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
+    vi->type->map_type = mt;
+    double qv[16];
+    for (int i = 0; i < 16; i++)
+        qv[i] = (double)((i * 5 % 13) - 6) / 6.0;
+    kt_init(g, "query", OAC_T_FLOAT16, "4,1,4", qv, 16);
+    oac_gb_constant_i64(g, "length", "", &length, 1);
+    Onnx__NodeProto *nd = oac_gb_node(g, "PagedCacheAttention", "onnx_alias", "attend",
+                                      "query,cache,length", "out");
+    oac_node_attr_int(g, nd, "num_heads", 4);
+    oac_node_attr_int(g, nd, "kv_num_heads", 2);
+    oac_gb_output(g, "out", OAC_T_FLOAT16, "4,1,4");
+    char *path = map_file(keys, n);
+    oac_input_file in = { "cache", path };
+    oac_run_opts ro = { .steps = 1 };
+    int rc = fx_check_run(f, NULL, 0, &in, 1, &ro, NULL);
+    unlink(path);
+    free(path);
+    return rc;
+}
+
+/* Acceptance: a position whose page a Map cache lacks is kernel-error
+ * naming the node, the value and the page id; with the key there (in any
+ * order) the same node runs. */
+START_TEST(test_runtime_map_absent_page)
+{
+    fx f;
+    const int64_t gap[2] = { 2, 0 };
+    ck_assert_int_eq(map_scene(&f, gap, 2, 40), OAC_ERUNTIME);
+    const oac_diag *x = diag_expect_run(f.d, OAC_KERNEL_ERROR, "kernel-error");
+    ck_assert_str_eq(x->node, "attend");
+    ck_assert_msg(strstr(x->message, "node attend (PagedCacheAttention): 'cache': "
+                         "position 16 is in page_id 1, which the cache does not hold"),
+                  "%s", x->message);
+    fx_end(&f);
+    const int64_t all[3] = { 2, 0, 1 };
+    ck_assert_int_eq(map_scene(&f, all, 3, 40), OAC_OK);
+    diag_expect_clean(f.d);
+    fx_end(&f);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("kernel_paged_attn");
@@ -387,6 +492,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_runtime_planned);
     tcase_add_test(tc, test_runtime_absent_page);
+    tcase_add_test(tc, test_runtime_map_absent_page);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -131,11 +131,13 @@ static int check_operands(oac_pattn_call *c, geom *g)
 static const oac_page *page_at(const oac_pattn_call *c, uint64_t id)
 {
     const oac_paged *p = c->cache;
-    if (!c->keys)
+    if (!c->keys && !p->map)
         return id < p->n_pages ? &p->pages[id] : NULL;
-    for (size_t i = 0; i < p->n_pages; i++)
-        if (c->keys[i] >= 0 && (uint64_t)c->keys[i] == id)
+    for (size_t i = 0; i < p->n_pages; i++) {
+        int64_t key = c->keys ? c->keys[i] : p->pages[i].key;
+        if (key >= 0 && (uint64_t)key == id)
             return &p->pages[i];
+    }
     return NULL;
 }
 

@@ -15,8 +15,8 @@ typedef struct oac_pattn_call {
     oac_ctx *ctx;
     const Onnx__ModelProto *model;   /* ModelProto.quantizations */
     const oac_paged *cache;          /* read only */
-    /* A Map cache: keys[i] is the page_id of cache->pages[i]; NULL for a
-     * Sequence (page i is page_id i). */
+    /* keys[i] the page_id of cache->pages[i] (a Map); NULL: the pages'
+     * own keys when cache->map, else page i is page_id i. */
     const int64_t *keys;
     const char *cache_name;          /* for messages */
     const oac_tensor *query;         /* T[num_heads, q_len, head_size] */

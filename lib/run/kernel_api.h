@@ -79,6 +79,7 @@ typedef struct oac_page {
     size_t bytes;                   /* ceil(prod(page_dims) * bits / 8) */
     bool bound;                     /* from an --input file (not counted);
                                        false: from oac_ralloc_get */
+    int64_t key;                    /* a Map cache: the page's page_id */
 } oac_page;
 
 /* Sequence<QuantizedTensor{elem_type, [2, heads, page_size, head_size]}>.
@@ -92,6 +93,10 @@ typedef struct oac_paged {
     oac_page *pages;
     size_t n_pages;
     size_t cap_pages;
+    /* Map<int64, QuantizedTensor> (contract 1): page_id is each page's
+     * key, pages[] in the file's order; false: a Sequence, page i is
+     * page_id i. */
+    bool map;
 } oac_paged;
 
 typedef enum oac_rtval_kind {
