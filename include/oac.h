@@ -370,7 +370,48 @@ typedef struct oac_run_opts {
      * picks a budget itself: the command-line tool's default is a
      * fraction of physical memory. */
     uint64_t max_memory;
+    /* Re-tiering of paged caches (contract 11, run --page-policy): after
+     * each step, every page of a bound paged cache whose age (0: the page
+     * with the highest page id, which a decoder's last update wrote; 1:
+     * the one before, ...) is at least a rule's age, for the largest such
+     * age, is re-encoded to that rule's declaration when its format
+     * differs.  None: pages keep their formats. */
+    const struct oac_page_rule *page_policy;
+    size_t n_page_policy;
 } oac_run_opts;
+
+/* One AGE:QUANT of run --page-policy. */
+typedef struct oac_page_rule {
+    uint64_t age;
+    /* A QuantizationProto.name of the model, or a decimal index into
+     * ModelProto.quantizations. */
+    const char *quant;
+} oac_page_rule;
+
+/* One step of one paged cache (execution.pages[].per_step[]). */
+typedef struct oac_page_step {
+    uint64_t step;
+    uint64_t pages;
+    /* Bytes of its pages per declaration, by index into
+     * ModelProto.quantizations (oac_page_record.n_quantizations entries). */
+    const uint64_t *bytes_by_quantization;
+    uint64_t total_bytes;
+    uint64_t re_encoded_pages;     /* this step's re-encodings */
+    uint64_t re_encoded_bytes;     /* bytes of the pages they made */
+} oac_page_step;
+
+/* execution.pages[]: a bound paged cache, per step (the first
+ * OAC_PER_STEP_HEAD and last OAC_PER_STEP_TAIL kept, as per_step). */
+typedef struct oac_page_record {
+    const char *cache;             /* borrowed from the model */
+    oac_page_step *per_step;
+    size_t n_per_step;
+    uint64_t per_step_omitted;
+    size_t n_quantizations;
+    /* Declaration names (borrowed from the model; NULL: unnamed, shown
+     * as "#<index>"). */
+    const char *const *quantization_names;
+} oac_page_record;
 
 typedef struct oac_step_stats {
     uint64_t step;
@@ -412,6 +453,9 @@ typedef struct oac_execution {
     /* The most the run held at once of what its memory budget counts
      * (oac_run_opts.max_memory), budget or not: a --max-memory it fits. */
     uint64_t memory_peak_bytes;
+    /* Contract 11: one record per bound paged cache (none: NULL, 0). */
+    oac_page_record *pages;
+    size_t n_pages;
 } oac_execution;
 
 /* Run a checked model (analysis from oac_check of this model with the

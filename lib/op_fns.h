@@ -66,6 +66,7 @@ int oac_fold_size(struct oac_infer *c);
 int oac_capacity_cache_update(struct oac_cap *c);
 int oac_capacity_tensor_scatter(struct oac_cap *c);   /* linear / circular */
 int oac_capacity_paged(struct oac_cap *c);            /* page_size, page_id */
+int oac_capacity_paged_attention(struct oac_cap *c);  /* length vs pages */
 int oac_capacity_length(struct oac_cap *c);           /* section 6 .length */
 int oac_capacity_scatter_nd(struct oac_cap *c);       /* indices in data */
 int oac_capacity_scatter_elements(struct oac_cap *c);
@@ -76,6 +77,8 @@ int oac_kernel_cache_update(struct oac_kernel_call *k);
 int oac_kernel_tensor_scatter(struct oac_kernel_call *k);
 /* kernels/paged.c (paged, quantized cache; codecs in quant/quant.h) */
 int oac_kernel_paged_cache_update(struct oac_kernel_call *k);
+/* kernels/paged_attn.c (contract 11: attention reading the pages) */
+int oac_kernel_paged_cache_attention(struct oac_kernel_call *k);
 /* kernels/math.c (element-wise) */
 int oac_kernel_identity(struct oac_kernel_call *k);
 int oac_kernel_add(struct oac_kernel_call *k);

@@ -65,6 +65,9 @@ typedef struct cli {
     uint64_t prompt_length;      /* 0: not given (1) */
     int64_t *tokens;             /* --tokens, owned */
     size_t n_tokens;
+    oac_page_rule *page_policy;  /* --page-policy, owned; quant into ... */
+    size_t n_page_policy;
+    char *page_policy_buf;       /* ... this owned copy of the argument */
     const char *config;          /* annotate: --config, into argv */
     bool ignore_config;
     int64_t capacity;            /* annotate: --capacity, 0 when not given */

@@ -738,6 +738,10 @@ def real_cases(real, opts):
 
 
 EXAMPLE_DIMS = {"batch": 1, "heads": 2, "max_length": 8, "new_length": 2, "head_size": 4}
+# Examples compared over more steps than the default 4: the paged decoder's
+# dense twin over its sibling's first page (16 positions; the report keeps
+# the past lengths of 16 steps, which the comparison reads).
+EXAMPLE_STEPS = {"paged_decoder_dense": 16}
 
 
 def example_cases(folder):
@@ -750,7 +754,8 @@ def example_cases(folder):
             syms |= {x for x in (d or []) if isinstance(x, str)}
         dims = {s: v for s, v in EXAMPLE_DIMS.items() if s in syms}
         cases.append({"name": os.path.basename(f)[:-5], "model": f, "ort_model": f,
-                      "steps": 4, "prompt": 1, "dims": dims, "run_dims": dims,
+                      "steps": EXAMPLE_STEPS.get(os.path.basename(f)[:-5], 4),
+                      "prompt": 1, "dims": dims, "run_dims": dims,
                       "check_dims": dims, "example": True})
     return cases
 

@@ -278,6 +278,63 @@ int oac_capacity_paged(cap_ctx *c)
     return check_one(c, c->op->position_port, "position", pk->v[0], len, cap, "");
 }
 
+/* Contract 11: the pages a Sequence cache value holds when the check can
+ * tell, else -1: its root's --input pages, plus one for each
+ * PagedCacheUpdate on the way whose known page_id creates a page. */
+static int64_t pages_held(const cap_ctx *c, const oac_value *v, int depth)
+{
+    if (!v || depth > OAC_MAX_DEPTH)
+        return -1;
+    if (v->producer < 0) {
+        const oac_pbfile *f = v->kind == OAC_VAL_INPUT && v->scope == c->st->graphs->scopes[0]
+            ? oac_analysis_input(c->st->out, v->name) : NULL;
+        if (!f || !f->msg || f->msg->descriptor != &onnx__sequence_proto__descriptor)
+            return -1;
+        return (int64_t)((const Onnx__SequenceProto *)f->msg)->n_quantized_tensor_values;
+    }
+    const oac_node *nd = &v->scope->nodes[v->producer];
+    if (!nd->op || nd->op->id != OAC_OP_PAGED_CACHE_UPDATE || v->port != 0)
+        return -1;
+    int64_t before = pages_held(c, oac_node_input(v->scope, v->producer, 0), depth + 1);
+    oac_value *pg = oac_node_input(v->scope, v->producer, (size_t)nd->op->page_id_port);
+    const oac_known *k = pg ? oac_shapes_known(c->sh, pg->id) : NULL;
+    if (before < 0 || !k || k->n != 1)
+        return -1;
+    return k->v[0] == before ? before + 1 : before;
+}
+
+/* PagedCacheAttention: a known length within the positions the cache's
+ * pages hold (page_size each); the run refuses an absent page itself. */
+int oac_capacity_paged_attention(cap_ctx *c)
+{
+    const char *cname = NULL;
+    const oac_vshape *cv = port_vs(c, 1, &cname);
+    c->cache = cname ? cname : c->cache;
+    const oac_known *lk = port_known(c, 2);
+    if (!lk || lk->n != 1)
+        return unchecked(c, "length is not known");
+    int64_t len = lk->v[0];
+    int64_t ps = cv && cv->rank == 4 ? dim_at(c, cv, 2) : -1;
+    if (len < 0)
+        return finding(c, 2, "node '%s': length %" PRId64 " is negative (cache '%s')",
+                       c->nd->display, len, c->cache);
+    if (cv && cv->kind == OAC_VK_MAP)
+        return unchecked(c, "a Map cache's page ids are its keys");
+    int64_t n = pages_held(c, oac_node_input(c->s, c->i, 1), 0);
+    if (n < 0)
+        return unchecked(c, "the number of pages the cache holds is not known");
+    if (ps < 0)
+        return unchecked(c, "the page size is not known");
+    int64_t held;
+    /* The one capacity rule (rulebook.h): length positions from 0. */
+    if (!oac_mul_overflow_i64(n, ps, &held) &&
+        oac_capacity_rule(0, len, held, OAC_CAP_NORMAL) == OAC_CAP_EXCEEDS)
+        return finding(c, 2, "node '%s': length %" PRId64 " exceeds the %" PRId64
+                       " positions the %" PRId64 " pages of '%s' hold (page_size %"
+                       PRId64 ")", c->nd->display, len, held, n, c->cache, ps);
+    return OAC_OK;
+}
+
 /* ---- section 6: the rows' length rules ---------------------------------- */
 
 /* Does pair p of the row share the past's storage on this node: declared

@@ -34,6 +34,9 @@
  *     same class whose quantized_type attribute differs changes the
  *     format (workspace), and the page keeps the new format afterwards.
  *     workspace_bytes = max_i workspace(i).
+ *  5c. PagedCacheAttention (contract 11), in any scope: the keys and values
+ *     of one kv head of one page decoded, 2 * page_size * head_size
+ *     elements of E, plus page_size + head_size floats (attn_workspace).
  *  5b. Pages are runtime allocations too.  The first PagedCacheUpdate of
  *     each alias class rooted at a main-graph input creates one page of
  *     its format (a run's paged caches start empty, page_id at 0); the
@@ -370,6 +373,34 @@ static page_fx paged_effects(const oac_check_state *st, const oac_scope *s,
     return fx;
 }
 
+/* Rule 5c: PagedCacheAttention's workspace (kernels/paged_attn.c,
+ * oac_pattn_workspace_bytes): the keys and values of one kv head of one
+ * page in the decoded type E, 2 * page_size * head_size elements, plus
+ * page_size + head_size floats (a row of scores, an accumulator). */
+static oac_opt_u64 attn_workspace(const oac_check_state *st, const oac_scope *s,
+                                  long i)
+{
+    oac_opt_u64 r = { false, 0 };
+    oac_value *c = oac_node_input(s, i, 1);
+    const oac_vshape *cv = c ? oac_shapes_value(st->shapes, c->id) : NULL;
+    if (!cv || cv->rank != 4)
+        return r;
+    int64_t ps = oac_shapes_dim(st->shapes, cv->dims[2]);
+    int64_t hs = oac_shapes_dim(st->shapes, cv->dims[3]);
+    int32_t e = cv->elem_type;
+    uint64_t esz = e == OAC_T_FLOAT ? 4 : (e == OAC_T_FLOAT16 || e == OAC_T_BFLOAT16) ? 2 : 0;
+    uint64_t kv, rows;
+    if (ps < 0 || hs < 0 || !esz ||
+        oac_mul_overflow_u64(2 * esz, (uint64_t)ps, &kv) ||
+        oac_mul_overflow_u64(kv, (uint64_t)hs, &kv) ||
+        oac_add_overflow_u64((uint64_t)ps, (uint64_t)hs, &rows) ||
+        oac_mul_overflow_u64(rows, 4, &rows) ||
+        oac_add_overflow_u64(kv, rows, &r.value))
+        return r;
+    r.known = true;
+    return r;
+}
+
 /* State shared by the walks of every scope (rules 8-10). */
 typedef struct walker {
     oac_check_state *st;
@@ -623,13 +654,16 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         const oac_node *nd = &s->nodes[i];
         bool paged = main_graph && nd->op &&
                      nd->op->id == OAC_OP_PAGED_CACHE_UPDATE;
-        if (!paged && !oac_node_x(nd)->callee &&
+        bool pattn = nd->op && nd->op->id == OAC_OP_PAGED_CACHE_ATTENTION;
+        if (!paged && !pattn && !oac_node_x(nd)->callee &&
             (!nd->op || (nd->op->id != OAC_OP_IF && nd->op->id != OAC_OP_LOOP)))
             continue;
         /* Pages are planned for the main graph only (rule 5b). */
         page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
         if (paged)
             fx = paged_effects(st, s, (long)i, fmt);
+        if (pattn)
+            fx.workspace = attn_workspace(st, s, (long)i);
         opt_add(&live, fx.created);
         oac_plan_extra x = no_extra;
         x.step = k;

@@ -348,6 +348,11 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
     if (k->n_out < 1 || !k->out[0])
         return oac_err(k->ctx, OAC_EINTERNAL, "node %s: output 0 absent",
                        k->node_name);
+    if (k->in[0]->p.map)
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node %s: PagedCacheUpdate of a Map cache ('%s') is not "
+                               "implemented by the reference runtime (a Sequence is)",
+                               k->node_name, k->node->input[0]);
     int64_t page_id, position;
     int rc;
     if ((rc = scalar_in(k, 1, "page_id", &page_id)) ||

@@ -227,6 +227,57 @@ static json_t *identity_json(uint64_t checked, uint64_t held, bool *ok)
     return o;
 }
 
+/* Contract 11: execution.pages, one entry per bound paged cache. */
+static json_t *pages_json(const oac_execution *e, bool *ok)
+{
+    json_t *arr = json_array();
+    if (!arr) {
+        *ok = false;
+        return NULL;
+    }
+    for (size_t i = 0; i < e->n_pages; i++) {
+        const oac_page_record *r = &e->pages[i];
+        json_t *o = json_object(), *steps = json_array();
+        if (!o || !steps) {
+            json_decref(o);
+            json_decref(steps);
+            *ok = false;
+            break;
+        }
+        put(o, "cache", json_string(r->cache ? r->cache : ""), ok);
+        for (size_t k = 0; k < r->n_per_step; k++) {
+            const oac_page_step *st = &r->per_step[k];
+            json_t *so = json_object(), *by = json_object();
+            if (!so || !by) {
+                json_decref(so);
+                json_decref(by);
+                *ok = false;
+                break;
+            }
+            put(so, "step", json_integer((json_int_t)st->step), ok);
+            put(so, "pages", json_integer((json_int_t)st->pages), ok);
+            for (size_t q = 0; q < r->n_quantizations; q++) {
+                char lb[32];
+                const char *name = r->quantization_names[q];
+                if (!name) {
+                    snprintf(lb, sizeof lb, "#%zu", q);
+                    name = lb;
+                }
+                put(by, name, json_integer((json_int_t)st->bytes_by_quantization[q]), ok);
+            }
+            put(so, "bytes_by_quantization", by, ok);
+            put(so, "total_bytes", json_integer((json_int_t)st->total_bytes), ok);
+            put(so, "re_encoded_pages", json_integer((json_int_t)st->re_encoded_pages), ok);
+            put(so, "re_encoded_bytes", json_integer((json_int_t)st->re_encoded_bytes), ok);
+            push(steps, so, ok);
+        }
+        put(o, "per_step", steps, ok);
+        put(o, "per_step_omitted", json_integer((json_int_t)r->per_step_omitted), ok);
+        push(arr, o, ok);
+    }
+    return arr;
+}
+
 static json_t *execution_json(const oac_execution *e, bool *ok)
 {
     json_t *o = json_object();
@@ -268,6 +319,8 @@ static json_t *execution_json(const oac_execution *e, bool *ok)
     put(o, "cache_bytes_bound", json_integer((json_int_t)e->cache_bytes_bound), ok);
     /* An addition: what the memory budget counted at its most. */
     put(o, "memory_peak_bytes", json_integer((json_int_t)e->memory_peak_bytes), ok);
+    if (e->n_pages)   /* only runs that bind a paged cache */
+        put(o, "pages", pages_json(e, ok), ok);
     return o;
 }
 

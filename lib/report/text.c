@@ -144,6 +144,37 @@ static void add_execution(oac_sb *b, const oac_execution *e)
     oac_sb_raw(b, "\n");
     oac_sb_add(b, "  pointer identity: %" PRIu64 "/%" PRIu64 " held\n",
         e->identity_held, e->identity_checked);
+    /* Contract 11: one line per paged cache, at its last step. */
+    for (size_t i = 0; i < e->n_pages; i++) {
+        const oac_page_record *r = &e->pages[i];
+        if (!r->n_per_step)
+            continue;
+        const oac_page_step *st = &r->per_step[r->n_per_step - 1];
+        uint64_t re_p = 0, re_b = 0;
+        for (size_t k = 0; k < r->n_per_step; k++) {
+            re_p += r->per_step[k].re_encoded_pages;
+            re_b += r->per_step[k].re_encoded_bytes;
+        }
+        oac_sb_raw(b, "  pages of '");
+        oac_sb_flat(b, r->cache ? r->cache : "");
+        oac_sb_add(b, "': %" PRIu64 " pages, %" PRIu64 " bytes (", st->pages,
+                   st->total_bytes);
+        bool first = true;
+        for (size_t q = 0; q < r->n_quantizations; q++) {
+            if (!st->bytes_by_quantization[q])
+                continue;
+            if (r->quantization_names[q]) {
+                oac_sb_raw(b, first ? "" : ", ");
+                oac_sb_flat(b, r->quantization_names[q]);
+            } else {
+                oac_sb_add(b, "%s#%zu", first ? "" : ", ", q);
+            }
+            oac_sb_add(b, " %" PRIu64, st->bytes_by_quantization[q]);
+            first = false;
+        }
+        oac_sb_add(b, "), re-encoded %" PRIu64 " pages (%" PRIu64 " bytes)%s\n", re_p,
+                   re_b, r->per_step_omitted ? " in the steps kept" : "");
+    }
     if (e->planned_peak_bytes.known)
         oac_sb_add(b, "  peak bytes: measured %" PRIu64 ", planned %" PRIu64 " (%s)\n",
             e->measured_peak_bytes, e->planned_peak_bytes.value,

@@ -126,9 +126,13 @@ static bool has_input_file(const rt_run *r, const char *name)
 static uint64_t input_pages(const rt_run *r, const char *name)
 {
     const oac_pbfile *f = oac_analysis_input(r->an, name);
-    if (!f || !f->msg || f->msg->descriptor != &onnx__sequence_proto__descriptor)
+    const Onnx__SequenceProto *sp = NULL;
+    if (f && f->msg && f->msg->descriptor == &onnx__sequence_proto__descriptor)
+        sp = (const Onnx__SequenceProto *)f->msg;
+    else if (f && f->msg && f->msg->descriptor == &onnx__map_proto__descriptor)
+        sp = ((const Onnx__MapProto *)f->msg)->values;   /* a Map cache's pages */
+    if (!sp)
         return 0;
-    const Onnx__SequenceProto *sp = (const Onnx__SequenceProto *)f->msg;
     uint64_t sum = 0;
     for (size_t i = 0; i < sp->n_quantized_tensor_values; i++) {
         oac_payload pl;

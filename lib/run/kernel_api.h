@@ -79,6 +79,7 @@ typedef struct oac_page {
     size_t bytes;                   /* ceil(prod(page_dims) * bits / 8) */
     bool bound;                     /* from an --input file (not counted);
                                        false: from oac_ralloc_get */
+    int64_t key;                    /* a Map cache: the page's page_id */
 } oac_page;
 
 /* Sequence<QuantizedTensor{elem_type, [2, heads, page_size, head_size]}>.
@@ -92,6 +93,10 @@ typedef struct oac_paged {
     oac_page *pages;
     size_t n_pages;
     size_t cap_pages;
+    /* Map<int64, QuantizedTensor> (contract 1): page_id is each page's
+     * key, pages[] in the file's order; false: a Sequence, page i is
+     * page_id i. */
+    bool map;
 } oac_paged;
 
 typedef enum oac_rtval_kind {
@@ -370,6 +375,8 @@ typedef struct oac_kernel_override {
     oac_kernel_fn fn;
 } oac_kernel_override;
 
+struct oac_dump_value;   /* below */
+
 /* Internal run options beyond oac_run_opts (tests and benches). */
 typedef struct oac_run_hooks {
     const oac_kernel_override *overrides;
@@ -388,6 +395,14 @@ typedef struct oac_run_hooks {
      * NULL: nothing is called. */
     void (*step_done)(void *step_arg, const oac_step_stats *st);
     void *step_arg;
+    /* Called after each completed step (of the session holding the
+     * bindings, or the only one) with the bound caches and the graph
+     * outputs, as --dump would write them (values borrowed for the call
+     * only); NULL: nothing is called.  Tests and benches compare outputs
+     * step by step with it. */
+    void (*step_values)(void *values_arg, uint64_t step,
+                        const struct oac_dump_value *v, size_t n);
+    void *values_arg;
 } oac_run_hooks;
 
 int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,

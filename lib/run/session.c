@@ -346,6 +346,9 @@ static int outcome(rt_run *r, oac_session *sess, unsigned n, oac_execution *e,
                 return OAC_ENOMEM;
             e->n_per_step = oac_rt_steps_kept(s, e->per_step);
             e->per_step_omitted = s->steps_completed - e->n_per_step;
+            int prc = oac_rt_pages_export(s, r->ctx, e);   /* contract 11 */
+            if (prc)
+                return prc;
         }
     }
     return rc ? rc : winner_rc;
@@ -475,5 +478,6 @@ void oac_execution_free(oac_execution *exec)
     if (!exec)
         return;
     oac_dealloc(NULL, exec->per_step);
+    oac_rt_pages_release(exec);
     oac_dealloc(NULL, exec);
 }
