@@ -399,6 +399,18 @@ static int64_t config_capacity(const oac_genai_config *c)
     return !c ? 0 : c->max_length > 0 ? c->max_length : c->context_length;
 }
 
+/* Has the checker refused an output_alias declared at node already
+ * (alias-unsupported)?  Then the copy is that finding's, reported alone. */
+static bool refused_at(const oac_diags *diags, const char *node)
+{
+    for (size_t i = 0; node && i < oac_diags_count(diags); i++) {
+        const oac_diag *d = oac_diags_get(diags, i);
+        if (d->code == OAC_ALIAS_UNSUPPORTED && d->node && !strcmp(d->node, node))
+            return true;
+    }
+    return false;
+}
+
 /* Entry k of kv_caches, and its diagnostic. */
 static int judge_pair(kvst *st, size_t k)
 {
@@ -423,7 +435,7 @@ static int judge_pair(kvst *st, size_t k)
     oac_where w = where_at(st, k, e);
     char bytes[600];
     bytes_text(e, bytes, sizeof bytes);
-    if (e->verdict == OAC_KV_COPIED)
+    if (e->verdict == OAC_KV_COPIED && !refused_at(st->diags, e->node))
         return oac_diag_add(st->diags, OAC_CACHE_COPIED, &w,
                             "cache '%s' -> '%s' is copied every token, not updated in "
                             "place (%s): %s; a runtime writes %s into the new buffer for "
@@ -462,8 +474,11 @@ static int config_names(kvst *st)
     const oac_genai_config *c = st->cfg;
     oac_where w = { .graph = st->s->name };
     int rc = OAC_OK;
+    /* GenAI feeds the optional decoder inputs (attention_mask,
+     * position_ids, ...) only when the model has them; input_ids and the
+     * caches it always binds. */
     for (size_t i = 0; rc == OAC_OK && i < c->n_inputs; i++)
-        if (!has_input(st->s, c->inputs[i].name))
+        if (!strcmp(c->inputs[i].key, "input_ids") && !has_input(st->s, c->inputs[i].name))
             rc = oac_diag_add(st->diags, OAC_CONFIG_MISMATCH, &w,
                               "%s: model.decoder.inputs.%s names '%s', which is not an "
                               "input of the model; name the decoder's real input there "
