@@ -1074,7 +1074,7 @@ int oac_annotate(oac_ctx *ctx, oac_annotation **out, oac_model *model,
     if ((rc = pairs_found(&st)) != OAC_OK)
         goto done;
     if (!st.a->n_pairs) {
-        oac_where w = { .graph = st.s->name };
+        oac_where w = { .graph = st.s->name, .location = "/graph/output" };
         rc = oac_diag_add(diags, OAC_NO_CACHE_PAIRS, &w,
                           "annotate found no past/present pair in the main graph: no "
                           "graph output is reached from a graph input through a cache "

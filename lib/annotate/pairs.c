@@ -364,10 +364,16 @@ typedef struct kvst {
 static oac_where where_at(kvst *st, size_t k, const oac_kv_cache *e)
 {
     long i = st->node[k];
+    const oac_value *q = st->p[k].present;
+    /* The node where sharing stops, else the present's declaration. */
     if (i >= 0)
         snprintf(st->loc, sizeof st->loc, "/graph/node/%ld", i);
+    else if (q)
+        snprintf(st->loc, sizeof st->loc, "/graph/output/%d", q->output_index);
+    else
+        snprintf(st->loc, sizeof st->loc, "/graph/output");
     return (oac_where){ .graph = st->s->name, .node = e->node, .op_type = e->op_type,
-                        .value = e->present, .location = i >= 0 ? st->loc : NULL };
+                        .value = e->present, .location = st->loc };
 }
 
 /* The node index of trace pair t, -1 when it names none. */
@@ -472,7 +478,9 @@ static bool config_shares(const oac_genai_config *c, const oac_scope *s)
 static int config_names(kvst *st)
 {
     const oac_genai_config *c = st->cfg;
-    oac_where w = { .graph = st->s->name };
+    /* Where a name is missing: the graph's inputs, or its outputs. */
+    oac_where w = { .graph = st->s->name, .location = "/graph/input" };
+    oac_where wo = { .graph = st->s->name, .location = "/graph/output" };
     int rc = OAC_OK;
     /* GenAI feeds the optional decoder inputs (attention_mask,
      * position_ids, ...) only when the model has them; input_ids and the
@@ -499,7 +507,7 @@ static int config_names(kvst *st)
     }
     for (size_t k = 0; rc == OAC_OK && k < st->n; k++)
         if (!st->p[k].present && (st->p[k].found_by & OAC_KV_BY_CONFIG))
-            rc = oac_diag_add(st->diags, OAC_CONFIG_MISMATCH, &w,
+            rc = oac_diag_add(st->diags, OAC_CONFIG_MISMATCH, &wo,
                               "%s: model.decoder.outputs names '%s' as the present of "
                               "'%s', but the model has no such output; give the template "
                               "of the decoder's present outputs", c->path,
@@ -513,13 +521,15 @@ static int config_sharing(kvst *st)
 {
     const oac_genai_config *c = st->cfg;
     bool shares = config_shares(c, st->s);
-    size_t can = 0;
+    size_t can = 0, first = SIZE_MAX;
     int rc = OAC_OK;
     for (size_t k = 0; rc == OAC_OK && k < st->n; k++) {
         const oac_kv_cache *e = &st->an->kv[k];
         oac_where w = where_at(st, k, e);
         bool ok = e->verdict == OAC_KV_IN_PLACE || e->verdict == OAC_KV_IMPLIED;
         can += ok;
+        if (ok && first == SIZE_MAX)
+            first = k;
         if (shares && !ok)
             rc = oac_diag_add(st->diags, OAC_CONFIG_MISMATCH, &w,
                               "%s turns sharing on (%s), but '%s' is %s from '%s' (%s): "
@@ -540,7 +550,10 @@ static int config_sharing(kvst *st)
                               e->past, e->capacity, e->capacity);
     }
     if (rc == OAC_OK && !shares && can) {
-        oac_where w = { .graph = st->s->name };
+        /* At the first past that could share. */
+        snprintf(st->loc, sizeof st->loc, "/graph/input/%d", st->p[first].past->input_index);
+        oac_where w = { .graph = st->s->name, .value = st->p[first].past->name,
+                        .location = st->loc };
         rc = oac_diag_add(st->diags, OAC_CONFIG_NO_SHARING, &w,
                           "%s turns sharing off (%s), but %zu of the model's %zu caches "
                           "can be updated in place: the deployment copies them every "
