@@ -282,6 +282,50 @@ START_TEST(test_found_by)
 }
 END_TEST
 
+/* Every example's kv_caches, as its structure says: a pair is a past
+ * reaching its present through one cache operator (chained updates, If,
+ * Loop and function calls are not), or a pair by names. */
+static const struct erow {
+    const char *example, *kv;
+} erows[] = {
+    { "chained_updates", "" },
+    { "dense_cache", "cache:in-place" },
+    { "dense_cache_broken", "cache:in-place" },
+    { "dense_cache_implied", "cache:implied" },
+    { "function_cache", "" },
+    { "if_branches", "" },
+    { "loop_cache", "" },
+    { "metadata_alias", "cache:implied" },
+    { "paged_cache", "cache:in-place" },
+    { "stock_no_annotations", "" },
+    { "tensor_scatter", "past_cache:in-place" },
+    { "toy_decoder", "key_cache_0:in-place value_cache_0:in-place key_cache_1:in-place "
+                     "value_cache_1:in-place" },
+    { "toy_decoder_concat", "past_key_0:copied past_value_0:copied past_key_1:copied "
+                            "past_value_1:copied" },
+};
+
+START_TEST(test_examples)
+{
+    const struct erow *r = &erows[_i];
+    fx f;
+    fx_example(&f, r->example);
+    ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+    char got[512] = "";
+    size_t at = 0, copied = 0;
+    for (size_t i = 0; i < oac_analysis_kv_count(f.a) && at < sizeof got; i++) {
+        const oac_kv_cache *k = oac_analysis_kv(f.a, i);
+        copied += k->verdict == OAC_KV_COPIED;
+        at += (size_t)snprintf(got + at, sizeof got - at, "%s%s:%s", i ? " " : "", k->past,
+                               oac_kv_verdict_name(k->verdict));
+    }
+    ck_assert_str_eq(got, r->kv);
+    /* One cache-copied per copied pair, none elsewhere. */
+    ck_assert_uint_eq(diag_count(f.d, OAC_CACHE_COPIED), copied);
+    fx_end(&f);
+}
+END_TEST
+
 /* ---- annotate: union, Identity, both reasons, idempotent -------------- */
 
 /* Annotate look-alike `model` (config JSON or NULL) in memory; the bytes
@@ -538,6 +582,7 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_verdicts, 0, (int)(sizeof vrows / sizeof vrows[0]));
     tcase_add_test(tc, test_no_pairs);
+    tcase_add_loop_test(tc, test_examples, 0, (int)(sizeof erows / sizeof erows[0]));
     tcase_add_test(tc, test_text_line);
     tcase_add_test(tc, test_found_by);
     tcase_add_loop_test(tc, test_annotate_in_place, 0, (int)(sizeof arows / sizeof arows[0]));
