@@ -282,6 +282,10 @@ typedef struct oac_check_opts {
      * against the model (config-mismatch, config-no-sharing).  A file
      * that cannot be read is config-invalid and OAC_EPARSE. */
     const char *config;
+    /* The last n_run_dims entries of dims are not the caller's --dim but
+     * what `run` binds at its first step (oac_run_dims: its generation
+     * loop); messages say so.  0: every entry is an option. */
+    size_t n_run_dims;
 } oac_check_opts;
 
 /* One alias class: value names sharing one buffer. */

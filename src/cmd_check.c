@@ -129,9 +129,12 @@ bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m,
         m->exit = CLI_EXIT_USAGE;
         goto done;
     }
+    /* Past the caller's own --dim, `run` passes what its loop binds. */
     for (size_t i = 0; i < n_given; i++)
-        if (oac_model_has_dim_param(m->model, given[i].name))
+        if (oac_model_has_dim_param(m->model, given[i].name)) {
             dims[o.n_dims++] = given[i];
+            o.n_run_dims += given != c->dims && i >= c->n_dims;
+        }
     for (size_t i = 0; i < c->n_inputs; i++)
         if (oac_model_has_input(m->model, c->inputs[i].name))
             inputs[o.n_inputs++] = c->inputs[i];

@@ -533,7 +533,35 @@ static void annotate_scene(fx *f, const char *model)
 static void sc_annotate_no_cache(fx *f) { annotate_scene(f, "no_cache"); }
 static void sc_annotate_gqa(fx *f) { annotate_scene(f, "gqa_names"); }
 
+/* The same trial's messages: CacheUpdate's output 0 declared to alias
+ * its position input (2) is alias-unsupported, reported alone (no advice
+ * to make the position writable, no alias-implied beside it); declared
+ * on its cache (0) it is clean. */
+static void cu_port(fx *f, int in)
+{
+    oac_gb *g = fx_build(f, NULL);
+    cu_cache_input(g, "cache", 1);
+    cu_update_inputs(g);
+    Onnx__NodeProto *n = cu_node(g, "update", "cache,values,pos", "out", false);
+    oac_node_alias(g, n, 0, in, 1);
+    cu_output_alias(g, "out", "cache");
+    ck_assert_int_eq(fx_check(f, NULL), OAC_OK);
+}
+static void sc_cu_position(fx *f)
+{
+    cu_port(f, 2);
+    ck_assert_uint_eq(oac_diags_count(f->d), 1);
+    const oac_diag *x = diag_find(f->d, OAC_ALIAS_UNSUPPORTED, "update", NULL, NULL);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(strstr(x->message, "CacheUpdate's only pair is 0->0"));
+    ck_assert_ptr_null(strstr(x->message, "READ_WRITE"));
+}
+static void sc_cu_cache(fx *f) { cu_port(f, 0); }
+
 static const scene_case cases[] = {
+    { "cache_update_position_port", sc_cu_position, WANT(OAC_ALIAS_UNSUPPORTED), "update",
+      "out", "/graph/node/0/output_alias/0" },
+    { "cache_update_cache_port", sc_cu_cache, NEAR(OAC_ALIAS_UNSUPPORTED) },
     { "concat_copied", sc_concat, WANT(OAC_CACHE_COPIED), "concat_0_key", "present.0.key",
       NULL },
     { "toy_in_place", sc_toy, NEAR(OAC_CACHE_COPIED) },
@@ -575,6 +603,58 @@ START_TEST(test_no_cache_pairs)
 }
 END_TEST
 
+/* Where a run's value came from: a dimension its loop binds is said to
+ * be the loop's, not a --dim nobody gave. */
+START_TEST(test_run_dim_origin)
+{
+    static const oac_dim_binding dims[2] = { { "width", 4 }, { "batch", 1 } };
+    fx f;
+    oac_gb *g = fx_build(&f, NULL);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "batch,width");
+    oac_gb_node(g, "Relu", NULL, "relu", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2,width");
+    /* width is the caller's --dim, batch the run's loop's. */
+    oac_check_opts o = { .dims = dims, .n_dims = 2, .n_run_dims = 1 };
+    ck_assert_int_eq(fx_check(&f, &o), OAC_OK);
+    const oac_diag *x = diag_find(f.d, OAC_SHAPE_MISMATCH, NULL, NULL, NULL);
+    ck_assert_msg(x != NULL, "no shape-mismatch:%s", diag_dump(f.d));
+    ck_assert_ptr_nonnull(strstr(x->message, "batch=1 (bound by the run's generation loop"));
+    ck_assert_ptr_null(strstr(x->message, "--dim batch"));
+    fx_end(&f);
+}
+END_TEST
+
+/* A rank-1 input_ids ([batch], an encoder-decoder's per-beam token) is
+ * one token per row: --dim batch=2 binds its rows, a prompt of 3 tokens
+ * cannot be fed. */
+START_TEST(test_rank1_input_ids)
+{
+    static const oac_dim_binding batch2[1] = { { "batch", 2 } };
+    fx f;
+    oac_gb *g = fx_build(&f, NULL);
+    oac_gb_input(g, "input_ids", OAC_T_INT64, "batch");
+    oac_gb_node(g, "Identity", NULL, "id", "input_ids", "y");
+    oac_gb_output(g, "y", OAC_T_INT64, "batch");
+    fx_load(&f);
+    oac_dim_binding *out = NULL;
+    size_t n = 0;
+    oac_run_opts ro = { .steps = 2, .dims = batch2, .n_dims = 1 };
+    ck_assert_int_eq(oac_run_dims(f.ctx, &out, &n, f.m, &ro, f.d), OAC_OK);
+    bool found = false;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(out[i].name, "batch")) {
+            ck_assert_int_eq(out[i].value, 2);
+            found = true;
+        }
+    ck_assert(found);
+    oac_free(out);
+    oac_run_opts rp = { .steps = 2, .prompt_length = 3 };
+    ck_assert_int_eq(oac_run_dims(f.ctx, &out, &n, f.m, &rp, f.d), OAC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(oac_errmsg(f.ctx), "rank 1, one token per row"));
+    fx_end(&f);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("pairs");
@@ -590,6 +670,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_annotate_both_reasons);
     tcase_add_test(tc, test_annotate_capacity);
     tcase_add_test(tc, test_no_cache_pairs);
+    tcase_add_test(tc, test_run_dim_origin);
+    tcase_add_test(tc, test_rank1_input_ids);
     ADD_CASES(tc, cases);
     suite_add_tcase(s, tc);
     return s;

@@ -232,8 +232,17 @@ static int add_input(oac_decoder *d, const oac_run_opts *o, const Onnx__ValueInf
     in->role = r;
     in->elem_type = tt->elem_type;
     in->rank = (int)tt->shape->n_dim;
-    in->grow_axis = roles[r].grow != OAC_DSYM_CONST && in->rank > 0 ? in->rank - 1 : -1;
-    in->grow = roles[r].grow;
+    /* A rank-1 input_ids ([batch]: an encoder-decoder's per-beam token)
+     * is one token per row, not a sequence axis. */
+    bool per_row = roles[r].fill == FILL_TOKENS && in->rank == 1;
+    if (per_row && d->prompt != 1)
+        return oac_err(d->ctx, OAC_EINVAL,
+                       "decoder input '%s' has rank 1, one token per row (no sequence "
+                       "axis): the run feeds it one token a step, so --prompt-length "
+                       "must be 1, not %" PRId64, name, d->prompt);
+    in->grow_axis = !per_row && roles[r].grow != OAC_DSYM_CONST && in->rank > 0
+                        ? in->rank - 1 : -1;
+    in->grow = per_row ? OAC_DSYM_CONST : roles[r].grow;
     for (int a = 0; a < in->rank; a++) {
         const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[a];
         bool param = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
