@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "annotate/annotate.h"
+#include "check/analysis.h"
 #include "model/arena.h"
 #include "annotate/genai_config.h"
 #include "check/graph.h"
@@ -467,13 +468,17 @@ static const char *advice(const char *why)
                  "with nonpad_kv_seqlen";
 }
 
-static int trace(ast *st, size_t k)
+/* The start of pair k's trace: the present followed back through
+ * Identity links to the value that made it.  *v is that value, a node
+ * output of an operator, when the trace goes on; NULL when this decided
+ * the pair (a refusal, or an Identity state passed through). */
+static int trace_start(ast *st, size_t k, oac_value **out)
 {
     const oac_scope *s = st->s;
     work *w = &st->w[k];
     const char *past = st->a->pairs[k].past, *present = st->a->pairs[k].present;
     int rc = OAC_OK;
-
+    *out = NULL;
     if (!w->present || w->present->output_index < 0) {
         refuse(st, k, OAC_REFUSAL_NOT_DERIVED,
                "the model has no output '%s' for '%s'%s; name the present output the "
@@ -520,6 +525,19 @@ static int trace(ast *st, size_t k)
                "the new positions into '%s'", present, what, name, past, past);
         return OAC_OK;
     }
+    *out = v;
+    return OAC_OK;
+}
+
+static int trace(ast *st, size_t k)
+{
+    const oac_scope *s = st->s;
+    work *w = &st->w[k];
+    const char *past = st->a->pairs[k].past, *present = st->a->pairs[k].present;
+    oac_value *v = NULL;
+    int rc = trace_start(st, k, &v);
+    if (rc || !v)
+        return rc;
 
     long ni = v->producer;
     int out = v->port;
@@ -1186,7 +1204,7 @@ int oac_annotation_write(oac_ctx *ctx, oac_annotation *a, const oac_model *model
     /* The file as written, with its external data resolved beside it. */
     rc = oac_model_load(ctx, &back, tmp, diags);
     if (rc == OAC_OK)
-        rc = oac_check(ctx, &an, back, NULL, diags);
+        rc = oac_check_passes(ctx, &an, back, NULL, diags);
     if (rc != OAC_OK)
         goto done;
     if (oac_diags_count_severity(diags, OAC_SEV_ERROR) > 0)
@@ -1241,7 +1259,7 @@ int oac_annotation_write_buffer(oac_ctx *ctx, oac_annotation *a, const oac_model
     if (rc == OAC_OK)
         rc = oac_model_load_buffer(ctx, &back, bytes, len, model->path, model->dir, diags);
     if (rc == OAC_OK)
-        rc = oac_check(ctx, &an, back, NULL, diags);
+        rc = oac_check_passes(ctx, &an, back, NULL, diags);
     if (rc != OAC_OK || oac_diags_count_severity(diags, OAC_SEV_ERROR) > 0)
         goto done;              /* on any error nothing is handed over */
     a->output = "";

@@ -1,18 +1,15 @@
 /* annotate/pairs.h: the one KV pairing of the library (contract, section
- * 9.1) and the verdict of every pair (section 9.2), for check, annotate and
- * run.
+ * 9.1), for check, annotate and run.
  *
  * Owns the declarations of annotate/pairs.c: which past input a runtime
  * feeds back from which present output (structure, configuration and
- * names, as a union), the public oac_check (the checker's passes, then
- * kv_caches and their diagnostics: cache-copied, alias-implied for an
- * Identity passthrough, and with a configuration config-mismatch and
- * config-no-sharing).
+ * names, as a union).  The verdicts of the pairs (the public oac_check,
+ * kv_caches, cache-copied, check --config) are annotate/caches.c's.
  *
  * Invariants:
  *  1. One pairing: annotate (annotate/annotate.c), run's generation loop
- *     (run/generate.c) and check (oac_check) call oac_kv_pairs_find and
- *     nothing else pairs past and present.
+ *     (run/generate.c) and check's verdicts (annotate/caches.c) call
+ *     oac_kv_pairs_find and nothing else pairs past and present.
  *  2. A configuration adds pairs and never hides one found by structure
  *     or names; each past is paired once, in graph input order.
  */
