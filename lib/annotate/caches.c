@@ -392,11 +392,18 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
     if (rc != OAC_OK)
         return rc;
     st.an = *out;
-    if (opts && opts->config &&
-        (rc = oac_genai_config_load(ctx, &cfg, opts->config, diags)) != OAC_OK)
+    /* An unreadable configuration is config-invalid (OAC_EPARSE); the
+     * pairs still get their verdicts, without it. */
+    int crc = opts && opts->config ? oac_genai_config_load(ctx, &cfg, opts->config, diags)
+                                   : OAC_OK;
+    if (crc != OAC_OK && crc != OAC_EPARSE) {
+        rc = crc;
         goto done;
+    }
     st.cfg = cfg;
     rc = judge_all(&st);
+    if (rc == OAC_OK)
+        rc = crc;
 done:
     oac_kv_pairs_free(ctx, st.p, st.n);
     oac_annotation_free(st.tr);
@@ -407,7 +414,5 @@ done:
         *out = NULL;
         return oac_err(ctx, OAC_ENOMEM, "out of memory");
     }
-    if (rc == OAC_EPARSE)
-        st.an->n_kv = 0;
     return rc;
 }
