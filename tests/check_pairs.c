@@ -655,6 +655,23 @@ START_TEST(test_rank1_input_ids)
 }
 END_TEST
 
+/* Node names are quoted in run's messages as in check's. */
+START_TEST(test_run_quotes_nodes)
+{
+    fx f;
+    oac_gb *g = fx_build(&f, NULL);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "1,4");
+    oac_gb_node(g, "Mystery", "example.com", "mystery", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "1,4");
+    oac_run_opts ro = { .steps = 1 };
+    (void)fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL);
+    const oac_diag *x = diag_find(f.d, OAC_UNSUPPORTED_OPERATOR, NULL, NULL, NULL);
+    ck_assert_msg(x != NULL, "no unsupported-operator:%s", diag_dump(f.d));
+    ck_assert_msg(strstr(x->message, "node 'mystery'") != NULL, "%s", x->message);
+    fx_end(&f);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("pairs");
@@ -672,6 +689,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_no_cache_pairs);
     tcase_add_test(tc, test_run_dim_origin);
     tcase_add_test(tc, test_rank1_input_ids);
+    tcase_add_test(tc, test_run_quotes_nodes);
     ADD_CASES(tc, cases);
     suite_add_tcase(s, tc);
     return s;
