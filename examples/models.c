@@ -502,7 +502,7 @@ const oac_example oac_examples[] = {
       "tensor_scatter with constant write_indices 15 + 2 tokens > max_seq_len 16" },
     { "toy_decoder", build_toy_decoder, { NULL },
       "two-layer attention decoder, K/V caches updated in place at position" },
-    { "toy_decoder_concat", build_toy_decoder_concat, { NULL },
+    { "toy_decoder_concat", build_toy_decoder_concat, { "cache-copied", NULL },
       "the same decoder in the ordinary present = Concat(past, new) style" },
     { "paged_cache", build_paged_cache, { NULL },
       "PagedCacheUpdate of a Sequence<QuantizedTensor> cache, INT4/FP8/INT2 pages" },

@@ -277,6 +277,15 @@ typedef struct oac_check_opts {
     size_t n_dims;
     const oac_input_file *inputs;
     size_t n_inputs;
+    /* The genai_config.json the model will be deployed with (NULL:
+     * none): its names add past/present pairs, and it is checked
+     * against the model (config-mismatch, config-no-sharing).  A file
+     * that cannot be read is config-invalid and OAC_EPARSE. */
+    const char *config;
+    /* The last n_run_dims entries of dims are not the caller's --dim but
+     * what `run` binds at its first step (oac_run_dims: its generation
+     * loop); messages say so.  0: every entry is an option. */
+    size_t n_run_dims;
 } oac_check_opts;
 
 /* One alias class: value names sharing one buffer. */
@@ -313,6 +322,36 @@ typedef struct oac_memory_plan {
 
 typedef struct oac_analysis oac_analysis;
 
+/* A verdict for every cache (kv_caches of the report): how a past input
+ * and the present output a runtime feeds back as the next past share
+ * storage. */
+typedef enum oac_kv_verdict {
+    OAC_KV_IN_PLACE = 0,   /* the present's alias root is the past */
+    OAC_KV_IMPLIED = 1,    /* not annotated, but every node on the path can share */
+    OAC_KV_COPIED = 2,     /* a new buffer computed from the past (reason) */
+    OAC_KV_NOT_A_CACHE = 3 /* not computed from the past (reason) */
+} oac_kv_verdict;
+const char *oac_kv_verdict_name(oac_kv_verdict v);  /* "in-place", ... */
+
+/* How a pair was found (oac_kv_cache.found_by, or'ed). */
+#define OAC_KV_BY_STRUCTURE 1u
+#define OAC_KV_BY_CONFIG 2u
+#define OAC_KV_BY_NAMES 4u
+
+typedef struct oac_kv_cache {
+    const char *past;
+    const char *present;
+    oac_kv_verdict verdict;
+    int reason;              /* oac_refusal (below), 0 for none */
+    unsigned found_by;       /* OAC_KV_BY_* */
+    const char *node;        /* where the present stops sharing or is updated; NULL */
+    const char *op_type;     /* NULL with node */
+    oac_opt_u64 bytes_per_token; /* the present's bytes at the capacity */
+    const char *bytes_formula;   /* the same in the dims' symbols when unknown, or NULL */
+    int64_t capacity;        /* static capacity, -1 when not static */
+    const char *capacity_symbol; /* its dim_param when symbolic, or NULL */
+} oac_kv_cache;
+
 /* Check every static rule of the contract.  Findings go to diags; the
  * return value is an oac_status (OAC_EINVAL for a bad --dim or --input,
  * with the message on ctx).  *out receives the results even when the model
@@ -334,6 +373,10 @@ const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i);
 const oac_memory_plan *oac_analysis_plan(const oac_analysis *a);
 /* The value a dim_param is bound to (declared, --dim or unified), or -1. */
 int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param);
+/* The model's past/present pairs with their verdicts, in the order of
+ * the past inputs (none without a pair). */
+size_t oac_analysis_kv_count(const oac_analysis *a);
+const oac_kv_cache *oac_analysis_kv(const oac_analysis *a, size_t i);
 
 /* ------------------------------------------------------------------ */
 /* Reference runtime                                                     */
@@ -531,8 +574,11 @@ typedef struct oac_annotate_pair {
     int input_port;        /* its past port, -1 when unknown */
     int output_port;       /* its present port, -1 when unknown */
     oac_verdict verdict;
-    oac_refusal reason;    /* OAC_REFUSAL_NONE unless refused */
+    oac_refusal reason;    /* the trace's refusal, OAC_REFUSAL_NONE when it holds */
     const char *message;
+    /* The configuration's refusal (beam-search, config-disabled), or
+     * OAC_REFUSAL_NONE; the verdict is refused when either is set. */
+    oac_refusal config_reason;
 } oac_annotate_pair;
 
 typedef struct oac_annotation oac_annotation;

@@ -69,6 +69,8 @@ typedef struct cli {
     size_t n_page_policy;
     char *page_policy_buf;       /* ... this owned copy of the argument */
     const char *config;          /* annotate: --config, into argv */
+    const char **configs;        /* check: every --config, into argv */
+    size_t n_configs;
     bool ignore_config;
     int64_t capacity;            /* annotate: --capacity, 0 when not given */
     bool partial;
@@ -111,6 +113,7 @@ typedef struct cli_model {
     const char *path;
     oac_model *model;            /* NULL when unreadable */
     oac_diags *diags;
+    const char *config;          /* check --config for this model, or NULL */
     oac_analysis *analysis;      /* NULL when not analysed */
     oac_execution *execution;    /* NULL unless run */
     int exit;                    /* CLI_EXIT_* of this model */

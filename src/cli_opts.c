@@ -617,7 +617,7 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
         if (!*arg)
             return usage("--config needs a file name");
         c->config = arg;
-        return CLI_PARSE_GO;
+        return push_str(&c->configs, &c->n_configs, arg);
     case CLI_OPT_IGNORE_CONFIG:
         c->ignore_config = true;
         return CLI_PARSE_GO;
@@ -776,6 +776,7 @@ void cli_free(cli *c)
     free(c->dims);
     free(c->inputs);
     free(c->readonly);
+    free(c->configs);
     free(c->tokens);
     free(c->page_policy);
     free(c->page_policy_buf);

@@ -129,16 +129,23 @@ bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m,
         m->exit = CLI_EXIT_USAGE;
         goto done;
     }
+    /* Past the caller's own --dim, `run` passes what its loop binds. */
     for (size_t i = 0; i < n_given; i++)
-        if (oac_model_has_dim_param(m->model, given[i].name))
+        if (oac_model_has_dim_param(m->model, given[i].name)) {
             dims[o.n_dims++] = given[i];
+            o.n_run_dims += given != c->dims && i >= c->n_dims;
+        }
     for (size_t i = 0; i < c->n_inputs; i++)
         if (oac_model_has_input(m->model, c->inputs[i].name))
             inputs[o.n_inputs++] = c->inputs[i];
     o.dims = dims;
     o.inputs = inputs;
+    o.config = m->config;
     int rc = oac_check(ctx, &m->analysis, m->model, &o, m->diags);
-    if (rc == OAC_EINVAL) {
+    if (rc == OAC_EPARSE) {
+        /* An unreadable --config: its config-invalid diagnostic, exit 2
+         * (cli_model_settle). */
+    } else if (rc == OAC_EINVAL) {
         cli_error("%s: %s", m->path, oac_errmsg(ctx));
         usage_ok = false;
     } else if (rc < 0) {
@@ -162,6 +169,7 @@ void cli_model_settle(const cli *c, cli_model *m)
     /* Unreadable input, the model or an --input file (contract 5), or a
      * model the tool could not finish. */
     if (oac_diags_find(m->diags, OAC_PARSE_ERROR) >= 0 ||
+        oac_diags_find(m->diags, OAC_CONFIG_INVALID) >= 0 ||
         oac_diags_find(m->diags, OAC_ANALYSIS_FAILED) >= 0)
         e = CLI_EXIT_USAGE;
     if (e > m->exit)
@@ -376,6 +384,12 @@ int cmd_check(oac_ctx *ctx, const cli *c)
         cli_error("out of memory");
         return CLI_EXIT_USAGE;
     }
+    if (c->n_configs > 1 && c->n_configs != c->n_models) {
+        cli_usage("--config is given %zu times for %zu models: give it once for "
+                  "every model, or once per model in order", c->n_configs, c->n_models);
+        free(models);
+        return CLI_EXIT_USAGE;
+    }
     for (; loaded < c->n_models; loaded++)
         if (!cli_model_load(ctx, &models[loaded], c->models[loaded])) {
             status = CLI_EXIT_USAGE;
@@ -386,6 +400,7 @@ int cmd_check(oac_ctx *ctx, const cli *c)
         goto done;
     }
     for (size_t i = 0; i < loaded; i++) {
+        models[i].config = c->n_configs ? c->configs[c->n_configs > 1 ? i : 0] : NULL;
         if (!cli_model_check(ctx, c, &models[i], NULL, 0)) {
             status = CLI_EXIT_USAGE;
             goto done;

@@ -1,4 +1,5 @@
-/* check/check.c: oac_check and the pass table.
+/* check/check.c: the pass table (oac_check_passes; the public oac_check,
+ * annotate/pairs.c, runs it and then gives every cache its verdict).
  *
  * Owns: the order of the checker's passes (check/checker.h) and the lifetime of
  * the shared oac_check_state.  The analysis object they fill is
@@ -36,8 +37,8 @@ static const struct {
     { "plan", oac_pass_plan },
 };
 
-int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
-              const oac_check_opts *opts, oac_diags *diags)
+int oac_check_passes(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
+                     const oac_check_opts *opts, oac_diags *diags)
 {
     static const oac_check_opts no_opts = { 0 };
     if (!out)

@@ -109,7 +109,13 @@ static void place_desc(const pass *p, const place *pl, int64_t n,
         const oac_check_opts *o = p->st->opts;
         const char *opt = o && pl->dim >= 0 && (size_t)pl->dim < o->n_dims
             ? o->dims[pl->dim].name : symname;
-        snprintf(buf, len, "--dim %s=%" PRId64, opt ? opt : "?", n);
+        /* Where the value came from: the option, or the run's loop. */
+        if (o && o->n_run_dims <= o->n_dims && pl->dim >= 0 &&
+            (size_t)pl->dim >= o->n_dims - o->n_run_dims && (size_t)pl->dim < o->n_dims)
+            snprintf(buf, len, "%s=%" PRId64 " (bound by the run's generation loop at "
+                     "its first step, no --dim given)", opt ? opt : "?", n);
+        else
+            snprintf(buf, len, "--dim %s=%" PRId64, opt ? opt : "?", n);
         break;
     }
     case OAC_ORIGIN_INPUT_FILE:

@@ -305,7 +305,7 @@ static const char *op_of(const oac_kernel_call *k)
 static int refuse(oac_kernel_call *k, const char *what)
 {
     return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                           "node %s (%s): %s is not implemented by the reference "
+                           "node '%s' (%s): %s is not implemented by the reference "
                            "runtime", k->node_name, op_of(k), what);
 }
 
@@ -314,7 +314,7 @@ static int head_ok(oac_kernel_call *k, int64_t hs)
 {
     if (hs > OAC_ATTN_MAX_HEAD)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): head size %" PRId64 " exceeds the "
+                               "node '%s' (%s): head size %" PRId64 " exceeds the "
                                "reference runtime's limit of %d", k->node_name,
                                op_of(k), hs, OAC_ATTN_MAX_HEAD);
     return OAC_OK;
@@ -331,7 +331,7 @@ static int work_ok(oac_kernel_call *k, int64_t B, int64_t N, int64_t S, int64_t 
             w = UINT64_MAX;
     if (w > OAC_RT_MAX_KERNEL_OPS)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): %" PRId64 " x %" PRId64 " x %" PRId64
+                               "node '%s' (%s): %" PRId64 " x %" PRId64 " x %" PRId64
                                " x %" PRId64 " x %" PRId64 " multiply-adds exceed the "
                                "reference runtime's limit of %" PRIu64 " per node",
                                k->node_name, op_of(k), B, N, S, T, hd + hv,

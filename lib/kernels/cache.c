@@ -67,12 +67,12 @@ static int layout(oac_kernel_call *k, const oac_tensor *t, int first, int axis,
     uint64_t outer = 1, inner = 1, bits;
     for (int i = first; i < axis; i++)
         if (oac_mul_overflow_u64(outer, (uint64_t)t->dims[i], &outer))
-            return oac_err(k->ctx, OAC_EINVAL, "node %s: cache too large", k->node_name);
+            return oac_err(k->ctx, OAC_EINVAL, "node '%s': cache too large", k->node_name);
     for (int i = axis + 1; i < t->rank; i++)
         if (oac_mul_overflow_u64(inner, (uint64_t)t->dims[i], &inner))
-            return oac_err(k->ctx, OAC_EINVAL, "node %s: cache too large", k->node_name);
+            return oac_err(k->ctx, OAC_EINVAL, "node '%s': cache too large", k->node_name);
     if (oac_mul_overflow_u64(inner, oac_elem_bits(t->elem_type), &bits))
-        return oac_err(k->ctx, OAC_EINVAL, "node %s: cache too large", k->node_name);
+        return oac_err(k->ctx, OAC_EINVAL, "node '%s': cache too large", k->node_name);
     out->outer = outer;
     out->row_bits = bits;
     return OAC_OK;
@@ -85,23 +85,23 @@ static int check_operands(oac_kernel_call *k, const oac_tensor *cache,
 {
     if (!oac_elem_bits(cache->elem_type))
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: cache element type %d has no fixed size",
+                               "node '%s': cache element type %d has no fixed size",
                                k->node_name, cache->elem_type);
     if (cache->elem_type != upd->elem_type || cache->rank != upd->rank)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: values (%s, rank %d) do not match the "
+                               "node '%s': values (%s, rank %d) do not match the "
                                "cache (%s, rank %d)", k->node_name,
                                oac_elem_name(upd->elem_type), upd->rank,
                                oac_elem_name(cache->elem_type), cache->rank);
     int64_t a = oac_capacity_axis(*axis, cache->rank);
     if (a < 0)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: axis %" PRId64 " out of range for rank %d",
+                               "node '%s': axis %" PRId64 " out of range for rank %d",
                                k->node_name, *axis, cache->rank);
     for (int i = 0; i < cache->rank; i++)
         if (i != a && cache->dims[i] != upd->dims[i])
             return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                                   "node %s: values dim %d is %" PRId64
+                                   "node '%s': values dim %d is %" PRId64
                                    ", cache has %" PRId64, k->node_name, i,
                                    upd->dims[i], cache->dims[i]);
     *axis = a;
@@ -157,7 +157,7 @@ static int position(oac_kernel_call *k, int64_t *pos)
     if (pt->elem_type != OAC_T_INT64 || pt->rank > 1 ||
         (pt->rank == 1 && pt->dims[0] != 1))
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: position must be an INT64 scalar",
+                               "node '%s': position must be an INT64 scalar",
                                k->node_name);
     memcpy(pos, pt->data, sizeof *pos);
     return OAC_OK;
@@ -270,14 +270,14 @@ int oac_kernel_tensor_scatter(oac_kernel_call *k)
         return rc;
     if (axis == 0)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: TensorScatter axis cannot be the batch axis",
+                               "node '%s': TensorScatter axis cannot be the batch axis",
                                k->node_name);
     char mbuf[16];
     const char *mode = oac_attr_string(k->node, "mode", "linear", mbuf, sizeof mbuf);
     bool circular = !strcmp(mode, "circular");
     if (!circular && strcmp(mode, "linear"))
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: unknown TensorScatter mode '%s'",
+                               "node '%s': unknown TensorScatter mode '%s'",
                                k->node_name, mode);
     int64_t batch = cache->dims[0], cap = cache->dims[axis], len = upd->dims[axis];
     const int64_t *wi = NULL;
@@ -285,7 +285,7 @@ int oac_kernel_tensor_scatter(oac_kernel_call *k)
     if (wt) {
         if (wt->elem_type != OAC_T_INT64 || wt->rank != 1 || wt->dims[0] != batch)
             return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                                   "node %s: write_indices must be INT64[%" PRId64 "]",
+                                   "node '%s': write_indices must be INT64[%" PRId64 "]",
                                    k->node_name, batch);
         wi = wt->data;
     }

@@ -51,7 +51,7 @@ static int work_ok(oac_kernel_call *k, uint64_t batches, int64_t M, int64_t N, i
         oac_mul_overflow_u64(ops, (uint64_t)N, &ops) ||
         oac_mul_overflow_u64(ops, (uint64_t)K, &ops) || ops > OAC_RT_MAX_KERNEL_OPS)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): %" PRIu64 " x %" PRId64 " x %" PRId64
+                               "node '%s' (%s): %" PRIu64 " x %" PRId64 " x %" PRId64
                                " x %" PRId64 " multiply-adds exceed the reference "
                                "runtime's limit of %" PRIu64 " per node", k->node_name,
                                k->node->op_type, batches, M, N, K, OAC_RT_MAX_KERNEL_OPS);

@@ -464,7 +464,7 @@ int oac_kernel_cast(oac_kernel_call *k)
             name = num;
         }
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): attribute 'to': element type %s is not "
+                               "node '%s' (%s): attribute 'to': element type %s is not "
                                "implemented by the reference runtime's kernel",
                                k->node_name, k->node->op_type, name);
     }

@@ -302,7 +302,7 @@ static int scalar_in(oac_kernel_call *k, size_t i, const char *what, int64_t *v)
         return rc;
     if (n != 1)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: %s must be one INT64 value", k->node_name,
+                               "node '%s': %s must be one INT64 value", k->node_name,
                                what);
     return OAC_OK;
 }
@@ -343,10 +343,10 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
 {
     if (k->n_in < 4 || !k->in[0] || k->in[0]->kind != OAC_RTV_PAGED)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: input 0 of PagedCacheUpdate must be a "
+                               "node '%s': input 0 of PagedCacheUpdate must be a "
                                "paged cache", k->node_name);
     if (k->n_out < 1 || !k->out[0])
-        return oac_err(k->ctx, OAC_EINTERNAL, "node %s: output 0 absent",
+        return oac_err(k->ctx, OAC_EINTERNAL, "node '%s': output 0 absent",
                        k->node_name);
     if (k->in[0]->p.map)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
@@ -365,7 +365,7 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
     const Onnx__AttributeProto *qa = oac_node_attr(k->node, "quantized_type");
     if (qa && qa->i < 0)   /* names no declaration; must not read as absent */
         return oac_kernel_fail(k, OAC_PAGE_TYPE_INVALID,
-                               "node %s: quantized_type %lld is out of range",
+                               "node '%s': quantized_type %lld is out of range",
                                k->node_name, (long long)qa->i);
     oac_rtval *cache;
     if (k->out_alias[0] == 0) {
@@ -374,7 +374,7 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
         cache = k->out[0];
         if (cache->kind != OAC_RTV_PAGED)
             return oac_err(k->ctx, OAC_EINTERNAL,
-                           "node %s: aliased output is not the cache", k->node_name);
+                           "node '%s': aliased output is not the cache", k->node_name);
     } else {
         if ((rc = copy_cache(k, &k->in[0]->p, k->out[0])))
             return rc;
@@ -394,6 +394,6 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
     if (rc == OAC_ERUNTIME && c.code == OAC_CAPACITY_OVERFLOW)
         return oac_kernel_fail(k, c.code, "node '%s': %s", k->node_name, c.msg);
     if (rc == OAC_ERUNTIME)
-        return oac_kernel_fail(k, c.code, "node %s: %s", k->node_name, c.msg);
+        return oac_kernel_fail(k, c.code, "node '%s': %s", k->node_name, c.msg);
     return rc;
 }

@@ -324,6 +324,37 @@ static json_t *execution_json(const oac_execution *e, bool *ok)
     return o;
 }
 
+/* One entry of kv_caches (contract 9.3). */
+static json_t *kv_json(const oac_kv_cache *e, bool *ok)
+{
+    static const struct { unsigned bit; const char *name; } by[] = {
+        { OAC_KV_BY_STRUCTURE, "structure" }, { OAC_KV_BY_CONFIG, "config" },
+        { OAC_KV_BY_NAMES, "names" },
+    };
+    json_t *o = json_object();
+    json_t *found = json_array();
+    if (!o || !found) {
+        json_decref(o);
+        json_decref(found);
+        *ok = false;
+        return NULL;
+    }
+    put(o, "past", oac_json_str(e->past), ok);
+    put(o, "present", oac_json_str(e->present), ok);
+    put(o, "verdict", oac_json_str(oac_kv_verdict_name(e->verdict)), ok);
+    put(o, "reason", str_or_null(oac_refusal_name((oac_refusal)e->reason)), ok);
+    for (size_t i = 0; i < sizeof by / sizeof by[0]; i++)
+        if (e->found_by & by[i].bit)
+            push(found, oac_json_str(by[i].name), ok);
+    put(o, "found_by", found, ok);
+    put(o, "node", str_or_null(e->node), ok);
+    put(o, "op_type", str_or_null(e->op_type), ok);
+    put(o, "bytes_per_token", opt_u64(e->bytes_per_token), ok);
+    put(o, "capacity", e->capacity >= 0 ? json_integer((json_int_t)e->capacity)
+                       : str_or_null(e->capacity_symbol), ok);
+    return o;
+}
+
 json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in)
 {
     bool ok = true;
@@ -358,6 +389,10 @@ json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in)
     for (size_t i = 0; a && i < a->n_unchecked; i++)
         push(unchecked, unchecked_json(&a->unchecked[i], &ok), &ok);
     put(r, "unchecked", unchecked, &ok);
+    json_t *kv = json_array();
+    for (size_t i = 0; kv && i < oac_analysis_kv_count(a); i++)
+        push(kv, kv_json(oac_analysis_kv(a, i), &ok), &ok);
+    put(r, "kv_caches", kv, &ok);
     if (in->execution)
         put(r, "execution", execution_json(in->execution, &ok), &ok);
 done:
@@ -398,6 +433,7 @@ static json_t *pair_json(const oac_annotate_pair *p, bool *ok)
     }
     put(o, "verdict", oac_json_str(oac_verdict_name(p->verdict)), ok);
     put(o, "reason", str_or_null(oac_refusal_name(p->reason)), ok);
+    put(o, "config_reason", str_or_null(oac_refusal_name(p->config_reason)), ok);
     put(o, "message", oac_json_str(p->message ? p->message : ""), ok);
     return o;
 }

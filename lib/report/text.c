@@ -184,6 +184,20 @@ static void add_execution(oac_sb *b, const oac_execution *e)
             e->measured_peak_bytes);
 }
 
+/* Contract 9.3: "KV caches: I in place, M implied, C copied, N not a
+ * cache", only when the model has pairs. */
+static void add_kv_line(oac_sb *b, const oac_analysis *a)
+{
+    size_t n[4] = { 0, 0, 0, 0 };
+    size_t total = oac_analysis_kv_count(a);
+    for (size_t i = 0; i < total; i++)
+        n[oac_analysis_kv(a, i)->verdict & 3]++;
+    if (total)
+        oac_sb_add(b, "KV caches: %zu in place, %zu implied, %zu copied, %zu not a cache\n",
+                   n[OAC_KV_IN_PLACE], n[OAC_KV_IMPLIED], n[OAC_KV_COPIED],
+                   n[OAC_KV_NOT_A_CACHE]);
+}
+
 char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
 {
     oac_sb b = { .ctx = ctx };
@@ -196,6 +210,7 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
     size_t unchecked = in->analysis ? add_unchecked(&b, path, in->analysis, in->quiet) : 0;
     if (in->execution)
         add_execution(&b, in->execution);
+    add_kv_line(&b, in->analysis);
     size_t errors = oac_diags_count_severity(in->diags, OAC_SEV_ERROR);
     size_t warnings = oac_diags_count_severity(in->diags, OAC_SEV_WARNING);
     size_t notes = oac_diags_count_severity(in->diags, OAC_SEV_NOTE) + unchecked;
@@ -240,8 +255,12 @@ char *oac_annotate_report_text(oac_ctx *ctx, const oac_report_input *in)
         oac_sb_add(&b, "' -> '");
         oac_sb_flat(&b, p->present);
         oac_sb_add(&b, "': %s", oac_verdict_name(p->verdict));
-        if (p->reason != OAC_REFUSAL_NONE)
-            oac_sb_add(&b, " [%s]", oac_refusal_name(p->reason));
+        if (p->reason != OAC_REFUSAL_NONE && p->config_reason != OAC_REFUSAL_NONE)
+            oac_sb_add(&b, " [%s, %s]", oac_refusal_name(p->reason),
+                       oac_refusal_name(p->config_reason));
+        else if (p->reason != OAC_REFUSAL_NONE || p->config_reason != OAC_REFUSAL_NONE)
+            oac_sb_add(&b, " [%s]", oac_refusal_name(p->reason != OAC_REFUSAL_NONE
+                                                         ? p->reason : p->config_reason));
         oac_sb_add(&b, ": ");
         oac_sb_flat(&b, p->message);
         oac_sb_add(&b, "\n");

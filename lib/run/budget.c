@@ -231,7 +231,7 @@ int oac_rt_budget_precheck(rt_run *r, unsigned n_sess, oac_diags *diags)
         w.op_type = nd->proto->op_type;
         w.location = oac_node_loc(loc, sizeof loc, m, n.top_node, NULL);
         snprintf(what, sizeof what, "the planned peak of %" PRIu64 " bytes, "
-                 "reached at node %s", n.top, nd->display);
+                 "reached at node '%s'", n.top, nd->display);
     } else if (n.top_value) {
         w.value = n.top_value->name;
         snprintf(what, sizeof what, "%s '%s' of %" PRIu64 " bytes",

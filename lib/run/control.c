@@ -54,12 +54,12 @@ static int take_output(oac_kernel_call *k, oac_frame *fr, size_t j, oac_rtval *v
         return OAC_OK;
     if (!v || v->kind == OAC_RTV_NONE)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: its body returned no value for output %zu",
+                               "node '%s': its body returned no value for output %zu",
                                k->node_name, j);
     if (k->out_alias[j] != -1) {
         if (v != k->out[j])
             return oac_kernel_fail(k, OAC_ALIAS_BROKEN,
-                                   "node %s: output %zu must alias its input, but the "
+                                   "node '%s': output %zu must alias its input, but the "
                                    "body returned another value", k->node_name, j);
         return OAC_OK;
     }
@@ -71,7 +71,7 @@ static int take_output(oac_kernel_call *k, oac_frame *fr, size_t j, oac_rtval *v
     }
     if (v->kind != OAC_RTV_TENSOR)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: the reference runtime returns only dense "
+                               "node '%s': the reference runtime returns only dense "
                                "tensors by value from a body (output %zu)",
                                k->node_name, j);
     oac_tensor *t;
@@ -91,7 +91,7 @@ static int read_bool(oac_kernel_call *k, size_t i, bool *out)
     uint64_t n;
     if (t->elem_type != OAC_T_BOOL || !oac_tensor_numel_rt(t, &n) || n != 1)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: input %zu must be one BOOL", k->node_name, i);
+                               "node '%s': input %zu must be one BOOL", k->node_name, i);
     *out = ((const uint8_t *)t->data)[0] != 0;
     return OAC_OK;
 }
@@ -123,11 +123,11 @@ int oac_kernel_if(oac_kernel_call *k)
     const char *which = cond ? "then_branch" : "else_branch";
     const oac_scope *g = oac_node_subgraph(call_node(k), which);
     if (!g)
-        return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node %s: If lacks its %s",
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node '%s': If lacks its %s",
                                k->node_name, which);
     if (g->n_outputs < k->n_out)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: the branch returns %zu values for %zu outputs",
+                               "node '%s': the branch returns %zu values for %zu outputs",
                                k->node_name, g->n_outputs, k->n_out);
     return run_once(k, g, NULL, 0);
 }
@@ -137,11 +137,11 @@ int oac_kernel_call_function(oac_kernel_call *k)
     const oac_scope *f = oac_node_x(call_node(k))->callee;
     if (!f)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: no local function %s", k->node_name,
+                               "node '%s': no local function %s", k->node_name,
                                k->node->op_type ? k->node->op_type : "");
     if (k->n_in > f->n_inputs || k->n_out > f->n_outputs)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: %zu inputs and %zu outputs for function %s of "
+                               "node '%s': %zu inputs and %zu outputs for function %s of "
                                "%zu and %zu", k->node_name, k->n_in, k->n_out,
                                f->func->name ? f->func->name : "", f->n_inputs,
                                f->n_outputs);
@@ -162,7 +162,7 @@ static int loop_bounds(oac_kernel_call *k, int64_t *m, bool *cond)
             return rc;
         if (cnt != 1)
             return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                                   "node %s: trip count must be one integer", k->node_name);
+                                   "node '%s': trip count must be one integer", k->node_name);
     }
     bool has_cond = k->n_in > 1 && k->in[1];
     if (has_cond) {
@@ -172,7 +172,7 @@ static int loop_bounds(oac_kernel_call *k, int64_t *m, bool *cond)
     }
     if (!has_m && !has_cond)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: a Loop without trip count and condition never "
+                               "node '%s': a Loop without trip count and condition never "
                                "ends", k->node_name);
     return OAC_OK;
 }
@@ -188,7 +188,7 @@ static int loop_carry_in(oac_kernel_call *k, size_t nc, oac_rtval **ins,
         oac_rtval *init = k->in[i + 2];
         if (!init || init->kind == OAC_RTV_NONE)
             return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                                   "node %s: carried value %zu is missing", k->node_name, i);
+                                   "node '%s': carried value %zu is missing", k->node_name, i);
         bool aliased = i < k->n_out && k->out[i] && k->out_alias[i] == (int)(i + 2);
         if (aliased) {
             ins[i + 2] = k->out[i];
@@ -198,7 +198,7 @@ static int loop_carry_in(oac_kernel_call *k, size_t nc, oac_rtval **ins,
         }
         if (init->kind != OAC_RTV_TENSOR)
             return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                                   "node %s: the reference runtime carries only dense "
+                                   "node '%s': the reference runtime carries only dense "
                                    "tensors by value (carried value %zu)", k->node_name, i);
         if (i < k->n_out && k->out[i]) {
             oac_tensor *t;
@@ -230,14 +230,14 @@ static int loop_carry_out(oac_kernel_call *k, oac_frame *fr, size_t i, int64_t i
         return rc;
     if (!v || v->kind == OAC_RTV_NONE)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: the body returned no carried value %zu",
+                               "node '%s': the body returned no carried value %zu",
                                k->node_name, i);
     if (ins[i + 2] != &views[i]) {
         /* One storage across all iterations. */
         const void *now = v->kind == OAC_RTV_TENSOR ? v->t.data : (const void *)v;
         if (v != ins[i + 2] || now != start[i])
             return oac_kernel_fail(k, OAC_ALIAS_BROKEN,
-                                   "node %s: carried value %zu must stay in its "
+                                   "node '%s': carried value %zu must stay in its "
                                    "storage, but iteration %" PRId64 " returned "
                                    "another", k->node_name, i, iter);
         return OAC_OK;
@@ -250,13 +250,13 @@ static int loop_carry_out(oac_kernel_call *k, oac_frame *fr, size_t i, int64_t i
         same = v->t.dims[d] == views[i].t.dims[d];
     if (!same)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: carried value %zu changes type or shape "
+                               "node '%s': carried value %zu changes type or shape "
                                "between iterations", k->node_name, i);
     if (i < k->n_out && k->out[i] && v->t.bytes)
         memmove(k->out[i]->t.data, v->t.data, v->t.bytes);
     else if (v->t.bytes)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: carried value %zu changes but has no "
+                               "node '%s': carried value %zu changes but has no "
                                "output", k->node_name, i);
     return OAC_OK;
 }
@@ -271,7 +271,7 @@ int oac_kernel_loop(oac_kernel_call *k)
     size_t nc = k->n_in > 2 ? k->n_in - 2 : 0;
     if (!g || g->n_inputs != nc + 2 || g->n_outputs != nc + 1 || k->n_out > nc)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: Loop body must take 2 + %zu inputs and return "
+                               "node '%s': Loop body must take 2 + %zu inputs and return "
                                "1 + %zu values (no scan outputs)", k->node_name, nc, nc);
     int64_t m;
     bool cond;
@@ -308,7 +308,7 @@ int oac_kernel_loop(oac_kernel_call *k)
             if (!co || co->kind != OAC_RTV_TENSOR || co->t.elem_type != OAC_T_BOOL ||
                 co->t.bytes != 1)
                 rc = oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                                     "node %s: the body's condition is not one BOOL",
+                                     "node '%s': the body's condition is not one BOOL",
                                      k->node_name);
             else
                 cond = ((const uint8_t *)co->t.data)[0] != 0;

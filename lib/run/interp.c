@@ -277,7 +277,7 @@ int oac_frame_enter(oac_frame *fr, oac_kernel_call *k, const oac_scope *body,
     memset(fr, 0, sizeof *fr);
     if (parent->depth + 1 > OAC_MAX_DEPTH)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: subgraphs or calls nested deeper than %d",
+                               "node '%s': subgraphs or calls nested deeper than %d",
                                k->node_name, OAC_MAX_DEPTH);
     /* Invariant 4: every body run is charged before it costs anything. */
     const oac_run_hooks *h = k->session->run->hooks;
@@ -285,7 +285,7 @@ int oac_frame_enter(oac_frame *fr, oac_kernel_call *k, const oac_scope *body,
     uint64_t cost = nested_nodes(body, parent->depth + 1);
     if (cost == UINT64_MAX || !charge(k->session, 1 + cost, limit))
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): the step's bodies passed the reference "
+                               "node '%s' (%s): the step's bodies passed the reference "
                                "runtime's limit of %" PRIu64 " units of work (each body "
                                "run counts 1 + its nodes, nested subgraphs' included): "
                                "a Loop whose condition never "
@@ -410,7 +410,7 @@ static int node_inputs(oac_frame *fr, size_t i, const Onnx__NodeProto *np, oac_w
         }
         if (!val || val->kind == OAC_RTV_NONE)
             return node_diag(fr->s, w, OAC_MODEL_INVALID,
-                             "node %s reads '%s', which has no value (not produced "
+                             "node '%s' reads '%s', which has no value (not produced "
                              "before it runs)", nd->display, np->input[j]);
         fr->in_buf[j] = val;
     }
@@ -440,11 +440,11 @@ static int node_outputs(oac_frame *fr, size_t i, const Onnx__NodeProto *np,
         if (fr->alias[j] != -1) {
             if (!src || src->kind == OAC_RTV_NONE)
                 return node_diag(fr->s, w, OAC_MODEL_INVALID,
-                                 "node %s: output '%s' aliases '%s', which has no value",
+                                 "node '%s': output '%s' aliases '%s', which has no value",
                                  nd->display, np->output[j], src_name);
             if (!src->writable)
                 return node_diag(fr->s, w, OAC_BINDING_READONLY,
-                                 "node %s updates '%s' in place, but its storage is "
+                                 "node '%s' updates '%s' in place, but its storage is "
                                  "read-only", nd->display, src_name);
             fr->vals[l] = src;
             saved_ptr(src, &fr->before[j]);
@@ -489,7 +489,7 @@ static int node_identity(oac_frame *fr, size_t i, const Onnx__NodeProto *np,
         const oac_value *p = oac_storage_parent(s->run->al,
                                                 oac_node_output(fr->scope, (long)i, j));
         rc = node_diag(s, w, OAC_ALIAS_BROKEN,
-                       "node %s: output '%s' must alias input '%s' but came "
+                       "node '%s': output '%s' must alias input '%s' but came "
                        "back at another address", nd->display, np->output[j],
                        p ? p->name : "");
     }
@@ -511,7 +511,7 @@ static int node_results(oac_frame *fr, size_t i, const Onnx__NodeProto *np, oac_
              * checker reads no output count): the model's, not ours. */
             w->value = np->output[j];
             return node_diag(fr->s, w, OAC_KERNEL_ERROR,
-                             "node %s (%s): output %zu '%s' gets no value: the operator "
+                             "node '%s' (%s): output %zu '%s' gets no value: the operator "
                              "computes fewer outputs than the node names; remove it",
                              nd->display, np->op_type, j, np->output[j]);
         }
@@ -548,7 +548,7 @@ static int exec_node(oac_frame *fr, size_t i)
     oac_kernel_fn fn = fr->fn[i];
     if (!fn) {
         rc = node_diag(s, &w, OAC_UNSUPPORTED_OPERATOR,
-                       "node %s: the reference runtime has no kernel for %s",
+                       "node '%s': the reference runtime has no kernel for %s",
                        nd->display, np->op_type ? np->op_type : "(no op_type)");
         goto done;
     }
@@ -574,7 +574,7 @@ done:
      * or reading an initializer: a finding at the innermost node, which
      * the nodes holding it pass on as OAC_ERUNTIME. */
     if (rc == OAC_EBUDGET)
-        rc = node_diag(s, &w, OAC_MEMORY_BUDGET, "node %s%s%s%s: %s", nd->display,
+        rc = node_diag(s, &w, OAC_MEMORY_BUDGET, "node '%s'%s%s%s: %s", nd->display,
                        w.value ? " (reading '" : "", w.value ? w.value : "",
                        w.value ? "')" : "", oac_errmsg(ctx));
     if (copy) {

@@ -115,19 +115,19 @@ static int walk_node(precheck *p, const oac_scope *s, size_t i, const char *wher
     const char *op = np->op_type ? np->op_type : "(no op_type)";
     int rc = OAC_OK;
     if (nd->op && nd->op->id == OAC_OP_SCAN)
-        return refuse(p, "node %s: the reference runtime does not run Scan "
+        return refuse(p, "node '%s': the reference runtime does not run Scan "
                       "(node '%s' in %s)", p->at->node, nm, where);
     if (nd->op && nd->op->id == OAC_OP_LOOP) {
         const Onnx__GraphProto *body = attr_graph(np, "body");
         size_t carried = np->n_input > 2 ? np->n_input - 2 : 0;
         if (!body)
-            return refuse(p, "node %s: Loop '%s' in %s has no body", p->at->node, nm, where);
+            return refuse(p, "node '%s': Loop '%s' in %s has no body", p->at->node, nm, where);
         if (body->n_output > carried + 1 || np->n_output > carried)
-            return refuse(p, "node %s: the reference runtime does not run Loop scan "
+            return refuse(p, "node '%s': the reference runtime does not run Loop scan "
                           "outputs (node '%s' in %s)", p->at->node, nm, where);
     } else if (nd->op && nd->op->id == OAC_OP_IF) {
         if (!attr_graph(np, "then_branch") || !attr_graph(np, "else_branch"))
-            return refuse(p, "node %s: If '%s' in %s lacks a branch", p->at->node, nm, where);
+            return refuse(p, "node '%s': If '%s' in %s lacks a branch", p->at->node, nm, where);
     }
     bool found;
     bool kernel = is_control(nd) || table_kernel(p->r, nd, &found) != NULL;
@@ -135,7 +135,7 @@ static int walk_node(precheck *p, const oac_scope *s, size_t i, const char *wher
      * the kernels table (run/exec.h). */
     const oac_scope *f = kernel ? NULL : oac_node_x(nd)->callee;
     if (!kernel && !f)
-        return refuse(p, "node %s: the reference runtime has no kernel for %s%s%s "
+        return refuse(p, "node '%s': the reference runtime has no kernel for %s%s%s "
                       "(node '%s' in %s)", p->at->node,
                       nonempty(np->domain) ? np->domain : "",
                       nonempty(np->domain) ? "::" : "", op, nm, where);
@@ -201,7 +201,7 @@ static int precheck_node(rt_run *r, size_t i, const oac_where *at, oac_diags *di
     if (rc)
         return rc;
     if (!p.refused && h > OAC_MAX_DEPTH &&
-        (rc = refuse(&p, "node %s: subgraphs or local function calls nested deeper "
+        (rc = refuse(&p, "node '%s': subgraphs or local function calls nested deeper "
                      "than %d (or a function that calls itself)", at->node, OAC_MAX_DEPTH)))
         return rc;
     return p.refused ? OAC_ERUNTIME : OAC_OK;
@@ -306,7 +306,7 @@ int oac_rt_setup(rt_run *r, oac_diags *diags)
         }
         if (!rc && !r->fn[0][i]) {
             if (oac_diag_add(diags, OAC_UNSUPPORTED_OPERATOR, &w,
-                             "node %s: the reference runtime has no kernel for %s%s%s",
+                             "node '%s': the reference runtime has no kernel for %s%s%s",
                              nd->display, nonempty(np->domain) ? np->domain : "",
                              nonempty(np->domain) ? "::" : "",
                              np->op_type ? np->op_type : "(no op_type)"))
@@ -353,7 +353,7 @@ int oac_rt_check_roots(rt_run *r, oac_diags *diags)
                             .location = oac_node_loc(loc, sizeof loc, m, (long)i, NULL),
                             .value = root->name };
             if (oac_diag_add(diags, OAC_BINDING_READONLY, &w,
-                             "node %s updates '%s' in place, but it is %s",
+                             "node '%s' updates '%s' in place, but it is %s",
                              nd->display, root->name, why))
                 return OAC_ENOMEM;
             rc = OAC_ERUNTIME;
