@@ -470,7 +470,7 @@ START_TEST(test_runtime_map_absent_page)
     ck_assert_int_eq(map_scene(&f, gap, 2, 40), OAC_ERUNTIME);
     const oac_diag *x = diag_expect_run(f.d, OAC_KERNEL_ERROR, "kernel-error");
     ck_assert_str_eq(x->node, "attend");
-    ck_assert_msg(strstr(x->message, "node attend (PagedCacheAttention): 'cache': "
+    ck_assert_msg(strstr(x->message, "node 'attend' (PagedCacheAttention): 'cache': "
                          "position 16 is in page_id 1, which the cache does not hold"),
                   "%s", x->message);
     fx_end(&f);

@@ -350,7 +350,7 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
                        k->node_name);
     if (k->in[0]->p.map)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: PagedCacheUpdate of a Map cache ('%s') is not "
+                               "node '%s': PagedCacheUpdate of a Map cache ('%s') is not "
                                "implemented by the reference runtime (a Sequence is)",
                                k->node_name, k->node->input[0]);
     int64_t page_id, position;

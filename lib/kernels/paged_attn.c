@@ -309,7 +309,7 @@ int oac_kernel_paged_cache_attention(oac_kernel_call *k)
     if (!lt)
         return OAC_ERUNTIME;
     if (lt->elem_type != OAC_T_INT64 || lt->bytes != 8)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID, "node %s: length '%s' must "
+        return oac_kernel_fail(k, OAC_OPERAND_INVALID, "node '%s': length '%s' must "
                                "be one INT64 value", k->node_name, oac_kin_name(k, 2));
     int64_t length;
     memcpy(&length, lt->data, 8);
@@ -325,7 +325,7 @@ int oac_kernel_paged_cache_attention(oac_kernel_call *k)
     uint64_t wsb;
     if (!oac_pattn_workspace_bytes(c.cache->elem_type, c.cache->page_dims, &wsb) ||
         wsb > SIZE_MAX)
-        return oac_kernel_fail(k, OAC_OPERAND_INVALID, "node %s: the pages of '%s' "
+        return oac_kernel_fail(k, OAC_OPERAND_INVALID, "node '%s': the pages of '%s' "
                                "cannot be decoded for attention", k->node_name,
                                c.cache_name);
     oac_tensor *out;
@@ -340,6 +340,6 @@ int oac_kernel_paged_cache_attention(oac_kernel_call *k)
     if (rc == OAC_ERUNTIME && c.code == OAC_KERNEL_ERROR)
         return oac_kernel_error(k, c.cache_name, "%s", c.msg);
     if (rc == OAC_ERUNTIME)
-        return oac_kernel_fail(k, c.code, "node %s: %s", k->node_name, c.msg);
+        return oac_kernel_fail(k, c.code, "node '%s': %s", k->node_name, c.msg);
     return rc;
 }
