@@ -75,15 +75,28 @@ static inline void oac_attn_load(const oac_attn_view *v, int64_t b, int64_t h, i
 }
 
 /* Keys or values of one batch entry and kv head: rows [0, split) from
- * seg[0], rows from split on from seg[1] (at row - split). */
+ * seg[0], rows from split on from seg[1] (at row - split); or, with a
+ * pool, row j of a paged cache [blocks, block_size, kv_heads * n]: block
+ * table[j / block_size], slot j % block_size (the caller checked every
+ * entry the rows read). */
 typedef struct oac_attn_kv {
     oac_attn_view seg[2];
     int64_t split;
+    const oac_tensor *pool;
+    const int32_t *table;       /* this sequence's row of the block table */
+    int64_t block_size, width;  /* width: kv_heads * head size */
 } oac_attn_kv;
 
 static inline void oac_attn_kv_load(const oac_attn_kv *s, int64_t b, int64_t h, int64_t j, int64_t n,
                     double *row)
 {
+    if (s->pool) {
+        int64_t blk = s->table[j / s->block_size];
+        uint64_t at = (uint64_t)((blk * s->block_size + j % s->block_size) * s->width + h * n);
+        for (int64_t d = 0; d < n; d++)
+            row[d] = oac_ek_getd(s->pool->elem_type, s->pool->data, at + (uint64_t)d);
+        return;
+    }
     if (j < s->split)
         oac_attn_load(&s->seg[0], b, h, j, n, row);
     else
@@ -132,6 +145,11 @@ typedef struct oac_attn_row {
     int64_t mfv_from;           /*   j >= mfv_from (key lengths) */
     bool sink;                  /* a sink logit in the denominator */
     double sink_logit;
+    /* A further exclusion (SparseAttention's block layout): key j is
+     * excluded when keep(keep_ctx, row, j) is false.  NULL: none. */
+    bool (*keep)(const void *keep_ctx, const struct oac_attn_row *r, int64_t j);
+    const void *keep_ctx;
+    int64_t h, s;               /* the row's query head and query */
     /* ONNX qk_matmul_output: mode 0-3 into qk[qk_off + j], j < n_keys. */
     oac_tensor *qk;
     uint64_t qk_off;
@@ -250,7 +268,8 @@ typedef struct oac_attn_geom {
 
 /* Queries, keys, values and the output of one call. */
 typedef struct oac_attn_io {
-    oac_attn_view q, y;         /* [b][h][s]: H and Hv values */
+    oac_attn_view q, y;         /* [b][h][s]: H and Hv values; q.t NULL:
+                                   the row hook computes q */
     oac_attn_kv k, v;           /* [b][kv head][j] */
 } oac_attn_io;
 

@@ -48,7 +48,7 @@ static bool score(const oac_attn_row *r, int64_t j, double *row, double *raw,
     if (r->softcap > 0)
         dot = r->softcap * tanh(dot / r->softcap);
     *capped = dot;
-    bool in = j >= r->j0 && j < r->j1;
+    bool in = j >= r->j0 && j < r->j1 && (!r->keep || r->keep(r->keep_ctx, r, j));
     for (int a = 0; in && a < 2; a++) {
         const oac_attn_add *ad = &r->add[a];
         if (ad->kind == OAC_ADD_NONE)
@@ -264,11 +264,12 @@ void oac_attn_run(const oac_attn_geom *g, oac_attn_io *io, oac_attn_row_fn fn, v
     for (int64_t b = 0; b < g->B; b++)
         for (int64_t s = 0; s < g->S; s++)
             for (int64_t h = 0; h < g->N; h++) {
-                oac_attn_load(&io->q, b, h, s, g->H, q);
+                if (io->q.t)
+                    oac_attn_load(&io->q, b, h, s, g->H, q);
                 oac_attn_row r = { .q = q, .hd = g->H, .hv = g->Hv, .k = &io->k,
                                    .v = &io->v, .b = b, .kh = h / group, .n_keys = g->T,
                                    .j0 = 0, .j1 = g->T, .softcap = g->softcap,
-                                   .mfv_from = INT64_MAX };
+                                   .mfv_from = INT64_MAX, .h = h, .s = s };
                 if (fn)
                     fn(ctx, io, &r, h, s, q);
                 if (g->causal && r.past + s + 1 < r.j1)
