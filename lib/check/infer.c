@@ -1065,6 +1065,51 @@ int oac_infer_multi_head_attention(oac_infer *c)
     return OAC_OK;
 }
 
+/* DecoderMaskedMultiHeadAttention: output (B, 1, num_heads * v_head_size)
+ * of q's type; presents the pasts' types with past_present_share_buffer
+ * = 1 and input 7, else (B, N, past + 1, H). */
+int oac_infer_decoder_masked_mha(oac_infer *c)
+{
+    const oac_vshape *q = tin(c, 0), *val = tin(c, 2), *pk = tin(c, 5);
+    int64_t N = oac_attr_int(c->proto, "num_heads", 0);
+    if (!q)
+        return OAC_OK;
+    int32_t T = q->elem_type;
+    int rc;
+    if (q->rank != 3 || N < 1) {
+        for (size_t k = 0; k < 3; k++)
+            if ((rc = set_out_k(c, k, T, -1, NULL)))
+                return rc;
+        return OAC_OK;
+    }
+    oac_dimref y[3] = { q->dims[0], q->dims[1], val && val->rank == 3 ? val->dims[2] : 0 };
+    if ((!(val && val->rank == 3) && (rc = fresh(c, &y[2]))) || (rc = set_out_k(c, 0, T, 3, y)))
+        return rc;
+    if (oac_attr_int(c->proto, "past_present_share_buffer", 0) && port_given(c, 7) &&
+        port_given(c, 5)) {
+        for (size_t k = 1; k < 3; k++) {
+            const oac_vshape *past = tin(c, k + 4);
+            if (k < c->n_out && past)
+                c->out[k] = *past;
+        }
+        return OAC_OK;
+    }
+    const oac_vshape *pv = tin(c, 6);
+    for (size_t k = 1; k < 3; k++) {
+        const oac_vshape *p = k == 1 ? pk : pv;
+        oac_dimref d[4];
+        if (!(p && p->rank == 4)) {
+            if ((rc = set_out_k(c, k, T, -1, NULL)))
+                return rc;
+            continue;
+        }
+        memcpy(d, p->dims, sizeof d);
+        if ((rc = dim_sum(c, p->dims[2], 1, &d[2])) || (rc = set_out_k(c, k, T, 4, d)))
+            return rc;
+    }
+    return OAC_OK;
+}
+
 /* com.microsoft Attention: output (B, S, v_hidden); present
  * (2, B, N, past + S, H), or the past's type with
  * past_present_share_buffer = 1 and input 6 (one buffer). */

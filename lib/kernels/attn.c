@@ -1,5 +1,6 @@
 /* kernels/attn.c: the attention kernels of decoder exports: com.microsoft
- * GroupQueryAttention and MultiHeadAttention, ONNX Attention (opsets 23
+ * GroupQueryAttention, MultiHeadAttention and
+ * DecoderMaskedMultiHeadAttention, ONNX Attention (opsets 23
  * and 24), each with its KV-cache semantics (contract sections 5, 6, 8).
  *
  * Owns the numeric semantics of those operators, checked side by side
@@ -30,6 +31,12 @@
  *    with input 8 (past_sequence_length P) past and present are the
  *    whole buffer (past_present_share_buffer): the new rows go at
  *    P .. P + L - 1, in place when present aliases past.
+ *  - DecoderMaskedMultiHeadAttention: MultiHeadAttention's adapter with
+ *    its own ports (mask_index 3, attention_bias 4, bias 10, the pasts and
+ *    past_sequence_length from its row), one new token a step, sharing
+ *    past and present only with past_present_share_buffer = 1 (else the
+ *    present is the past plus one row); beam_width above 1 and
+ *    cache_indirection are unsupported-operator.
  *  - ONNX Attention: 3-D inputs with q_num_heads / kv_num_heads or 4-D
  *    BNSH inputs; attn_mask bool (false excludes) or float (added), its
  *    last dimension possibly shorter than the keys (the rest excluded);
@@ -349,17 +356,35 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
 /* com.microsoft MultiHeadAttention                                     */
 /* ------------------------------------------------------------------ */
 
-enum {
-    MHA_Q, MHA_K, MHA_V, MHA_BIAS, MHA_KPM, MHA_AB, MHA_PAST_K, MHA_PAST_V,
-    MHA_PAST_LEN, MHA_CACHE_IND
-};
+/* The ports of MultiHeadAttention and DecoderMaskedMultiHeadAttention
+ * (one adapter serves both): q, k, v, bias, the key mask, attention_bias,
+ * cache_indirection and beam_width here; the pasts and
+ * past_sequence_length from the operator's row (its pairs and length
+ * port, lib/ops.def). */
+typedef struct mha_ports {
+    int bias, kpm, ab, ci, beam;
+} mha_ports;
+
+static const mha_ports mha_p = { .bias = 3, .kpm = 4, .ab = 5, .ci = 9, .beam = -1 };
+static const mha_ports dmmha_p = { .bias = 10, .kpm = 3, .ab = 4, .ci = 9, .beam = 8 };
+
+enum { MHA_Q, MHA_K, MHA_V };
 
 typedef struct mha {
+    const mha_ports *pt;
+    size_t pk_port, pv_port, pl_port;
     const oac_tensor *q, *key, *val, *bias, *kpm, *ab, *pk, *pv, *pl;
     int64_t N, B, S, D, H, Hv, L, P, cap, TT;
-    bool cross, share, presents, ink, inv;
+    bool cross, share, presents, ink, inv, one_token;
     double mfv;
 } mha;
+
+#define MHA_BIAS ((size_t)m->pt->bias)
+#define MHA_KPM ((size_t)m->pt->kpm)
+#define MHA_AB ((size_t)m->pt->ab)
+#define MHA_PAST_K (m->pk_port)
+#define MHA_PAST_V (m->pv_port)
+#define MHA_PAST_LEN (m->pl_port)
 
 static int mha_inputs(oac_kernel_call *k, mha *m)
 {
@@ -367,8 +392,21 @@ static int mha_inputs(oac_kernel_call *k, mha *m)
     if ((rc = oac_attn_attr_pos(k, "num_heads", &m->N)))
         return rc;
     m->mfv = oac_attr_float(k->node, "mask_filter_value", -10000.0f);
-    if (k->n_in > MHA_CACHE_IND && k->in[MHA_CACHE_IND])
+    const oac_op *op = oac_op_find(k->node->domain, k->node->op_type);
+    if (!op || op->n_pairs != 2 || op->length.port < 0)
+        return oac_attn_refuse(k, "an attention operator without a cache row");
+    m->pk_port = (size_t)op->pairs[0].in, m->pv_port = (size_t)op->pairs[1].in;
+    m->pl_port = (size_t)op->length.port;
+    if ((size_t)m->pt->ci < k->n_in && k->in[m->pt->ci])
         return oac_attn_refuse(k, "cache_indirection (beam search)");
+    if (m->pt->beam >= 0 && (size_t)m->pt->beam < k->n_in && k->in[m->pt->beam]) {
+        int64_t bw[1];
+        size_t nb = 0;
+        if ((rc = oac_kin_ints(k, (size_t)m->pt->beam, bw, 1, &nb)))
+            return rc;
+        if (nb == 1 && bw[0] > 1)
+            return oac_attn_refuse(k, "beam_width above 1 (beam search)");
+    }
     if (oac_attn_has_out(k, 3))
         return oac_attn_refuse(k, "the qk output");
     const oac_tensor *q = m->q = oac_kin_typed(k, MHA_Q, OAC_ATTN_T16);
@@ -400,6 +438,8 @@ static int mha_qkv(oac_kernel_call *k, mha *m)
     const oac_tensor *q = m->q, *key = m->key, *val = m->val;
     int64_t N = m->N, B = m->B = q->dims[0], D = m->D = q->dims[2];
     m->S = q->dims[1];
+    if (m->one_token && m->S != 1)
+        return oac_attn_bad_shape(k, MHA_Q, "(batch, 1, hidden): one new token per step");
     if (D % N)
         return oac_attn_bad_shape(k, MHA_Q, "(batch, sequence, num_heads * head_size)");
     int64_t H = m->H = D / N;
@@ -447,7 +487,10 @@ static int mha_cache(oac_kernel_call *k, mha *m)
         return oac_kernel_error(k, oac_kin_name(k, pk ? MHA_PAST_V : MHA_PAST_K),
                                 "past_key and past_value must be given together");
     m->P = m->cap = 0;
-    m->share = m->pl && pk;
+    /* DecoderMaskedMultiHeadAttention shares only with its attribute;
+     * MultiHeadAttention whenever input 8 is given. */
+    m->share = m->pl && pk &&
+               (!m->one_token || oac_attr_int(k->node, "past_present_share_buffer", 0));
     if (pk) {
         const int64_t vd[4] = { B, N, pk->dims[2], m->Hv };
         if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != N || pk->dims[3] != m->H)
@@ -523,9 +566,9 @@ static void mha_row(void *ctx, oac_attn_io *io, oac_attn_row *r, int64_t h, int6
                        ab->dims[3]), INT64_MAX };
 }
 
-int oac_kernel_multi_head_attention(oac_kernel_call *k)
+static int mha_kernel(oac_kernel_call *k, const mha_ports *pt, bool one_token)
 {
-    mha m = { 0 };
+    mha m = { .pt = pt, .one_token = one_token };
     int rc;
     if ((rc = mha_inputs(k, &m)) || (rc = mha_qkv(k, &m)) || (rc = mha_cache(k, &m)))
         return rc;
@@ -564,6 +607,16 @@ int oac_kernel_multi_head_attention(oac_kernel_call *k)
                           .window = -1 };
     oac_attn_run(&geo, &io, mha_row, &m);
     return OAC_OK;
+}
+
+int oac_kernel_multi_head_attention(oac_kernel_call *k)
+{
+    return mha_kernel(k, &mha_p, false);
+}
+
+int oac_kernel_decoder_masked_mha(oac_kernel_call *k)
+{
+    return mha_kernel(k, &dmmha_p, true);
 }
 
 /* ------------------------------------------------------------------ */
