@@ -46,6 +46,8 @@ int oac_infer_group_query_attention(struct oac_infer *c);
 int oac_infer_multi_head_attention(struct oac_infer *c);
 int oac_infer_attention(struct oac_infer *c);
 int oac_infer_ms_attention(struct oac_infer *c);
+int oac_infer_paged_attention(struct oac_infer *c);
+int oac_infer_sparse_attention(struct oac_infer *c);
 int oac_infer_decoder_masked_mha(struct oac_infer *c);
 int oac_infer_embed_layer_normalization(struct oac_infer *c);
 int oac_infer_layer_normalization(struct oac_infer *c);
@@ -142,6 +144,8 @@ int oac_kernel_scatter_elements(struct oac_kernel_call *k);
 /* kernels/attn.c: attention with its KV-cache semantics */
 int oac_kernel_group_query_attention(struct oac_kernel_call *k);
 int oac_kernel_ms_attention(struct oac_kernel_call *k);
+int oac_kernel_paged_attention(struct oac_kernel_call *k);
+int oac_kernel_sparse_attention(struct oac_kernel_call *k);
 int oac_kernel_decoder_masked_mha(struct oac_kernel_call *k);
 int oac_kernel_embed_layer_normalization(struct oac_kernel_call *k);
 int oac_kernel_multi_head_attention(struct oac_kernel_call *k);

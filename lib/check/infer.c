@@ -1110,6 +1110,39 @@ int oac_infer_decoder_masked_mha(oac_infer *c)
     return OAC_OK;
 }
 
+/* Output 0: q's dims with the last set to num_heads * head_size (packed
+ * q: q's last * N / (N + 2 * KVN)); outputs 1 and 2: the pasts (inputs
+ * 3 and 4) they update in place (PagedAttention, SparseAttention). */
+static int infer_pooled(oac_infer *c)
+{
+    const oac_vshape *q = tin(c, 0);
+    int64_t N = oac_attr_int(c->proto, "num_heads", 0);
+    int64_t KVN = oac_attr_int(c->proto, "kv_num_heads", 0);
+    if (!q)
+        return OAC_OK;
+    int rc;
+    if (q->rank < 2 || q->rank > 3 || N < 1 || KVN < 1) {
+        rc = set_out_k(c, 0, q->elem_type, -1, NULL);
+    } else {
+        oac_dimref y[3];
+        memcpy(y, q->dims, (size_t)q->rank * sizeof *y);
+        bool packed = !port_given(c, 1);
+        rc = packed ? dim_scaled(c, q->dims[q->rank - 1], N, N + 2 * KVN, &y[q->rank - 1])
+                    : OAC_OK;
+        if (!rc)
+            rc = set_out_k(c, 0, q->elem_type, q->rank, y);
+    }
+    for (size_t k = 1; !rc && k < 3; k++) {
+        const oac_vshape *past = tin(c, k + 2);
+        if (k < c->n_out && past)
+            c->out[k] = *past;
+    }
+    return rc;
+}
+
+int oac_infer_paged_attention(oac_infer *c) { return infer_pooled(c); }
+int oac_infer_sparse_attention(oac_infer *c) { return infer_pooled(c); }
+
 /* com.microsoft Attention: output (B, S, v_hidden); present
  * (2, B, N, past + S, H), or the past's type with
  * past_present_share_buffer = 1 and input 6 (one buffer). */
