@@ -504,11 +504,10 @@ static int mha_cache(oac_kernel_call *k, mha *m)
             return oac_attn_bad_shape(k, MHA_PAST_LEN, "a scalar");
         if (m->share)
             m->P = ((const int32_t *)m->pl->data)[0];
-        if (m->share && (m->P < 0 || m->P + L > m->cap))
-            return oac_kernel_error(k, oac_kin_name(k, MHA_PAST_LEN),
-                                    "past_sequence_length %" PRId64 " and %" PRId64
-                                    " new rows do not fit the buffer of %" PRId64
-                                    " rows", m->P, L, m->cap);
+        int rc;
+        if (m->share && (rc = oac_attn_fits(k, MHA_PAST_LEN, m->P, L, m->cap,
+                                            oac_kin_name(k, MHA_PAST_K))))
+            return rc;
     }
     int64_t TT = m->TT = m->P + L;
     if (!m->share)

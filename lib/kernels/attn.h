@@ -285,6 +285,13 @@ typedef void (*oac_attn_row_fn)(void *ctx, oac_attn_io *io, oac_attn_row *r, int
  * checked (head sizes, work). */
 void oac_attn_run(const oac_attn_geom *g, oac_attn_io *io, oac_attn_row_fn fn, void *ctx);
 
+/* A shared buffer's length against its capacity through the one
+ * capacity rule (rulebook.h): pos (the value of input `port`) + len new
+ * rows within cap rows of `cache`, else kernel-error naming the input,
+ * in the rule's wording. */
+int oac_attn_fits(oac_kernel_call *k, size_t port, int64_t pos, int64_t len, int64_t cap,
+                  const char *cache);
+
 /* The scale attribute, or 1 / sqrt(H) when it is absent or 0. */
 double oac_attn_scale(const oac_kernel_call *k, int64_t H);
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kernels/attn.h"
+#include "rulebook.h"
 
 void oac_attn_rope_row(double *x, int64_t rot, const oac_tensor *cos,
                        const oac_tensor *sin, uint64_t at, bool interleaved)
@@ -287,4 +288,20 @@ double oac_attn_scale(const oac_kernel_call *k, int64_t H)
 {
     double scale = oac_attr_float(k->node, "scale", 0.0f);
     return scale == 0 ? 1 / sqrt((double)H) : scale;
+}
+
+int oac_attn_fits(oac_kernel_call *k, size_t port, int64_t pos, int64_t len, int64_t cap,
+                  const char *cache)
+{
+    oac_cap_case c = { .verdict = oac_capacity_rule(pos, len, cap, OAC_CAP_NORMAL),
+                       .what = "", .row = "", .pos_known = true, .pos = pos, .len = len,
+                       .cap = cap, .cache = cache };
+    if (c.verdict == OAC_CAP_FITS)
+        return OAC_OK;
+    char what[160], msg[384];
+    snprintf(what, sizeof what, "input %zu '%s'", port, oac_kin_name(k, port));
+    c.what = what;
+    c.row = " = ";
+    oac_capacity_say(msg, sizeof msg, &c);
+    return oac_kernel_error(k, oac_kin_name(k, port), "%s", msg);
 }

@@ -126,11 +126,9 @@ static int msa_past(oac_kernel_call *k, msa *a)
         if (!oac_tensor_numel_rt(a->pl, &n) || n != 1)
             return oac_attn_bad_shape(k, MA_PAST_LEN, "a scalar");
         int64_t L = ((const int32_t *)a->pl->data)[0];
-        if (L < 0 || L + S > a->P)
-            return oac_kernel_error(k, oac_kin_name(k, MA_PAST_LEN),
-                                    "past_sequence_length %" PRId64 " and %" PRId64
-                                    " new rows do not fit the buffer of %" PRId64 " rows",
-                                    L, S, a->P);
+        int rc = oac_attn_fits(k, MA_PAST_LEN, L, S, a->P, oac_kin_name(k, MA_PAST));
+        if (rc)
+            return rc;
         a->M = a->P;
         a->P = L;
     }
