@@ -578,7 +578,8 @@ def compare_model(case, opts):
         input_args += ["--input", "%s=%s" % (n, f)]
 
     # ONNX Runtime's steps.
-    manifest = {"model": "ort.onnx", "out": "ort", "pairs": ort_pairs, "steps": []}
+    manifest = {"model": "ort.onnx", "out": "ort", "pairs": ort_pairs, "steps": [],
+                "bind": ort_pairs if case.get("example") and bound_shared(name) else []}
     files = 0
 
     def feed(arr, elem):
@@ -745,20 +746,28 @@ def real_cases(real, opts):
 # them: each is tested against the documented semantics in
 # tests/check_kernel_ops.c instead (the shared-buffer forms: equal to the
 # growing form, which is compared here).
-SHARED_WHY = ("ONNX Runtime's CPU kernel writes a shared-buffer present assuming it is "
-              "the past's own storage (I/O binding); onnxruntime-node hands it a separate "
-              "output, whose rows land shifted by a head")
+SHARED_WHY = ("ONNX Runtime 1.30's CPU kernel, given a present bound to the past as GenAI's "
+              "shared mode binds it, corrupts memory (the process aborts); unbound, it writes "
+              "the new rows shifted by a head")
 NOT_ON_ORT_CPU = {
-    "ms_attention_shared": SHARED_WHY,
+    "ms_attention_shared": "ONNX Runtime 1.30's CPU Attention does not read "
+                           "past_sequence_length (input 6) and so refuses "
+                           "past_present_share_buffer (\"past_sequence_length tensor must be "
+                           "of one element\")",
     "mha_shared": SHARED_WHY,
     "dmmha_shared": SHARED_WHY,
-    "sparse_attention": "ONNX Runtime's CPU SparseAttention refuses a present that is not "
-                        "the past's own storage (I/O binding), which onnxruntime-node's "
-                        "run() does not bind",
     "paged_attention": "ONNX Runtime 1.30 registers PagedAttention for CUDA only (FLOAT16 "
                        "and BFLOAT16) and its schema wants 4-D block caches; the contract's "
                        "pools are [num_blocks, block_size, kv_heads * head_size]",
 }
+
+# Shared-buffer op models ONNX Runtime runs with each present bound to its
+# past's tensor (ort_diff.js "bind"), as GenAI's shared mode binds them.
+BIND_SHARED = {"sparse_attention"}
+
+
+def bound_shared(name):
+    return (name[:-4] if name.endswith("_f16") else name) in BIND_SHARED
 
 
 def not_on_ort(name):
