@@ -3,8 +3,9 @@
  * attention core (kernels/attn_core.c).
  *
  * Owns the operator's semantics, from ONNX Runtime's ContribOperators.md
- * and its CPU kernel (which 1.30 registers for FLOAT only; FLOAT16 and
- * BFLOAT16 here follow the same definition, computed in double):
+ * and its CPU kernel (compared side by side with ONNX Runtime 1.30 in
+ * FLOAT and FLOAT16, tests/ort_diff.sh; BFLOAT16 follows the same
+ * definition, computed in double):
  *  - Q, K, V = input x weights + bias ([B, S, D_in] x [D_in, Dq + Dk + Dv]),
  *    the columns split by qkv_hidden_sizes (default three equal parts),
  *    num_heads heads each; computed row by row as the core asks for them

@@ -3,7 +3,9 @@
  * (kernels/attn_core.c).
  *
  * Owns the operator's semantics, from ONNX Runtime's ContribOperators.md
- * and its CPU kernel (FLOAT16 and BFLOAT16 computed in double):
+ * and its CPU kernel (compared with ONNX Runtime 1.30 in FLOAT and
+ * FLOAT16 with the present bound to the past, tests/ort_diff.sh; its CPU
+ * kernel wants head sizes that are multiples of 8, this one does not):
  *  - query (B, S, num_heads * H) (or packed [Q|K|V] without key and
  *    value), key and value (B, S, kv_num_heads * H); past_key and
  *    past_value (B, kv_num_heads, capacity, H) are the present's buffer

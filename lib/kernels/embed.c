@@ -2,8 +2,9 @@
  * of BERT and GPT-2 exports (contract section 10).
  *
  * Owns its semantics, from ONNX Runtime's ContribOperators.md and its CPU
- * kernel (FLOAT in 1.30; FLOAT16 and BFLOAT16 follow the same definition,
- * computed in double): per token (b, s)
+ * kernel (compared with ONNX Runtime 1.30 in FLOAT and FLOAT16,
+ * tests/ort_diff.sh; BFLOAT16 follows the same definition, computed in
+ * double): per token (b, s)
  *   e = word_embedding[input_ids[b, s]] + position_embedding[p]
  *       (+ segment_embedding[segment_ids[b, s]] when both are given),
  *   p = position_ids[b, s] (or [0, s] for a (1, S) position_ids), else s;
