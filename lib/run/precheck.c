@@ -299,9 +299,14 @@ static int check_blocks(pre *p)
         memcpy(past, p->ints, np * sizeof *past);
         if (!pre_ints(p, port(p, op->blocks.cu), &nc) || nc != np + 1)
             return OAC_OK;
-        for (int64_t b = 0; b < rows; b++)
-            if (oac_add_overflow_i64(past[b], p->ints[b + 1] - p->ints[b], &totals[b]))
+        for (int64_t b = 0; b < rows; b++) {
+            int64_t n_new;
+            /* A decreasing or overflowing row is the kernel's to refuse. */
+            if (oac_sub_overflow_i64(p->ints[b + 1], p->ints[b], &n_new) || n_new < 0)
+                return OAC_OK;
+            if (oac_add_overflow_i64(past[b], n_new, &totals[b]))
                 totals[b] = INT64_MAX;
+        }
     } else if (oac_decoder_feeds_total(p->r->dec)) {
         for (int64_t b = 0; b < rows; b++)
             totals[b] = p->s->past + p->s->n_new;
