@@ -45,6 +45,11 @@ int oac_infer_gemm(struct oac_infer *c);
 int oac_infer_group_query_attention(struct oac_infer *c);
 int oac_infer_multi_head_attention(struct oac_infer *c);
 int oac_infer_attention(struct oac_infer *c);
+int oac_infer_ms_attention(struct oac_infer *c);
+int oac_infer_paged_attention(struct oac_infer *c);
+int oac_infer_sparse_attention(struct oac_infer *c);
+int oac_infer_decoder_masked_mha(struct oac_infer *c);
+int oac_infer_embed_layer_normalization(struct oac_infer *c);
 int oac_infer_layer_normalization(struct oac_infer *c);
 int oac_infer_rms_normalization(struct oac_infer *c);   /* and Simplified */
 int oac_infer_skip_layer_normalization(struct oac_infer *c);
@@ -91,6 +96,9 @@ int oac_kernel_abs(struct oac_kernel_call *k);
 int oac_kernel_relu(struct oac_kernel_call *k);
 int oac_kernel_sqrt(struct oac_kernel_call *k);
 int oac_kernel_exp(struct oac_kernel_call *k);
+int oac_kernel_log(struct oac_kernel_call *k);
+int oac_kernel_max(struct oac_kernel_call *k);
+int oac_kernel_min(struct oac_kernel_call *k);
 int oac_kernel_sigmoid(struct oac_kernel_call *k);
 int oac_kernel_tanh(struct oac_kernel_call *k);
 int oac_kernel_erf(struct oac_kernel_call *k);
@@ -138,6 +146,11 @@ int oac_kernel_scatter_nd(struct oac_kernel_call *k);
 int oac_kernel_scatter_elements(struct oac_kernel_call *k);
 /* kernels/attn.c: attention with its KV-cache semantics */
 int oac_kernel_group_query_attention(struct oac_kernel_call *k);
+int oac_kernel_ms_attention(struct oac_kernel_call *k);
+int oac_kernel_paged_attention(struct oac_kernel_call *k);
+int oac_kernel_sparse_attention(struct oac_kernel_call *k);
+int oac_kernel_decoder_masked_mha(struct oac_kernel_call *k);
+int oac_kernel_embed_layer_normalization(struct oac_kernel_call *k);
 int oac_kernel_multi_head_attention(struct oac_kernel_call *k);
 int oac_kernel_attention(struct oac_kernel_call *k);
 /* kernels/rope.c: rotary embeddings (ONNX, com.microsoft) */

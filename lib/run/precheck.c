@@ -20,6 +20,9 @@
  *    port's value is computed by nodes (a GenAI export derives
  *    total_sequence_length from attention_mask) and the run drives an
  *    input carrying the total (run/generate.h), the loop's total is used.
+ *  - a block table over fixed pools (.blocks: PagedAttention): every
+ *    position a sequence holds after the step needs a block the table
+ *    maps inside the pool (section 10; the pool never grows).
  * Ports, axes and rules come from the operator table's row
  * (.position_port, .values_port, .page_id_port, .axis_attr,
  * .axis_default, .enum_attr, .length, .pairs), never from op_type; the
@@ -269,6 +272,66 @@ static int check_paged(pre *p)
     return judge(p, cache, &k);
 }
 
+/* A row with a block table over fixed pools (.blocks, PagedAttention):
+ * every position a sequence holds after the step, [0, past + new), must
+ * have a block the table maps inside the pool (contract section 10: the
+ * pool never grows).  The past lengths and query offsets are the
+ * inputs' values when known before the step, else (computed by nodes
+ * from driven decoder inputs) the loop's total for every sequence. */
+static int check_blocks(pre *p)
+{
+    const oac_op *op = p->nd->op;
+    const oac_value *pool = port(p, op->pairs[0].in), *tv = port(p, op->blocks.table);
+    int64_t nb = pre_dim(p, pool, 0), bs = pre_dim(p, pool, 1);
+    size_t n;
+    if (nb < 0 || bs < 1 || pre_rank(p, tv) != 2 || !pre_ints(p, tv, &n) || n == 0)
+        return OAC_OK;
+    int64_t rows = pre_dim(p, tv, 0), w = rows > 0 ? (int64_t)n / rows : 0;
+    if (rows < 1 || w * rows != (int64_t)n || rows > PRE_MAX_INTS / 4)
+        return OAC_OK;
+    int64_t tab[PRE_MAX_INTS / 2], totals[PRE_MAX_INTS / 4];
+    if ((size_t)n > sizeof tab / sizeof tab[0])
+        return OAC_OK;
+    memcpy(tab, p->ints, n * sizeof *tab);
+    size_t np, nc;
+    int64_t past[PRE_MAX_INTS / 4];
+    if (pre_ints(p, port(p, op->blocks.past), &np) && np == (size_t)rows) {
+        memcpy(past, p->ints, np * sizeof *past);
+        if (!pre_ints(p, port(p, op->blocks.cu), &nc) || nc != np + 1)
+            return OAC_OK;
+        for (int64_t b = 0; b < rows; b++) {
+            int64_t n_new;
+            /* A decreasing or overflowing row is the kernel's to refuse. */
+            if (oac_sub_overflow_i64(p->ints[b + 1], p->ints[b], &n_new) || n_new < 0)
+                return OAC_OK;
+            if (oac_add_overflow_i64(past[b], n_new, &totals[b]))
+                totals[b] = INT64_MAX;
+        }
+    } else if (oac_decoder_feeds_total(p->r->dec)) {
+        for (int64_t b = 0; b < rows; b++)
+            totals[b] = p->s->past + p->s->n_new;
+    } else {
+        return OAC_OK;
+    }
+    for (int64_t b = 0; b < rows; b++) {
+        int64_t need = totals[b] <= 0 ? 0 : (totals[b] - 1) / bs + 1;
+        for (int64_t i = 0; i < need; i++) {
+            if (i >= w || tab[b * w + i] < 0)
+                return overflow(p, pool, "sequence %" PRId64 " reaches position %" PRId64
+                                " whose block %" PRId64 " '%s' does not map (%" PRId64
+                                " mapped); the pool '%s' of %" PRId64 " blocks of %" PRId64
+                                " does not grow", b, i * bs, i, tv->name, i, pool->name,
+                                nb, bs);
+            if (tab[b * w + i] >= nb)
+                return overflow(p, pool, "sequence %" PRId64 ": '%s' maps position %" PRId64
+                                " to block %" PRId64 ", outside the pool '%s' of %" PRId64
+                                " blocks", b, tv->name, i * bs, tab[b * w + i], pool->name,
+                                nb);
+        }
+    }
+    return OAC_OK;
+}
+
 /* A section-6 row's length rule, for the pairs the node declares in
  * place. */
 static int check_length(pre *p)
@@ -356,7 +419,9 @@ int oac_rt_precheck(oac_session *s)
         const oac_op *op = p->nd->op;
         if (!op || !r->fn[r->main->index][p->node])
             continue;
-        if (oac_op_has(op, OAC_OPF_PAGED))
+        if (op->blocks.table >= 0 && op->n_pairs)
+            rc = check_blocks(p);
+        else if (oac_op_has(op, OAC_OPF_PAGED))
             rc = check_paged(p);
         else if (oac_op_has(op, OAC_OPF_CACHE_UPDATE))
             rc = check_dense(p);
