@@ -31,6 +31,10 @@
 #define OAC_PAIRS(...)                                                    \
     .alias = OAC_AL_PAIRS, .pairs = { __VA_ARGS__ },                      \
     .n_pairs = sizeof((oac_op_pair[]){ __VA_ARGS__ }) / sizeof(oac_op_pair)
+/* OAC_BODIES("attr", ...): the subgraph attributes a row runs. */
+#define OAC_BODIES(...)                                                   \
+    .bodies = { __VA_ARGS__ },                                            \
+    .n_bodies = sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *)
 /* OAC_LENGTH(kind, port, seq_port, seq_axis, plus): section 6's rule. */
 #define OAC_LENGTH(kind, port, seq_port, seq_axis, plus)                  \
     { kind, port, seq_port, seq_axis, plus }
@@ -132,6 +136,14 @@ bool oac_op_enum_ok(const oac_op *op, const char *value, size_t len)
 const oac_op *oac_op_get(oac_op_id id)
 {
     return (unsigned)id < OAC_OP_COUNT ? &table[id] : NULL;
+}
+
+bool oac_op_is_body(const oac_op *op, const char *name)
+{
+    for (size_t k = 0; name && op && k < op->n_bodies; k++)
+        if (strcmp(op->bodies[k], name) == 0)
+            return true;
+    return false;
 }
 
 int oac_op_alias_input(const oac_op *op, size_t out, size_t n_in,

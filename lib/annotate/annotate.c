@@ -559,6 +559,60 @@ static const char *advice(const char *why)
                  "with nonpad_kv_seqlen";
 }
 
+/* Pair k's present v, made by a node the past does not reach through
+ * Identity links alone: why it is refused (trace's last case). */
+static int trace_indirect(ast *st, size_t k, oac_value *v)
+{
+    const oac_scope *s = st->s;
+    work *w = &st->w[k];
+    const char *past = st->a->pairs[k].past, *present = st->a->pairs[k].present;
+    long ni = v->producer;
+    int out = v->port;
+    const oac_node *n = &s->nodes[ni];
+    int rc;
+    if ((rc = reach_from(st, w->past)) != OAC_OK)
+        return rc;
+    if (!reached(st, v)) {
+        not_from_past(st, k, v);
+        return OAC_OK;
+    }
+    for (size_t j = 0; j < n->proto->n_input && j <= INT32_MAX; j++) {
+        oac_value *u = through_identity(st, oac_node_input(s, ni, j), NULL, &rc);
+        if (!reached(st, u))
+            continue;
+        const char *y = NULL;
+        oac_pair_verdict jv = judge(s, ni, (int)j, out, &y);
+        note_node(st, k, ni, (int)j, out);
+        if (jv == OAC_PAIR_GROWS || jv == OAC_PAIR_CONDITION) {
+            refuse(st, k, OAC_REFUSAL_GROWING_CACHE,
+                   "'%s' is output %d of node '%s' (%s), which is longer than its "
+                   "input %d (computed from '%s'): %s", present, out, n->display,
+                   op_of(n), (int)j, past, advice(y));
+            return OAC_OK;
+        }
+        if (jv == OAC_PAIR_IN_PLACE && u && u->kind == OAC_VAL_NODE_OUTPUT) {
+            const oac_node *m = &s->nodes[u->producer];
+            refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
+                   "'%s' reaches input %d of node '%s' (%s) through node '%s' (%s): "
+                   "annotate follows only Identity links and one cache operator from "
+                   "past to present; feed '%s' to the cache operator directly (move "
+                   "'%s' after the update or into the operator's attributes)",
+                   past, (int)j, n->display, op_of(n), m->display, op_of(m), past,
+                   m->display);
+            return OAC_OK;
+        }
+    }
+    note_node(st, k, ni, -1, out);
+    st->a->pairs[k].input_port = -1;
+    refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
+           "'%s' is made from '%s' by node '%s' (%s), which is not a cache operator "
+           "annotate knows (contract section 6), e.g. a rank-changing Reshape: "
+           "annotate follows only Identity links and one cache operator; make the "
+           "cache operator's output the graph output '%s'", present, past, n->display,
+           op_of(n), present);
+    return OAC_OK;
+}
+
 static int trace(ast *st, size_t k)
 {
     const oac_scope *s = st->s;
@@ -672,47 +726,7 @@ static int trace(ast *st, size_t k)
     }
 
     /* The past does not reach this operator through Identity links alone. */
-    if ((rc = reach_from(st, w->past)) != OAC_OK)
-        return rc;
-    if (!reached(st, v)) {
-        not_from_past(st, k, v);
-        return OAC_OK;
-    }
-    for (size_t j = 0; j < n->proto->n_input && j <= INT32_MAX; j++) {
-        oac_value *u = through_identity(st, oac_node_input(s, ni, j), NULL, &rc);
-        if (!reached(st, u))
-            continue;
-        const char *y = NULL;
-        oac_pair_verdict jv = judge(s, ni, (int)j, out, &y);
-        note_node(st, k, ni, (int)j, out);
-        if (jv == OAC_PAIR_GROWS || jv == OAC_PAIR_CONDITION) {
-            refuse(st, k, OAC_REFUSAL_GROWING_CACHE,
-                   "'%s' is output %d of node '%s' (%s), which is longer than its "
-                   "input %d (computed from '%s'): %s", present, out, n->display,
-                   op_of(n), (int)j, past, advice(y));
-            return OAC_OK;
-        }
-        if (jv == OAC_PAIR_IN_PLACE && u && u->kind == OAC_VAL_NODE_OUTPUT) {
-            const oac_node *m = &s->nodes[u->producer];
-            refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
-                   "'%s' reaches input %d of node '%s' (%s) through node '%s' (%s): "
-                   "annotate follows only Identity links and one cache operator from "
-                   "past to present; feed '%s' to the cache operator directly (move "
-                   "'%s' after the update or into the operator's attributes)",
-                   past, (int)j, n->display, op_of(n), m->display, op_of(m), past,
-                   m->display);
-            return OAC_OK;
-        }
-    }
-    note_node(st, k, ni, -1, out);
-    st->a->pairs[k].input_port = -1;
-    refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
-           "'%s' is made from '%s' by node '%s' (%s), which is not a cache operator "
-           "annotate knows (contract section 6), e.g. a rank-changing Reshape: "
-           "annotate follows only Identity links and one cache operator; make the "
-           "cache operator's output the graph output '%s'", present, past, n->display,
-           op_of(n), present);
-    return OAC_OK;
+    return trace_indirect(st, k, v);
 }
 
 /* The K and V pairs of one KV-cache node are shared together (contract 6:

@@ -147,8 +147,8 @@ static void resolve_if(build *b, oac_scope *s, long i, int depth)
                                       "aliases");
         goto done;
     }
-    oac_scope *br[2] = { oac_node_subgraph(n, "then_branch"),
-                         oac_node_subgraph(n, "else_branch") };
+    oac_scope *br[2] = { oac_node_subgraph(n, oac_op_body(n->op, 0)),
+                         oac_node_subgraph(n, oac_op_body(n->op, 1)) };
     if (!br[0] || !br[1])
         goto done;
     for (size_t p = 0; p < np->n_output; p++) {
@@ -310,7 +310,7 @@ static int link_edges(build *b)
                 if (!u || !n->op || in < 0 ||
                     (n->op->alias != OAC_AL_LOOP && n->op->alias != OAC_AL_SCAN))
                     continue;
-                oac_scope *body = oac_node_subgraph(n, "body");
+                oac_scope *body = oac_node_subgraph(n, oac_op_body(n->op, 0));
                 if (!body)
                     continue;
                 long num_scan = 0;
@@ -644,8 +644,8 @@ static int if_branch_state(build *b, const oac_value *v, const oac_value *a)
     const oac_node *n = oac_scope_node(v->scope, v->producer);
     if (!n || !n->op || n->op->alias != OAC_AL_BRANCH)
         return 0;
-    oac_scope *br[2] = { oac_node_subgraph(n, "then_branch"),
-                         oac_node_subgraph(n, "else_branch") };
+    oac_scope *br[2] = { oac_node_subgraph(n, oac_op_body(n->op, 0)),
+                         oac_node_subgraph(n, oac_op_body(n->op, 1)) };
     bool any = false, same = a != NULL;
     for (int k = 0; k < 2; k++) {
         bool upd = false;

@@ -36,7 +36,7 @@
 #include "check/graph.h"
 #include "op_fns.h"
 #include "ops.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 /* What a capacity rule of a row (ops.def .capacity) sees of its node. */
 typedef struct oac_cap {

@@ -9,7 +9,7 @@
  * shape-mismatch, --dim, known values), section 4 (alias_classes
  * elem_type, shape, dim_param, bytes).
  *
- * Invariants (see also check/shapes.h):
+ * Invariants (see also check/shapes_store.h):
  *  1. Scopes are visited in check/graph.h's order (parents first), nodes in the
  *     schedule's order (check/order.h: topological, file order when the file
  *     is sorted); a value's facts are final once its producer was visited,
@@ -33,6 +33,7 @@
 #include "check/graph.h"
 #include "ops.h"
 #include "check/order.h"
+#include "check/inputs.h"
 #include "check/shapes.h"
 
 /* ------------------------------------------------------------------ */
@@ -697,216 +698,14 @@ done:
 }
 
 /* ------------------------------------------------------------------ */
-/* Operand types of the cache updates (contract 2)                      */
+/* Alias classes (contract 3: type/rank/shape-mismatch; 4: classes)     */
 /* ------------------------------------------------------------------ */
-
-/* INT64 scalar: shape [] or [1].  What is not known is no violation. */
-static bool vs_is_int64_scalar(const pass *p, const oac_vshape *v)
-{
-    if (!v || v->kind == OAC_VK_UNKNOWN)
-        return true;
-    if (v->kind != OAC_VK_TENSOR || v->quantized)
-        return false;
-    if (v->elem_type && v->elem_type != 7 /* INT64 */)
-        return false;
-    if (v->rank <= 0)
-        return true;
-    if (v->rank != 1)
-        return false;
-    int64_t d = oac_shapes_dim(p->sh, v->dims[0]);
-    return d < 0 || d == 1;
-}
 
 static const char *elem_name(int32_t t)
 {
     const char *n = oac_elem_name(t);
     return n ? n : "an unknown type";
 }
-
-static int operand_diag(pass *p, oac_scope *s, long i, const char *value,
-                        int port, const char *fmt, ...) OAC_PRINTF(6, 7);
-
-static int operand_diag(pass *p, oac_scope *s, long i, const char *value,
-                        int port, const char *fmt, ...)
-{
-    char buf[512], suffix[32], msg[1024];
-    if (port >= 0)
-        snprintf(suffix, sizeof suffix, "/input/%d", port);
-    oac_where w = oac_where_node(s, i, value, port >= 0 ? suffix : NULL,
-                                 buf, sizeof buf);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return oac_scope_diag(p->st, s, OAC_OPERAND_INVALID, &w, "%s", msg);
-}
-
-static const oac_vshape *port_shape(pass *p, oac_scope *s, long i, int port,
-                                    const char **name)
-{
-    *name = NULL;
-    if (port < 0)
-        return NULL;
-    oac_value *v = oac_node_input(s, i, (size_t)port);
-    if (!v)
-        return NULL;
-    *name = v->name;
-    return &p->sh->vals[v->id];
-}
-
-/* values must match cache except on the capacity axis. */
-static int check_values_match(pass *p, oac_scope *s, long i, const char *nd,
-                              const oac_vshape *c, const char *cn,
-                              const oac_vshape *v, const char *vn, int vport,
-                              int64_t axis)
-{
-    if (c->elem_type && v->elem_type && c->elem_type != v->elem_type)
-        return operand_diag(p, s, i, vn, vport,
-                            "node '%s': values '%s' are %s but the cache '%s' holds %s",
-                            nd, vn, elem_name(v->elem_type), cn,
-                            elem_name(c->elem_type));
-    if (c->rank < 0 || v->rank < 0)
-        return OAC_OK;
-    if (c->rank != v->rank)
-        return operand_diag(p, s, i, vn, vport,
-                            "node '%s': values '%s' have rank %d but the cache '%s' has rank %d",
-                            nd, vn, v->rank, cn, c->rank);
-    for (int32_t d = 0; d < c->rank; d++) {
-        if (d == axis)
-            continue;
-        int64_t a = oac_shapes_dim(p->sh, c->dims[d]);
-        int64_t b = oac_shapes_dim(p->sh, v->dims[d]);
-        if (a >= 0 && b >= 0 && a != b)
-            return operand_diag(p, s, i, vn, vport,
-                                "node '%s': values '%s' have %" PRId64
-                                " on axis %d but the cache '%s' has %" PRId64,
-                                nd, vn, b, d, cn, a);
-    }
-    return OAC_OK;
-}
-
-static int check_operands(pass *p, oac_scope *s, long i)
-{
-    oac_node *nd = &s->nodes[i];
-    const oac_op *op = nd->op;
-    if (!oac_op_has(op, OAC_OPF_CACHE_UPDATE))
-        return OAC_OK;
-    const char *cn, *vn, *pn, *gn;
-    const oac_vshape *c = port_shape(p, s, i, 0, &cn);
-    const oac_vshape *v = port_shape(p, s, i, op->values_port, &vn);
-    const oac_vshape *pos = port_shape(p, s, i, op->position_port, &pn);
-    int rc = OAC_OK;
-
-    if (op->id == OAC_OP_PAGED_CACHE_UPDATE) {
-        if (c && c->kind != OAC_VK_UNKNOWN &&
-            !((c->kind == OAC_VK_SEQUENCE || c->kind == OAC_VK_MAP) && c->quantized))
-            return operand_diag(p, s, i, cn, 0,
-                                "node '%s': the cache '%s' is not a Sequence<QuantizedTensor>",
-                                nd->display, cn);
-        if (c && c->rank >= 0 && c->rank != 4)
-            return operand_diag(p, s, i, cn, 0,
-                                "node '%s': the pages of '%s' have rank %d, not 4 "
-                                "[2, heads, page_size, head_size]", nd->display, cn,
-                                c->rank);
-        if (c && c->rank == 4) {
-            int64_t two = oac_shapes_dim(p->sh, c->dims[0]);
-            if (two >= 0 && two != 2)
-                return operand_diag(p, s, i, cn, 0,
-                                    "node '%s': the pages of '%s' have %" PRId64
-                                    " on axis 0, not 2 (key and value)",
-                                    nd->display, cn, two);
-        }
-        if (c && v) {
-            if (v->kind != OAC_VK_UNKNOWN && (v->kind != OAC_VK_TENSOR || v->quantized))
-                return operand_diag(p, s, i, vn, op->values_port,
-                                    "node '%s': values '%s' are not a dense tensor",
-                                    nd->display, vn);
-            if ((rc = check_values_match(p, s, i, nd->display, c, cn, v, vn,
-                                         op->values_port, 2)))
-                return rc;
-        }
-        const oac_vshape *pg = port_shape(p, s, i, op->page_id_port, &gn);
-        if (pg && !vs_is_int64_scalar(p, pg))
-            return operand_diag(p, s, i, gn, op->page_id_port,
-                                "node '%s': page_id '%s' is not an INT64 scalar",
-                                nd->display, gn);
-    } else {
-        if (c && c->kind != OAC_VK_UNKNOWN &&
-            (c->kind != OAC_VK_TENSOR || c->quantized))
-            return operand_diag(p, s, i, cn, 0,
-                                "node '%s': the cache '%s' is not a dense tensor",
-                                nd->display, cn);
-        if (c && c->elem_type && (oac_elem_bits(c->elem_type) == 0 ||
-                                  c->elem_type == 9 /* BOOL */))
-            return operand_diag(p, s, i, cn, 0,
-                                "node '%s': the cache '%s' holds %s, not a fixed-size numeric type",
-                                nd->display, cn, elem_name(c->elem_type));
-        int64_t axis = op->axis_default;
-        if (op->axis_attr)
-            axis = oac_attr_int(nd->proto, op->axis_attr, axis);
-        if (c && c->rank >= 0) {
-            if (axis < -(int64_t)c->rank || axis >= c->rank) {
-                return operand_diag(p, s, i, cn, -1,
-                                    "node '%s': axis %" PRId64
-                                    " is out of range for the rank-%d cache '%s'",
-                                    nd->display, axis, c->rank, cn);
-            }
-            if (axis < 0)
-                axis += c->rank;
-        } else {
-            axis = -1;
-        }
-        if (v && v->kind != OAC_VK_UNKNOWN && (v->kind != OAC_VK_TENSOR || v->quantized))
-            return operand_diag(p, s, i, vn, op->values_port,
-                                "node '%s': values '%s' are not a dense tensor",
-                                nd->display, vn);
-        if (c && v && axis >= 0 &&
-            (rc = check_values_match(p, s, i, nd->display, c, cn, v, vn,
-                                     op->values_port, axis)))
-            return rc;
-    }
-    if (op->id == OAC_OP_TENSOR_SCATTER) {
-        /* write_indices: INT64 [batch]. */
-        if (pos && pos->kind == OAC_VK_TENSOR && pos->elem_type &&
-            pos->elem_type != 7 /* INT64 */)
-            return operand_diag(p, s, i, pn, op->position_port,
-                                "node '%s': write_indices '%s' are %s, not INT64",
-                                nd->display, pn, elem_name(pos->elem_type));
-        if (pos && pos->rank >= 0 && pos->rank != 1)
-            return operand_diag(p, s, i, pn, op->position_port,
-                                "node '%s': write_indices '%s' have rank %d, not 1 ([batch])",
-                                nd->display, pn, pos->rank);
-        if (pos && c && pos->rank == 1 && c->rank >= 1) {
-            int64_t b = oac_shapes_dim(p->sh, pos->dims[0]);
-            int64_t cb = oac_shapes_dim(p->sh, c->dims[0]);
-            if (b >= 0 && cb >= 0 && b != cb)
-                return operand_diag(p, s, i, pn, op->position_port,
-                                    "node '%s': write_indices '%s' have %" PRId64
-                                    " entries but the batch of '%s' is %" PRId64,
-                                    nd->display, pn, b, cn, cb);
-        }
-        char mode[32];
-        const Onnx__AttributeProto *m = oac_node_attr(nd->proto, "mode");
-        if (m && m->has_s) {
-            size_t n = m->s.len < sizeof mode - 1 ? m->s.len : sizeof mode - 1;
-            oac_shapes_copy(mode, m->s.data, n);
-            mode[n] = '\0';
-            if (m->s.len >= sizeof mode || (strcmp(mode, "linear") && strcmp(mode, "circular")))
-                return operand_diag(p, s, i, NULL, -1,
-                                    "node '%s': mode '%s' is neither 'linear' nor 'circular'",
-                                    nd->display, mode);
-        }
-    } else if (pos && !vs_is_int64_scalar(p, pos)) {
-        return operand_diag(p, s, i, pn, op->position_port,
-                            "node '%s': position '%s' is not an INT64 scalar (shape [] or [1])",
-                            nd->display, pn);
-    }
-    return OAC_OK;
-}
-
-/* ------------------------------------------------------------------ */
-/* Alias classes (contract 3: type/rank/shape-mismatch; 4: classes)     */
-/* ------------------------------------------------------------------ */
 
 static void value_where(const pass *p, const oac_value *v, char *loc,
                         size_t len, oac_where *w)
@@ -1155,11 +954,5 @@ int oac_pass_shapes(oac_check_state *st)
     if ((rc = unify_classes(&p)))
         return rc;
     oac_shapes_intern_done(sh);
-    for (size_t si = 0; si < p.g->n_scopes; si++) {
-        oac_scope *s = p.g->scopes[si];
-        for (size_t i = 0; i < s->n_nodes; i++)
-            if ((rc = check_operands(&p, s, (long)i)))
-                return rc;
-    }
     return fill_dims(&p);
 }

@@ -50,7 +50,7 @@
 
 #include "run/generate.h"
 #include "run/exec.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 /* At most this many integers of a position are read (write_indices has
  * one per batch row). */
