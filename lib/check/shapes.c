@@ -848,36 +848,6 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
     return OAC_OK;
 }
 
-static int fill_class(pass *p, oac_alias_class *out, const oac_vshape *m)
-{
-    oac_analysis *a = p->st->out;
-    out->elem_type = m->elem_type;
-    out->rank = m->rank;
-    out->bytes.known = false;
-    out->bytes.value = 0;
-    if (m->rank < 0)
-        return OAC_OK;
-    /* In the analysis's arena (check/checker.h), released with it. */
-    out->dims = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
-                                    sizeof *out->dims);
-    out->dim_params = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
-                                          sizeof *out->dim_params);
-    if (!out->dims || !out->dim_params)
-        return OAC_ENOMEM;
-    for (int32_t d = 0; d < m->rank; d++) {
-        out->dims[d] = oac_shapes_dim(p->sh, m->dims[d]);
-        const char *nm = oac_shapes_dim_name(p->sh, m->dims[d]);
-        if (nm && !(out->dim_params[d] = oac_analysis_strdup(a, nm)))
-            return OAC_ENOMEM;
-    }
-    uint64_t b;
-    if (m->kind == OAC_VK_TENSOR && oac_shapes_bytes(p->sh, m, &b)) {
-        out->bytes.known = true;
-        out->bytes.value = b;
-    }
-    return OAC_OK;
-}
-
 static int unify_classes(pass *p)
 {
     const oac_aliases *a = p->st->aliases;
@@ -895,7 +865,7 @@ static int unify_classes(pass *p)
     oac_analysis *out = p->st->out;
     for (size_t i = 0; i < a->n_classes && !rc && out; i++)
         if (i < out->n_classes)
-            rc = fill_class(p, &out->classes[i], &merged[i]);
+            rc = oac_class_complete(out, i, p->sh, &merged[i]);
     oac_dealloc(p->st->ctx, merged);
     return rc;
 }
