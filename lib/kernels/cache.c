@@ -13,7 +13,8 @@
  * Invariants:
  *  1. Every bound is checked before the first byte is written: position
  *     < 0 or position + new_length > capacity is capacity-overflow, naming
- *     node, position, length and capacity; nothing is reallocated, the
+ *     node, position, length, capacity and cache (the rule and its words
+ *     are rulebook.h's, as the check's); nothing is reallocated, the
  *     cache is left as it was and the run stops.
  *  2. Writes stay inside the cache: offsets are computed with overflow
  *     checks from dims already validated against the tensors' byte sizes.
@@ -23,8 +24,10 @@
  *     shared bytes are kept.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "rulebook.h"
 #include "run/kernel_api.h"
 
 /* Layout of a write along one axis: outer runs of cap (cache) or len
@@ -84,8 +87,8 @@ static int check_operands(oac_kernel_call *k, const oac_tensor *cache,
                                "cache (%s, rank %d)", k->node_name,
                                oac_elem_name(upd->elem_type), upd->rank,
                                oac_elem_name(cache->elem_type), cache->rank);
-    int64_t a = *axis < 0 ? *axis + cache->rank : *axis;
-    if (a < 0 || a >= cache->rank)
+    int64_t a = oac_capacity_axis(*axis, cache->rank);
+    if (a < 0)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
                                "node %s: axis %" PRId64 " out of range for rank %d",
                                k->node_name, *axis, cache->rank);
@@ -97,6 +100,18 @@ static int check_operands(oac_kernel_call *k, const oac_tensor *cache,
                                    upd->dims[i], cache->dims[i]);
     *axis = a;
     return OAC_OK;
+}
+
+/* capacity-overflow in the capacity rule's one wording (rulebook.h),
+ * naming the cache (input 0), when the verdict is not "fits". */
+static int overflows(oac_kernel_call *k, oac_cap_case *c)
+{
+    if (c->verdict == OAC_CAP_FITS || c->verdict == OAC_CAP_UNKNOWN)
+        return OAC_OK;
+    char msg[384];
+    c->cache = k->node->n_input ? k->node->input[0] : NULL;
+    oac_capacity_say(msg, sizeof msg, c);
+    return oac_kernel_fail(k, OAC_CAPACITY_OVERFLOW, "node '%s': %s", k->node_name, msg);
 }
 
 /* The tensor output 0 writes into: the cache itself when aliased, else a
@@ -132,12 +147,12 @@ int oac_kernel_cache_update(oac_kernel_call *k)
     int rc = check_operands(k, cache, upd, &axis);
     if (rc)
         return rc;
-    int64_t cap = cache->dims[axis], len = upd->dims[axis], end;
-    if (pos < 0 || oac_add_overflow_i64(pos, len, &end) || end > cap)
-        return oac_kernel_fail(k, OAC_CAPACITY_OVERFLOW,
-                               "node %s: position %" PRId64 " + length %" PRId64
-                               " exceeds capacity %" PRId64, k->node_name,
-                               pos, len, cap);
+    int64_t cap = cache->dims[axis], len = upd->dims[axis];
+    oac_cap_case c = { .verdict = oac_capacity_rule(pos, len, cap, OAC_CAP_NORMAL),
+                       .what = "position", .row = "", .pos_known = true, .pos = pos,
+                       .len = len, .cap = cap };
+    if ((rc = overflows(k, &c)))
+        return rc;
     span s;
     if ((rc = layout(k, cache, 0, (int)axis, &s)))
         return rc;
@@ -194,16 +209,18 @@ int oac_kernel_tensor_scatter(oac_kernel_call *k)
     /* Check every batch before writing any: a refused update leaves the
      * cache untouched. */
     for (int64_t b = 0; b < batch; b++) {
-        int64_t p = 0, end;
-        if (wi)
+        int64_t p = 0;
+        char row[48] = "";
+        if (wi) {
             memcpy(&p, &wi[b], sizeof p);
-        bool bad = circular ? (p < 0 || len > cap)
-                            : (p < 0 || oac_add_overflow_i64(p, len, &end) || end > cap);
-        if (bad)
-            return oac_kernel_fail(k, OAC_CAPACITY_OVERFLOW,
-                                   "node %s: write_indices[%" PRId64 "] = %" PRId64
-                                   " + length %" PRId64 " exceeds capacity %" PRId64
-                                   " (%s mode)", k->node_name, b, p, len, cap, mode);
+            snprintf(row, sizeof row, "[%" PRId64 "] = ", b);
+        }
+        oac_cap_mode cm = circular ? OAC_CAP_CIRCULAR : OAC_CAP_NORMAL;
+        oac_cap_case c = { .verdict = oac_capacity_rule(p, len, cap, cm), .mode = cm,
+                           .what = wi ? "write_indices" : "position", .row = row,
+                           .pos_known = true, .pos = p, .len = len, .cap = cap };
+        if ((rc = overflows(k, &c)))
+            return rc;
     }
     span s;
     if ((rc = layout(k, cache, 1, (int)axis, &s)))
