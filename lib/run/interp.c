@@ -73,6 +73,25 @@ static int node_diag(oac_session *s, const oac_where *w, oac_code code,
 
 /* ---- frames ------------------------------------------------------- */
 
+/* The kept kernel states of the main graph's cache updates (one block;
+ * none when the graph has no such node). */
+static int kstates_setup(oac_frame *fr, oac_session *s, const oac_scope *sc)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sc->n_nodes; i++)
+        n += oac_op_has(sc->nodes[i].op, OAC_OPF_CACHE_UPDATE);
+    if (!n)
+        return OAC_OK;
+    fr->kstate = oac_calloc(s->ctx, sc->n_nodes, sizeof *fr->kstate);
+    fr->kstates = oac_calloc(s->ctx, n, sizeof *fr->kstates);
+    if (!fr->kstate || !fr->kstates)
+        return OAC_ENOMEM;
+    for (size_t i = 0, j = 0; i < sc->n_nodes; i++)
+        if (oac_op_has(sc->nodes[i].op, OAC_OPF_CACHE_UPDATE))
+            fr->kstate[i] = &fr->kstates[j++];
+    return OAC_OK;
+}
+
 static int frame_setup(oac_frame *fr, oac_session *s, const oac_scope *sc, int depth)
 {
     rt_run *r = s->run;
@@ -98,6 +117,8 @@ static int frame_setup(oac_frame *fr, oac_session *s, const oac_scope *sc, int d
         return OAC_ENOMEM;
     for (size_t l = 0; l < fr->n; l++)
         fr->vals[l] = &fr->objs[l];
+    if (depth == 0 && kstates_setup(fr, s, sc))
+        return OAC_ENOMEM;
     if (!fr->plan)
         return oac_err(s->ctx, OAC_EINTERNAL, "graph '%s' has no memory plan", fr->name);
     return OAC_OK;
@@ -117,6 +138,8 @@ void oac_frame_leave(oac_frame *fr)
     oac_dealloc(s->ctx, fr->out_buf);
     oac_dealloc(s->ctx, fr->alias);
     oac_dealloc(s->ctx, fr->before);
+    oac_dealloc(s->ctx, fr->kstate);
+    oac_dealloc(s->ctx, fr->kstates);
     memset(fr, 0, sizeof *fr);
 }
 
@@ -535,6 +558,7 @@ static int exec_node(oac_frame *fr, size_t i)
         .out = fr->out_buf, .n_out = np->n_output, .out_alias = fr->alias,
         .alloc = &s->alloc, .diags = s->diags, .session = s,
         .graph_name = fr->name, .location = loc, .frame = fr,
+        .state = fr->kstate ? fr->kstate[i] : NULL,
     };
     /* A kernel that runs a body uses that body's frame's port arrays;
      * this frame's stay as set up above. */
