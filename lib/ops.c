@@ -34,6 +34,10 @@
     .n_pairs = sizeof((oac_op_pair[]){ __VA_ARGS__ }) / sizeof(oac_op_pair)
 /* OAC_BLOCKS(table, past_seqlens, cu_seqlens): a block table's ports. */
 #define OAC_BLOCKS(table_, past_, cu_) .blocks = { table_, past_, cu_ }
+/* OAC_BODIES("attr", ...): the subgraph attributes a row runs. */
+#define OAC_BODIES(...)                                                   \
+    .bodies = { __VA_ARGS__ },                                            \
+    .n_bodies = sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *)
 /* OAC_LENGTH(kind, port, seq_port, seq_axis, plus): section 6's rule. */
 #define OAC_LENGTH(kind, port, seq_port, seq_axis, plus)                  \
     { kind, port, seq_port, seq_axis, plus }
@@ -135,6 +139,14 @@ bool oac_op_enum_ok(const oac_op *op, const char *value, size_t len)
 const oac_op *oac_op_get(oac_op_id id)
 {
     return (unsigned)id < OAC_OP_COUNT ? &table[id] : NULL;
+}
+
+bool oac_op_is_body(const oac_op *op, const char *name)
+{
+    for (size_t k = 0; name && op && k < op->n_bodies; k++)
+        if (strcmp(op->bodies[k], name) == 0)
+            return true;
+    return false;
 }
 
 int oac_op_alias_input(const oac_op *op, size_t out, size_t n_in,

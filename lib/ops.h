@@ -100,8 +100,26 @@ enum {
      * has the past's shape): the length rule holds with or without
      * output_alias.  Without it, the rule holds where the pair is in
      * place: declared, or configured in the file (OAC_COND_INPUT/ATTR). */
-    OAC_OPF_PRESENT_IS_PAST = 1 << 6
+    OAC_OPF_PRESENT_IS_PAST = 1 << 6,
+    /* Control flow the reference runtime runs (run/control.c): the node
+     * runs its .bodies, and its memory plan holds theirs (plan rules
+     * 9-10).  A row with .bodies but without it (Scan) is refused by the
+     * runtime. */
+    OAC_OPF_CONTROL = 1 << 7,
+    /* The position port holds write_indices, INT64 [batch] (one position
+     * per batch row), not a scalar position (TensorScatter). */
+    OAC_OPF_WRITE_INDICES = 1 << 8,
+    /* The operator reads a paged cache one page at a time into workspace
+     * of one decoded page (PagedCacheAttention; plan rule 5c). */
+    OAC_OPF_PAGED_READ = 1 << 9
 };
+
+/* The contract's operator domain (its rows' DOMAIN; what a model must
+ * import to use them).  The one spelling of it in lib/. */
+#define OAC_ALIAS_DOMAIN "onnx_alias"
+
+/* The most subgraph attributes a row names (.bodies). */
+#define OAC_OP_MAX_BODIES 2
 
 typedef enum oac_op_id {
 #define OAC_OP(id, dom, op, ...) OAC_OP_##id,
@@ -147,6 +165,13 @@ typedef struct oac_op {
     const char *enum_attr;    /* closed-set string attribute, or NULL */
     const char *enum_values;  /* "a|b", the first the default */
 
+    /* Control flow (contract 3 "Details"): the attributes holding the
+     * subgraphs the node runs, in the row's order (If: the branch taken
+     * when cond is true, then the other; Loop, Scan: the body); NULL
+     * past n_bodies. */
+    const char *bodies[OAC_OP_MAX_BODIES];
+    uint8_t n_bodies;
+
     /* What the passes run for it; NULL: nothing (outputs unknown, no
      * folding, unsupported-operator at run time). */
     oac_rule_fn infer;        /* shape inference (check/infer.c) */
@@ -177,6 +202,22 @@ static inline bool oac_op_is(const oac_op *op, oac_op_id id)
 {
     return op && op->id == id;
 }
+
+/* Is op a cache update whose cache is a sequence of pages
+ * (PagedCacheUpdate)? */
+static inline bool oac_op_paged_update(const oac_op *op)
+{
+    return oac_op_has(op, OAC_OPF_CACHE_UPDATE) && oac_op_has(op, OAC_OPF_PAGED);
+}
+
+/* Body k of op's row (.bodies), or NULL. */
+static inline const char *oac_op_body(const oac_op *op, size_t k)
+{
+    return op && k < op->n_bodies ? op->bodies[k] : NULL;
+}
+
+/* Does attribute `name` hold one of the bodies op runs? */
+bool oac_op_is_body(const oac_op *op, const char *name);
 
 /* For an op whose aliasing is fixed by the table (PAIRS, LOOP, SCAN):
  * the input port output `out` may alias given n_in inputs and (Scan)

@@ -12,7 +12,7 @@
 
 #include "check/alias.h"
 #include "check/graph.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 static size_t unchecked_count(const fx *r, const char *node, const char *reason)
 {

@@ -15,7 +15,7 @@
 
 #include "check/alias.h"
 #include "check/graph.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 /* ---- the fixture ------------------------------------------------------ */
 

@@ -9,9 +9,19 @@
 # know which operator a node is reads the node's row (oac_node.op, or
 # oac_op_find and the row's id or flags).
 #
+# The same holds for the other facts the table carries: a body
+# attribute name of a row's .bodies ("then_branch", "else_branch",
+# "body") or the contract's domain "onnx_alias" (OAC_ALIAS_DOMAIN) quoted
+# anywhere in lib/ but ops.def, ops.h and ops.c, and a test of a row's
+# id (`->id == OAC_OP_...`, `.id != OAC_OP_...`, or the id first) outside
+# them: a pass asks the row's columns and flags instead (oac_op_body,
+# OAC_OPF_CONTROL, ...), or oac_op_is() where the id is the fact.
+#
 # The check proves itself on a copy of lib/: a name planted in a pass
 # must be caught, one planted in its own kernel's file must not, and one
-# planted in another kernel's file must.
+# planted in another kernel's file must; a body name (even in the
+# control kernels' file), the domain and an id test planted in a pass
+# must be caught, a longer name and a comparison of another id must not.
 #
 # Usage: op_names.sh [LIB_DIR]   (default "$top_srcdir/lib")
 set -u
@@ -22,6 +32,7 @@ rows_of() {
     awk '
     { text = text $0 "\n" }
     END {
+        gsub(/OAC_ALIAS_DOMAIN/, "\"onnx_alias\"", text)
         while ((i = index(text, "/*")) > 0) {
             rest = substr(text, i + 2)
             j = index(rest, "*/")
@@ -79,6 +90,26 @@ check_lib() {
     done <<EOF
 $rows
 EOF
+    # Facts of the table's other columns: body names, the domain, ids.
+    bodies=$(tr '\n' ' ' < "$def" | grep -o 'OAC_BODIES([^)]*)' | grep -o '"[^"]*"' | sort -u)
+    if [ -z "$bodies" ]; then
+        echo "op_names.sh: no OAC_BODIES in $def" >&2
+        return 2
+    fi
+    for f in $(find "$lib" \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | sort); do
+        case $f in */ops.def|*/ops.c|*/ops.h) continue ;; esac
+        for q in $bodies '"onnx_alias"'; do
+            if grep -nF -- "$q" "$f" > /dev/null; then
+                grep -nF -- "$q" "$f" | sed "s|^|${f#"$lib"/}:|; s|\$|  ($q outside the table)|"
+                bad=1
+            fi
+        done
+        idtest='(->|\.)id[[:space:]]*[!=]=[[:space:]]*OAC_OP_|OAC_OP_[A-Z0-9_]+[[:space:]]*[!=]=[[:space:]]*[A-Za-z_]'
+        if grep -nE -- "$idtest" "$f" > /dev/null; then
+            grep -nE -- "$idtest" "$f" | sed "s|^|${f#"$lib"/}:|; s|\$|  (a row's id tested outside the table)|"
+            bad=1
+        fi
+    done
     return $bad
 }
 
@@ -90,14 +121,17 @@ fi
 : "${top_srcdir:?}"
 check_lib "$top_srcdir/lib"
 rc=$?
-[ $rc -eq 0 ] || { echo "FAIL: quoted operator names in lib/ (above)"; exit 1; }
+[ $rc -eq 0 ] || { echo "FAIL: operator facts outside the table in lib/ (above)"; exit 1; }
 
 # Self-test on a copy: each plant must be judged as the rule says.
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 plant() {   # plant FILE NAME EXPECTED_RC
     rm -rf "$tmp/lib" && cp -R "$top_srcdir/lib" "$tmp/lib" || exit 99
-    printf 'static const char *planted = "%s";\n' "$2" >> "$tmp/lib/$1"
+    case $2 in
+    *'('*) printf '%s\n' "$2" >> "$tmp/lib/$1" ;;   # a line of code
+    *) printf 'static const char *planted = "%s";\n' "$2" >> "$tmp/lib/$1" ;;
+    esac
     check_lib "$tmp/lib" > /dev/null 2>&1
     got=$?
     if [ $got -ne "$3" ]; then
@@ -111,4 +145,12 @@ plant kernels/math.c Concat 1        # Concat's kernel is kernels/shape.c's
 plant kernels/shape.c Concat 0
 plant run/kernel_api.h CacheUpdate 1       # headers too
 plant check/graph.c Reluctant 0           # not an operator name
+plant check/plan.c then_branch 1          # body names live in the rows
+plant run/control.c body 1                # even in the control kernels
+plant check/graph.c bodyguard 0           # not a body name
+plant check/alias_rules.c onnx_alias 1    # the domain is OAC_ALIAS_DOMAIN
+plant check/plan.c 'static int f(const oac_op *op) { return op->id == OAC_OP_IF; }' 1
+plant run/setup.c 'static int f(const oac_node *n) { return n->op->id != OAC_OP_LOOP; }' 1
+plant check/pages.c 'static int f(const oac_op *op) { return OAC_OP_SCAN == op->id; }' 1
+plant check/graph.c 'static int f(const oac_value *v, size_t n) { return v->id == n; }' 0
 exit 0

@@ -142,6 +142,15 @@ void oac_aliases_free(oac_aliases *a);
 /* The class of v, or NULL (v in no alias class). */
 const oac_aclass *oac_value_class(const oac_aliases *a, const oac_value *v);
 
+struct oac_shapes;
+struct oac_vshape;
+/* Complete public class k of analysis a (made by the classes pass) with
+ * the type its members unify to (m, merged by the shapes pass over
+ * store sh): elem_type, rank, dims, dim_params (in the analysis's arena)
+ * and bytes when known.  OAC_ENOMEM only. */
+int oac_class_complete(oac_analysis *a, size_t k, const struct oac_shapes *sh,
+                       const struct oac_vshape *m);
+
 /* The input port that output port `out` of node i of s must-aliases after
  * the ports pass, or -1: a valid MUST_ALIAS output_alias entry (in range,
  * not omitted, not a duplicate) or, for a call of a local function, the

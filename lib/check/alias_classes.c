@@ -6,8 +6,9 @@
  * alias-mismatch, alias-unknown-value, alias-unbacked, alias-cycle (for
  * cycles of alias links and of alias_of declarations),
  * alias-missing-boundary and alias-root-immutable.  Also creates
- * st->out->classes (root, graph, members, read_write) that the shapes pass
- * completes.  Contract: section 3 and "Details the rules rely on"
+ * st->out->classes (root, graph, members, read_write) and completes each
+ * (oac_class_complete: elem_type, shape, dim_params, bytes) once the
+ * shapes pass has unified its members' types.  Contract: section 3 and "Details the rules rely on"
  * (boundary outputs name the root, chains, If outputs take their alias
  * from their branches, a node output may be a root), section 4
  * (alias_classes).
@@ -36,6 +37,7 @@
 #include "check/graph.h"
 #include "ops.h"
 #include "check/order.h"
+#include "check/shapes_store.h"
 
 #define IF_DEPTH (4 * OAC_MAX_DEPTH)
 #define LOC_MAX 512
@@ -147,8 +149,8 @@ static void resolve_if(build *b, oac_scope *s, long i, int depth)
                                       "aliases");
         goto done;
     }
-    oac_scope *br[2] = { oac_node_subgraph(n, "then_branch"),
-                         oac_node_subgraph(n, "else_branch") };
+    oac_scope *br[2] = { oac_node_subgraph(n, oac_op_body(n->op, 0)),
+                         oac_node_subgraph(n, oac_op_body(n->op, 1)) };
     if (!br[0] || !br[1])
         goto done;
     for (size_t p = 0; p < np->n_output; p++) {
@@ -310,7 +312,7 @@ static int link_edges(build *b)
                 if (!u || !n->op || in < 0 ||
                     (n->op->alias != OAC_AL_LOOP && n->op->alias != OAC_AL_SCAN))
                     continue;
-                oac_scope *body = oac_node_subgraph(n, "body");
+                oac_scope *body = oac_node_subgraph(n, oac_op_body(n->op, 0));
                 if (!body)
                     continue;
                 long num_scan = 0;
@@ -644,8 +646,8 @@ static int if_branch_state(build *b, const oac_value *v, const oac_value *a)
     const oac_node *n = oac_scope_node(v->scope, v->producer);
     if (!n || !n->op || n->op->alias != OAC_AL_BRANCH)
         return 0;
-    oac_scope *br[2] = { oac_node_subgraph(n, "then_branch"),
-                         oac_node_subgraph(n, "else_branch") };
+    oac_scope *br[2] = { oac_node_subgraph(n, oac_op_body(n->op, 0)),
+                         oac_node_subgraph(n, oac_op_body(n->op, 1)) };
     bool any = false, same = a != NULL;
     for (int k = 0; k < 2; k++) {
         bool upd = false;
@@ -966,4 +968,37 @@ done:
     oac_dealloc(ctx, has_alias_of);
     oac_dealloc(ctx, target);
     return rc;
+}
+
+/* ---- completing a class: its types (check/alias.h) ----------------- */
+
+int oac_class_complete(oac_analysis *a, size_t k, const oac_shapes *sh,
+                       const oac_vshape *m)
+{
+    oac_alias_class *out = &a->classes[k];
+    out->elem_type = m->elem_type;
+    out->rank = m->rank;
+    out->bytes.known = false;
+    out->bytes.value = 0;
+    if (m->rank < 0)
+        return OAC_OK;
+    /* In the analysis's arena (check/checker.h), released with it. */
+    out->dims = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
+                                    sizeof *out->dims);
+    out->dim_params = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
+                                          sizeof *out->dim_params);
+    if (!out->dims || !out->dim_params)
+        return OAC_ENOMEM;
+    for (int32_t d = 0; d < m->rank; d++) {
+        out->dims[d] = oac_shapes_dim(sh, m->dims[d]);
+        const char *nm = oac_shapes_dim_name(sh, m->dims[d]);
+        if (nm && !(out->dim_params[d] = oac_analysis_strdup(a, nm)))
+            return OAC_ENOMEM;
+    }
+    uint64_t b;
+    if (m->kind == OAC_VK_TENSOR && oac_shapes_bytes(sh, m, &b)) {
+        out->bytes.known = true;
+        out->bytes.value = b;
+    }
+    return OAC_OK;
 }

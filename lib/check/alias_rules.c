@@ -1,6 +1,6 @@
 /* check/alias_rules.c: the node- and declaration-level alias rules.
  *
- * Owns three passes (check/checker.h order 2, 3, 7):
+ * Owns three passes (check/passes.def):
  *  - access:   access-invalid (READ_WRITE off a graph input, on an input
  *              that is also an initializer, an access value not 0/1);
  *  - ports:    output_alias entries (alias-index-out-of-range,
@@ -12,9 +12,8 @@
  *              the pairs of section 6's KV-cache operators that hold
  *              without output_alias, alias-unsupported (section 6: a pair
  *              the operator's row refuses, or half of a K/V pair; the
- *              port is then OAC_ALIAS_REFUSED), and the non-type parts
- *              of operand-invalid (domain not imported, input count,
- *              missing operand, attribute kinds);
+ *              port is then OAC_ALIAS_REFUSED) (operand-invalid is
+ *              check/operands.c's);
  *  - metadata: metadata-alias (the prototype convention in metadata_props
  *              used where the real field is absent).
  * Contract: sections 2 and 3 and "Details the rules rely on", section 6.
@@ -44,7 +43,7 @@ static bool empty(const char *s)
     return !s || !*s;
 }
 
-/* ---- pass 2: access ------------------------------------------------- */
+/* ---- access ---------------------------------------------------- */
 
 int oac_pass_access(oac_check_state *st)
 {
@@ -92,137 +91,7 @@ int oac_pass_access(oac_check_state *st)
     return rc;
 }
 
-/* ---- pass 3: ports -------------------------------------------------- */
-
-static const Onnx__AttributeProto *find_attr(const Onnx__NodeProto *n,
-                                             const char *name, size_t *idx)
-{
-    for (size_t a = 0; a < n->n_attribute; a++)
-        if (n->attribute[a] && n->attribute[a]->name &&
-            strcmp(n->attribute[a]->name, name) == 0) {
-            if (idx)
-                *idx = a;
-            return n->attribute[a];
-        }
-    return NULL;
-}
-
-/* Is the attribute an int?  type INT, or (untyped, old writers) only i. */
-static bool attr_is_int(const Onnx__AttributeProto *a)
-{
-    if (a->has_type)
-        return a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-    return !a->has_f && !a->s.len && !a->t && !a->g && !a->n_ints &&
-           !a->n_floats && !a->n_strings && !a->n_tensors && !a->n_graphs;
-}
-
-static int check_operands(oac_check_state *st, oac_scope *s, long i)
-{
-    oac_node *n = &s->nodes[i];
-    const Onnx__NodeProto *np = n->proto;
-    const oac_op *op = n->op;
-    char loc[LOC_MAX];
-    int rc = OAC_OK;
-    const char *out0 = np->n_output ? np->output[0] : NULL;
-
-    if (!s->imports_alias && !oac_domain_is_onnx(np->domain) &&
-        strcmp(np->domain, "onnx_alias") == 0) {
-        oac_where w = oac_where_node(s, i, out0, "/domain", loc, sizeof loc);
-        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
-                "node '%s' (%s) of graph '%s' uses domain onnx_alias, which "
-                "the %s does not import", n->display,
-                np->op_type ? np->op_type : "", s->name,
-                s->kind == OAC_SCOPE_FUNCTION ? "function" : "model")))
-            return rc;
-    }
-    if (!oac_op_has(op, OAC_OPF_CACHE_UPDATE))
-        return OAC_OK;
-
-    /* The where (a location printed from the node's loc) is made only
-     * for a finding: every cache update comes here. */
-    oac_where w;
-    if (op->min_inputs >= 0 &&
-        (np->n_input < (size_t)op->min_inputs ||
-         np->n_input > (size_t)op->max_inputs)) {
-        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
-        if (op->min_inputs == op->max_inputs)
-            rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
-                "node '%s' (%s) of graph '%s' has %zu inputs; %s takes %d",
-                n->display, op->op_type, s->name, np->n_input, op->op_type,
-                op->min_inputs);
-        else
-            rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
-                "node '%s' (%s) of graph '%s' has %zu inputs; %s takes %d to %d",
-                n->display, op->op_type, s->name, np->n_input, op->op_type,
-                op->min_inputs, op->max_inputs);
-        if (rc)
-            return rc;
-    }
-    /* Required operands (all but the optional tail) must be named. */
-    for (size_t p = 0; p < np->n_input && p < (size_t)op->min_inputs; p++) {
-        if (!empty(np->input[p]))
-            continue;
-        char l2[LOC_MAX];
-        oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
-        oac_node_loc(l2, sizeof l2, s, i, "/input/%zu", p);
-        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
-                "node '%s' (%s) of graph '%s' omits its required input %zu",
-                n->display, op->op_type, s->name, p)))
-            return rc;
-    }
-    if (np->n_output < 1 || empty(np->output[0])) {
-        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
-        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
-                "node '%s' (%s) of graph '%s' has no output 0 (updated cache)",
-                n->display, op->op_type, s->name)))
-            return rc;
-    } else if (np->n_output > 1) {
-        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
-        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
-                "node '%s' (%s) of graph '%s' has %zu outputs; %s has one",
-                n->display, op->op_type, s->name, np->n_output, op->op_type)))
-            return rc;
-    }
-    /* Integer attributes of the row: the capacity axis, and the page's
-     * quantized_type for paged updates. */
-    const char *int_attrs[2] = { op->axis_attr,
-        oac_op_has(op, OAC_OPF_PAGED) ? "quantized_type" : NULL };
-    for (size_t k = 0; k < 2; k++) {
-        size_t ai;
-        const Onnx__AttributeProto *a;
-        if (!int_attrs[k] || !(a = find_attr(np, int_attrs[k], &ai)))
-            continue;
-        if (attr_is_int(a))
-            continue;
-        char l2[LOC_MAX];
-        oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
-        oac_node_loc(l2, sizeof l2, s, i, "/attribute/%zu", ai);
-        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
-                "node '%s' (%s) of graph '%s': attribute '%s' must be an int",
-                n->display, op->op_type, s->name, int_attrs[k])))
-            return rc;
-    }
-    /* A closed-set string attribute (TensorScatter mode). */
-    size_t ai;
-    const Onnx__AttributeProto *ea = op->enum_attr
-        ? find_attr(np, op->enum_attr, &ai) : NULL;
-    if (ea) {
-        bool is_str = ea->has_type
-            ? ea->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
-            : ea->has_s;
-        if (!is_str || !oac_op_enum_ok(op, (const char *)ea->s.data, ea->s.len)) {
-            char l2[LOC_MAX];
-            oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
-            oac_node_loc(l2, sizeof l2, s, i, "/attribute/%zu", ai);
-            if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
-                    "node '%s' (%s) of graph '%s': attribute '%s' must be "
-                    "one of %s", n->display, op->op_type, s->name,
-                    op->enum_attr, op->enum_values)))
-                return rc;
-        }
-    }
-    return OAC_OK;
-}
+/* ---- ports ----------------------------------------------------- */
 
 /* Index of `name` among the function's inputs, or -1. */
 static long func_input_index(const oac_scope *f, const char *name)
@@ -409,12 +278,225 @@ static int implied_pairs(oac_check_state *st, oac_scope *s, long i,
     return rc;
 }
 
+/* What check_ports shares with its parts: node i of s, its output_alias
+ * entries so far (the first entry per output, the first output
+ * must-aliasing each input). */
+typedef struct ports {
+    oac_check_state *st;
+    oac_scope *s;
+    long i;
+    const char *op_type;
+    long *entry_of_out;
+    long *out_of_in;
+} ports;
+
+/* Entry k of the node's output_alias: its ports in range and named, its
+ * kind, duplicates, a value aliased to itself; n->alias_in of its output
+ * when it holds (-2 for a port two entries claim). */
+static int check_entry(ports *pt, size_t k)
+{
+    oac_check_state *st = pt->st;
+    oac_scope *s = pt->s;
+    long i = pt->i;
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    const Onnx__ValueAliasProto *e = np->output_alias[k];
+    size_t n_out = np->n_output, n_in = np->n_input;
+    const char *op_type = pt->op_type;
+    long *entry_of_out = pt->entry_of_out, *out_of_in = pt->out_of_in;
+    char loc[LOC_MAX];
+    int rc;
+    if (!e)
+        return OAC_OK;
+    /* The location suffix is printed only for a finding. */
+    char suffix[64];
+    int32_t oi = e->has_output_index ? e->output_index : 0;
+    int32_t ii = e->has_input_index ? e->input_index : 0;
+    bool ok = true;
+    const char *oname = oi >= 0 && (size_t)oi < n_out ? np->output[oi] : NULL;
+    const char *iname = ii >= 0 && (size_t)ii < n_in ? np->input[ii] : NULL;
+
+    if (oi < 0 || (size_t)oi >= n_out || empty(oname)) {
+        oac_where w = oac_where_node(s, i, oname,
+            entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+        rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
+            (oi < 0 || (size_t)oi >= n_out)
+                ? "node '%s' (%s) of graph '%s': output_alias %zu names "
+                  "output %d, but the node has %zu outputs"
+                : "node '%s' (%s) of graph '%s': output_alias %zu names "
+                  "output %d, an omitted optional output",
+            n->display, op_type, s->name, k, (int)oi, n_out);
+        if (rc)
+            return rc;
+        ok = false;
+    }
+    if (ii < 0 || (size_t)ii >= n_in || empty(iname)) {
+        oac_where w = oac_where_node(s, i, oname,
+            entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+        rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
+            (ii < 0 || (size_t)ii >= n_in)
+                ? "node '%s' (%s) of graph '%s': output_alias %zu names "
+                  "input %d, but the node has %zu inputs"
+                : "node '%s' (%s) of graph '%s': output_alias %zu names "
+                  "input %d, an omitted optional input",
+            n->display, op_type, s->name, k, (int)ii, n_in);
+        if (rc)
+            return rc;
+        ok = false;
+    }
+    if (!e->has_kind || e->kind != ONNX__VALUE_ALIAS_PROTO__KIND__MUST_ALIAS) {
+        oac_where w = oac_where_node(s, i, oname,
+            entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+        if (!e->has_kind)
+            rc = oac_scope_diag(st, s, OAC_ALIAS_KIND_UNDEFINED, &w,
+                "node '%s' (%s) of graph '%s': output_alias %zu has no "
+                "kind (UNDEFINED)", n->display, op_type, s->name, k);
+        else
+            rc = oac_scope_diag(st, s, OAC_ALIAS_KIND_UNDEFINED, &w,
+                "node '%s' (%s) of graph '%s': output_alias %zu has kind "
+                "%d, not MUST_ALIAS", n->display, op_type, s->name, k,
+                (int)e->kind);
+        if (rc)
+            return rc;
+        ok = false;
+    }
+    if (oi >= 0 && (size_t)oi < n_out) {
+        if (entry_of_out[oi] >= 0) {
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+            if ((rc = oac_scope_diag(st, s, OAC_ALIAS_DUPLICATE, &w,
+                    "node '%s' (%s) of graph '%s': output %d ('%s') has "
+                    "two output_alias entries (%ld and %zu)", n->display,
+                    op_type, s->name, (int)oi, oname ? oname : "",
+                    entry_of_out[oi], k)))
+                return rc;
+            /* The port aliases nothing: which entry wins is unknown. */
+            n->alias_in[oi] = -2;
+            return OAC_OK;
+        }
+        entry_of_out[oi] = (long)k;
+    }
+    if (!ok)
+        return OAC_OK;
+    if (out_of_in[ii] >= 0) {
+        oac_where w = oac_where_node(s, i, oname,
+            entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+        if ((rc = oac_scope_diag(st, s, OAC_ALIAS_DUPLICATE, &w,
+                "node '%s' (%s) of graph '%s': outputs %ld and %d both "
+                "must-alias input %d ('%s')", n->display, op_type,
+                s->name, out_of_in[ii], (int)oi, (int)ii, iname)))
+            return rc;
+        return OAC_OK;
+    }
+    out_of_in[ii] = oi;
+    if (strcmp(oname, iname) == 0) {
+        oac_where w = oac_where_node(s, i, oname,
+            entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+        if ((rc = oac_scope_diag(st, s, OAC_ALIAS_CYCLE, &w,
+                "node '%s' (%s) of graph '%s' aliases '%s' to itself "
+                "(output %d and input %d are the same value)", n->display,
+                op_type, s->name, oname, (int)oi, (int)ii)))
+            return rc;
+        return OAC_OK;
+    }
+    if (n->alias_in[oi] == -1)
+        n->alias_in[oi] = ii;
+    return OAC_OK;
+}
+
+/* A call of a local function inherits the function's alias_of on its
+ * outputs (contract 3, "Details"); an output_alias of the call that says
+ * otherwise is alias-mismatch. */
+static int inherit_callee(ports *pt)
+{
+    oac_check_state *st = pt->st;
+    oac_scope *s = pt->s;
+    long i = pt->i;
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    size_t n_out = np->n_output, n_in = np->n_input;
+    const char *op_type = pt->op_type;
+    long *entry_of_out = pt->entry_of_out;
+    char loc[LOC_MAX];
+    int rc = OAC_OK;
+    oac_scope *f = oac_node_x(n)->callee;
+    for (size_t p = 0; p < n_out && p < f->n_outputs; p++) {
+        const Onnx__ValueInfoProto *vi = f->output_vis[p];
+        long fin = vi && !empty(vi->alias_of)
+            ? func_input_index(f, vi->alias_of) : -1;
+        bool declared = entry_of_out && entry_of_out[p] >= 0;
+        if (fin >= 0 && (size_t)fin >= n_in)
+            fin = -1;       /* the call omits that input */
+        if (fin >= 0 && empty(np->input[fin]))
+            fin = -1;
+        if (declared && n->alias_in[p] != (fin >= 0 ? (int)fin : -1)) {
+            char suffix[64];
+            snprintf(suffix, sizeof suffix, "/output_alias/%ld",
+                     entry_of_out[p]);
+            oac_where w = oac_where_node(s, i, np->output[p], suffix, loc,
+                                         sizeof loc);
+            if (fin >= 0)
+                rc = oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+                    "node '%s' (%s) of graph '%s': output_alias on output "
+                    "%zu ('%s') conflicts with function '%s', whose "
+                    "output aliases input %ld ('%s')", n->display,
+                    op_type, s->name, p, np->output[p], f->name, fin,
+                    np->input[fin]);
+            else
+                rc = oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+                    "node '%s' (%s) of graph '%s': output_alias on output "
+                    "%zu ('%s') conflicts with function '%s', whose "
+                    "output aliases no input", n->display, op_type,
+                    s->name, p, np->output[p], f->name);
+            if (rc)
+                return rc;
+        }
+        if (fin >= 0 && strcmp(np->output[p], np->input[fin]) != 0)
+            n->alias_in[p] = (int)fin;
+    }
+    return OAC_OK;
+}
+
+/* alias-implied: a cache update without output_alias 0 <- 0.  An entry
+ * for 0 <- 0 that is broken otherwise was reported by check_entry. */
+static int implied_update(ports *pt)
+{
+    oac_check_state *st = pt->st;
+    oac_scope *s = pt->s;
+    long i = pt->i;
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    const char *op_type = pt->op_type;
+    char loc[LOC_MAX];
+    int rc;
+    bool stated = false;
+    for (size_t k = 0; k < np->n_output_alias && !stated; k++) {
+        const Onnx__ValueAliasProto *e = np->output_alias[k];
+        stated = e && (e->has_output_index ? e->output_index : 0) == 0 &&
+                 (e->has_input_index ? e->input_index : 0) == 0;
+    }
+    /* A refused entry on output 0 is that finding's, reported alone. */
+    if (!stated && n->alias_in[0] != OAC_ALIAS_REFUSED) {
+        oac_where w = oac_where_node(s, i, np->output[0], NULL, loc,
+                                     sizeof loc);
+        if ((rc = oac_scope_diag(st, s, OAC_ALIAS_IMPLIED, &w,
+                "node '%s' (%s) of graph '%s' has no output_alias "
+                "{output 0, input 0, MUST_ALIAS}: '%s' may be allocated "
+                "as a second cache instead of updating '%s' in place; "
+                "`onnx-alias-check annotate` writes the annotation",
+                n->display, op_type, s->name,
+                empty(np->output[0]) ? "" : np->output[0],
+                empty(np->input[0]) ? "" : np->input[0])))
+            return rc;
+    }
+    return OAC_OK;
+}
+
 static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
 {
     oac_ctx *ctx = st->ctx;
     oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
-    char loc[LOC_MAX];
     int rc = OAC_OK;
     size_t n_out = np->n_output, n_in = np->n_input;
     long *entry_of_out = NULL;   /* first entry per output port */
@@ -444,147 +526,18 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
             out_of_in[p] = -1;
     }
     const char *op_type = np->op_type ? np->op_type : "";
-    for (size_t k = 0; k < np->n_output_alias; k++) {
-        const Onnx__ValueAliasProto *e = np->output_alias[k];
-        if (!e)
-            continue;
-        /* The location suffix is printed only for a finding. */
-        char suffix[64];
-        int32_t oi = e->has_output_index ? e->output_index : 0;
-        int32_t ii = e->has_input_index ? e->input_index : 0;
-        bool ok = true;
-        const char *oname = oi >= 0 && (size_t)oi < n_out ? np->output[oi] : NULL;
-        const char *iname = ii >= 0 && (size_t)ii < n_in ? np->input[ii] : NULL;
 
-        if (oi < 0 || (size_t)oi >= n_out || empty(oname)) {
-            oac_where w = oac_where_node(s, i, oname,
-                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
-            rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
-                (oi < 0 || (size_t)oi >= n_out)
-                    ? "node '%s' (%s) of graph '%s': output_alias %zu names "
-                      "output %d, but the node has %zu outputs"
-                    : "node '%s' (%s) of graph '%s': output_alias %zu names "
-                      "output %d, an omitted optional output",
-                n->display, op_type, s->name, k, (int)oi, n_out);
-            if (rc)
-                goto done;
-            ok = false;
-        }
-        if (ii < 0 || (size_t)ii >= n_in || empty(iname)) {
-            oac_where w = oac_where_node(s, i, oname,
-                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
-            rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
-                (ii < 0 || (size_t)ii >= n_in)
-                    ? "node '%s' (%s) of graph '%s': output_alias %zu names "
-                      "input %d, but the node has %zu inputs"
-                    : "node '%s' (%s) of graph '%s': output_alias %zu names "
-                      "input %d, an omitted optional input",
-                n->display, op_type, s->name, k, (int)ii, n_in);
-            if (rc)
-                goto done;
-            ok = false;
-        }
-        if (!e->has_kind || e->kind != ONNX__VALUE_ALIAS_PROTO__KIND__MUST_ALIAS) {
-            oac_where w = oac_where_node(s, i, oname,
-                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
-            if (!e->has_kind)
-                rc = oac_scope_diag(st, s, OAC_ALIAS_KIND_UNDEFINED, &w,
-                    "node '%s' (%s) of graph '%s': output_alias %zu has no "
-                    "kind (UNDEFINED)", n->display, op_type, s->name, k);
-            else
-                rc = oac_scope_diag(st, s, OAC_ALIAS_KIND_UNDEFINED, &w,
-                    "node '%s' (%s) of graph '%s': output_alias %zu has kind "
-                    "%d, not MUST_ALIAS", n->display, op_type, s->name, k,
-                    (int)e->kind);
-            if (rc)
-                goto done;
-            ok = false;
-        }
-        if (oi >= 0 && (size_t)oi < n_out) {
-            if (entry_of_out[oi] >= 0) {
-                oac_where w = oac_where_node(s, i, oname,
-                    entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
-                if ((rc = oac_scope_diag(st, s, OAC_ALIAS_DUPLICATE, &w,
-                        "node '%s' (%s) of graph '%s': output %d ('%s') has "
-                        "two output_alias entries (%ld and %zu)", n->display,
-                        op_type, s->name, (int)oi, oname ? oname : "",
-                        entry_of_out[oi], k)))
-                    goto done;
-                /* The port aliases nothing: which entry wins is unknown. */
-                n->alias_in[oi] = -2;
-                continue;
-            }
-            entry_of_out[oi] = (long)k;
-        }
-        if (!ok)
-            continue;
-        if (out_of_in[ii] >= 0) {
-            oac_where w = oac_where_node(s, i, oname,
-                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
-            if ((rc = oac_scope_diag(st, s, OAC_ALIAS_DUPLICATE, &w,
-                    "node '%s' (%s) of graph '%s': outputs %ld and %d both "
-                    "must-alias input %d ('%s')", n->display, op_type,
-                    s->name, out_of_in[ii], (int)oi, (int)ii, iname)))
-                goto done;
-            continue;
-        }
-        out_of_in[ii] = oi;
-        if (strcmp(oname, iname) == 0) {
-            oac_where w = oac_where_node(s, i, oname,
-                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
-            if ((rc = oac_scope_diag(st, s, OAC_ALIAS_CYCLE, &w,
-                    "node '%s' (%s) of graph '%s' aliases '%s' to itself "
-                    "(output %d and input %d are the same value)", n->display,
-                    op_type, s->name, oname, (int)oi, (int)ii)))
-                goto done;
-            continue;
-        }
-        if (n->alias_in[oi] == -1)
-            n->alias_in[oi] = ii;
-    }
+    ports pt = { .st = st, .s = s, .i = i, .op_type = op_type,
+                 .entry_of_out = entry_of_out, .out_of_in = out_of_in };
+    for (size_t k = 0; k < np->n_output_alias; k++)
+        if ((rc = check_entry(&pt, k)))
+            goto done;
     for (size_t p = 0; p < n_out; p++)
         if (n->alias_in[p] < -1)
             n->alias_in[p] = -1;
 
-    /* A call of a local function inherits the function's alias_of on its
-     * outputs (contract 3, "Details"). */
-    if (oac_node_x(n)->callee) {
-        oac_scope *f = oac_node_x(n)->callee;
-        for (size_t p = 0; p < n_out && p < f->n_outputs; p++) {
-            const Onnx__ValueInfoProto *vi = f->output_vis[p];
-            long fin = vi && !empty(vi->alias_of)
-                ? func_input_index(f, vi->alias_of) : -1;
-            bool declared = entry_of_out && entry_of_out[p] >= 0;
-            if (fin >= 0 && (size_t)fin >= n_in)
-                fin = -1;       /* the call omits that input */
-            if (fin >= 0 && empty(np->input[fin]))
-                fin = -1;
-            if (declared && n->alias_in[p] != (fin >= 0 ? (int)fin : -1)) {
-                char suffix[64];
-                snprintf(suffix, sizeof suffix, "/output_alias/%ld",
-                         entry_of_out[p]);
-                oac_where w = oac_where_node(s, i, np->output[p], suffix, loc,
-                                             sizeof loc);
-                if (fin >= 0)
-                    rc = oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
-                        "node '%s' (%s) of graph '%s': output_alias on output "
-                        "%zu ('%s') conflicts with function '%s', whose "
-                        "output aliases input %ld ('%s')", n->display,
-                        op_type, s->name, p, np->output[p], f->name, fin,
-                        np->input[fin]);
-                else
-                    rc = oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
-                        "node '%s' (%s) of graph '%s': output_alias on output "
-                        "%zu ('%s') conflicts with function '%s', whose "
-                        "output aliases no input", n->display, op_type,
-                        s->name, p, np->output[p], f->name);
-                if (rc)
-                    goto done;
-            }
-            if (fin >= 0 && strcmp(np->output[p], np->input[fin]) != 0)
-                n->alias_in[p] = (int)fin;
-        }
-    }
+    if (oac_node_x(n)->callee && (rc = inherit_callee(&pt)))
+        goto done;
 
     /* Section 6: the table's operators honour only their pairs. */
     if (oac_op_has(n->op, OAC_OPF_ALIAS_TABLE) && entry_of_out &&
@@ -599,28 +552,9 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
 
     /* alias-implied: a cache update without output_alias 0 <- 0.  An entry
      * for 0 <- 0 that is broken otherwise was reported above. */
-    if (oac_op_has(n->op, OAC_OPF_CACHE_UPDATE) && n_out > 0 && n_in > 0) {
-        bool stated = false;
-        for (size_t k = 0; k < np->n_output_alias && !stated; k++) {
-            const Onnx__ValueAliasProto *e = np->output_alias[k];
-            stated = e && (e->has_output_index ? e->output_index : 0) == 0 &&
-                     (e->has_input_index ? e->input_index : 0) == 0;
-        }
-        /* A refused entry on output 0 is that finding's, reported alone. */
-        if (!stated && n->alias_in[0] != OAC_ALIAS_REFUSED) {
-            oac_where w = oac_where_node(s, i, np->output[0], NULL, loc,
-                                         sizeof loc);
-            if ((rc = oac_scope_diag(st, s, OAC_ALIAS_IMPLIED, &w,
-                    "node '%s' (%s) of graph '%s' has no output_alias "
-                    "{output 0, input 0, MUST_ALIAS}: '%s' may be allocated "
-                    "as a second cache instead of updating '%s' in place; "
-                    "`onnx-alias-check annotate` writes the annotation",
-                    n->display, op_type, s->name,
-                    empty(np->output[0]) ? "" : np->output[0],
-                    empty(np->input[0]) ? "" : np->input[0])))
-                goto done;
-        }
-    }
+    if (oac_op_has(n->op, OAC_OPF_CACHE_UPDATE) && n_out > 0 && n_in > 0 &&
+        (rc = implied_update(&pt)))
+        goto done;
 done:
     if (entry_of_out && entry_of_out != small_out)
         oac_dealloc(ctx, entry_of_out);
@@ -657,11 +591,8 @@ int oac_pass_ports(oac_check_state *st)
             const Onnx__NodeProto *np = n->proto;
             bool update = oac_op_has(n->op, OAC_OPF_CACHE_UPDATE);
             bool kv = oac_op_has(n->op, OAC_OPF_KV_CACHE);
-            /* Most nodes have no entries, call nothing and update nothing:
-             * only the domain import is theirs to check. */
-            if ((!s->imports_alias || update) &&
-                (rc = check_operands(st, s, (long)i)))
-                break;
+            /* Most nodes have no entries, call nothing and update
+             * nothing (their operands are check/operands.c's). */
             if (np->n_output_alias || oac_node_x(n)->callee || update || kv)
                 rc = check_ports(st, s, (long)i, s->alias_block + at);
             else if (np->n_output)
@@ -672,7 +603,7 @@ int oac_pass_ports(oac_check_state *st)
     return rc;
 }
 
-/* ---- pass 7: metadata ----------------------------------------------- */
+/* ---- metadata -------------------------------------------------- */
 
 int oac_pass_metadata(oac_check_state *st)
 {

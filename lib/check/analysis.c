@@ -20,7 +20,7 @@
 #include "check/graph.h"
 #include "check/plan.h"
 #include "check/order.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 oac_analysis *oac_analysis_new(oac_ctx *ctx, const oac_model *model)
 {

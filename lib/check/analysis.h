@@ -8,7 +8,7 @@
  *    the check made (strings and arrays in the analysis's arena);
  *  - the hand-off to the runtime: the graph index (check/graph.h, values by
  *    integer id), the alias forest (check/alias.h: classes and each value's
- *    root), the types and known values (check/shapes.h), the schedule (a
+ *    root), the types and known values (check/shapes_store.h), the schedule (a
  *    topological order of the nodes of every scope, check/order.h), the
  *    parsed --input files, and the memory plan of every scope with its
  *    free points (check/plan.h).  The runtime keeps no index, alias rule,
@@ -37,7 +37,7 @@
 
 struct oac_graphs;       /* check/graph.h */
 struct oac_aliases;      /* check/alias.h */
-struct oac_shapes;       /* check/shapes.h */
+struct oac_shapes;       /* check/shapes_store.h */
 struct oac_schedule;     /* check/order.h */
 struct oac_plan_sched;   /* check/plan.h */
 

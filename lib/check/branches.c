@@ -35,9 +35,10 @@ static int check_if(oac_check_state *st, oac_scope *s, long i)
     oac_aliases *al = st->aliases;
     oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
-    oac_scope *br[2] = { oac_node_subgraph(n, "then_branch"),
-                         oac_node_subgraph(n, "else_branch") };
-    static const char *const bname[2] = { "then_branch", "else_branch" };
+    /* The row's bodies: the branches, as their attributes are named. */
+    const char *const bname[2] = { oac_op_body(n->op, 0), oac_op_body(n->op, 1) };
+    oac_scope *br[2] = { oac_node_subgraph(n, bname[0]),
+                         oac_node_subgraph(n, bname[1]) };
     char loc[LOC_MAX];
     int rc = OAC_OK;
     if (!br[0] || !br[1])
@@ -98,7 +99,7 @@ static int check_carried(oac_check_state *st, oac_scope *s, long i)
     oac_aliases *al = st->aliases;
     oac_node *n = &s->nodes[i];
     const Onnx__NodeProto *np = n->proto;
-    oac_scope *body = oac_node_subgraph(n, "body");
+    oac_scope *body = oac_node_subgraph(n, oac_op_body(n->op, 0));
     bool loop = n->op->alias == OAC_AL_LOOP;
     char loc[LOC_MAX];
     int rc = OAC_OK;

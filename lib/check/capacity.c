@@ -39,7 +39,7 @@
 #include "check/graph.h"
 #include "op_fns.h"
 #include "ops.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 #include "rulebook.h"
 
 /* What a capacity rule of a row (ops.def .capacity) sees of its node. */
@@ -293,7 +293,7 @@ static int64_t pages_held(const cap_ctx *c, const oac_value *v, int depth)
         return (int64_t)((const Onnx__SequenceProto *)f->msg)->n_quantized_tensor_values;
     }
     const oac_node *nd = &v->scope->nodes[v->producer];
-    if (!nd->op || nd->op->id != OAC_OP_PAGED_CACHE_UPDATE || v->port != 0)
+    if (!oac_op_paged_update(nd->op) || v->port != 0)
         return -1;
     int64_t before = pages_held(c, oac_node_input(v->scope, v->producer, 0), depth + 1);
     oac_value *pg = oac_node_input(v->scope, v->producer, (size_t)nd->op->page_id_port);

@@ -1,7 +1,7 @@
 /* check/check.c: the pass table (oac_check_passes; the public oac_check,
  * annotate/pairs.c, runs it and then gives every cache its verdict).
  *
- * Owns: the order of the checker's passes (check/checker.h) and the lifetime of
+ * Owns: running the checker's passes in the order of check/passes.def and the lifetime of
  * the shared oac_check_state.  The analysis object they fill is
  * check/analysis.c's.  Contract: section 3 (every static rule runs on every
  * check) and section 4 (the analysis is the report's data).
@@ -18,23 +18,14 @@
  */
 #include "check/checker.h"
 
+/* The table of check/passes.def, in its order. */
 static const struct {
     const char *name;
     oac_pass_fn fn;
-} passes[] = {
-    { "graph", oac_pass_graph },
-    { "structure", oac_pass_structure },
-    { "schedule", oac_pass_schedule },
-    { "access", oac_pass_access },
-    { "ports", oac_pass_ports },
-    { "classes", oac_pass_classes },
-    { "branches", oac_pass_branches },
-    { "hazards", oac_pass_hazards },
-    { "metadata", oac_pass_metadata },
-    { "shapes", oac_pass_shapes },
-    { "capacity", oac_pass_capacity },
-    { "pages", oac_pass_pages },
-    { "plan", oac_pass_plan },
+} passes[OAC_PASS_COUNT] = {
+#define OAC_PASS(name, NAME, owner, what) [OAC_PASS_##NAME] = { #name, oac_pass_##name },
+#include "check/passes.def"
+#undef OAC_PASS
 };
 
 int oac_check_passes(oac_ctx *ctx, oac_analysis **out, const oac_model *model,

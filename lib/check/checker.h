@@ -6,26 +6,11 @@
  * findings to st->diags; a pass returns an oac_status only for operational
  * failures (out of memory), never for findings.
  *
- * Pass order (check/check.c):
- *   1. graph       check/graph.c          index scopes, producers, consumers
- *  1b. structure   check/structure.c      model-invalid: op_type, names, payloads
- *   2. schedule    check/order.c       topological order of every scope,
- *                                   model-invalid for a cycle
- *   3. access      check/alias_rules.c    access-invalid
- *   4. ports       check/alias_rules.c    output_alias ports, kinds, duplicates,
- *                                   operand-invalid, alias-implied
- *   5. classes     check/alias_classes.c  union-find over output_alias/alias_of,
- *                                   alias-mismatch/unknown/unbacked/cycle/
- *                                   missing-boundary, root immutability
- *   6. branches    check/branches.c       If/Loop/Scan/function boundaries
- *   7. hazards     check/hazards.c        stale reads, double writes
- *   8. metadata    check/alias_rules.c    metadata-alias
- *   9. shapes      check/shapes.c         ShapesContext over every scope, class
- *                                   type/rank/shape unification
- *  10. capacity    check/capacity.c       position + length <= capacity
- *  11. pages       check/pages.c          page-type-invalid
- *  12. plan        check/plan.c           analysis->plan, a plan per scope
- * (analysis->classes are created by pass 5 and completed by pass 9.)
+ * The passes and their order are the table check/passes.def (name,
+ * owner, what each does): this header declares them and numbers them
+ * (OAC_PASS_GRAPH ...) from it, check/check.c runs them from it.
+ * (analysis->classes are created by the classes pass and completed
+ * there when the shapes pass has typed their members.)
  * Passes that walk nodes in order (shapes, plan, and the members of a
  * class) walk the schedule of pass 2, not the file.
  */
@@ -37,7 +22,7 @@
 
 struct oac_graphs;    /* check/graph.h */
 struct oac_aliases;   /* check/alias.h */
-struct oac_shapes;    /* check/shapes.h */
+struct oac_shapes;    /* check/shapes_store.h */
 struct oac_schedule;  /* check/order.h */
 
 typedef struct oac_check_state {
@@ -45,33 +30,26 @@ typedef struct oac_check_state {
     const oac_model *model;
     const oac_check_opts *opts;
     oac_diags *diags;
-    struct oac_graphs *graphs;    /* pass 1 */
-    struct oac_schedule *schedule;/* pass 2 */
-    struct oac_aliases *aliases;  /* passes 4-5 */
-    struct oac_shapes *shapes;    /* pass 8 */
+    struct oac_graphs *graphs;    /* the graph pass */
+    struct oac_schedule *schedule;/* the schedule pass */
+    struct oac_aliases *aliases;  /* the ports and classes passes */
+    struct oac_shapes *shapes;    /* the shapes pass */
     oac_analysis *out;
 } oac_check_state;
 
 typedef int (*oac_pass_fn)(oac_check_state *st);
 
-/* The passes, in check/check.c's table order.  Owners: check/graph.c (1),
- * check/order.c (2), check/alias_rules.c, check/alias_classes.c, check/branches.c, check/hazards.c
- * (3-8), check/shapes.c (9), check/capacity.c (10), check/pages.c (11), check/plan.c (12). */
-int oac_pass_graph(oac_check_state *st);
-int oac_pass_structure(oac_check_state *st);
-int oac_pass_schedule(oac_check_state *st);
-int oac_pass_access(oac_check_state *st);
-int oac_pass_ports(oac_check_state *st);
-int oac_pass_classes(oac_check_state *st);
-int oac_pass_branches(oac_check_state *st);
-int oac_pass_hazards(oac_check_state *st);
-int oac_pass_metadata(oac_check_state *st);
-/* Shapes also fill elem_type, rank, dims, dim_params and bytes of the
- * classes pass 4 created in st->out->classes, and report
- * type/rank/shape-mismatch and the type parts of operand-invalid. */
-int oac_pass_shapes(oac_check_state *st);
-int oac_pass_capacity(oac_check_state *st);
-int oac_pass_pages(oac_check_state *st);
-int oac_pass_plan(oac_check_state *st);
+/* The passes, in table order (check/passes.def): OAC_PASS_<NAME> is a
+ * pass's place in the order, oac_pass_<name> the pass. */
+enum {
+#define OAC_PASS(name, NAME, owner, what) OAC_PASS_##NAME,
+#include "check/passes.def"
+#undef OAC_PASS
+    OAC_PASS_COUNT
+};
+
+#define OAC_PASS(name, NAME, owner, what) int oac_pass_##name(oac_check_state *st);
+#include "check/passes.def"
+#undef OAC_PASS
 
 #endif /* OAC_CHECKER_H */

@@ -165,7 +165,7 @@ oac_value *oac_node_output_slow(const oac_scope *s, long i, size_t port)
 oac_scope *oac_node_subgraph(const oac_node *n, const char *name)
 {
     const oac_node_ext *x = oac_node_x(n);
-    for (size_t k = 0; k < x->n_subgraphs; k++)
+    for (size_t k = 0; name && k < x->n_subgraphs; k++)
         if (x->subgraphs[k]->attr_name &&
             strcmp(x->subgraphs[k]->attr_name, name) == 0)
             return x->subgraphs[k];
@@ -614,19 +614,17 @@ static const struct oac_op *op_lookup(op_cache *c, const char *domain,
     return op;
 }
 
-static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
+/* The scope's arrays, sized by the file: the value block, the ports,
+ * the nodes, inputs and outputs, the name table (b->block, b->cap). */
+static int alloc_scope(oac_graphs *g, oac_scope *s, scope_build *b)
 {
     oac_ctx *ctx = g->ctx;
-    op_cache oc = { .type = { NULL } };
-    int rc = OAC_OK;
+    int rc;
     const Onnx__GraphProto *gp = s->graph;
     const Onnx__FunctionProto *fp = s->func;
     size_t n_in = gp ? gp->n_input : fp->n_input;
     size_t n_out = gp ? gp->n_output : fp->n_output;
     size_t n_init = gp ? gp->n_initializer : 0;
-    s->node_protos = gp ? gp->node : fp->node;
-    s->n_nodes = gp ? gp->n_node : fp->n_node;
-
     /* Upper bound of the values the scope defines, and the node ports. */
     uint64_t bound = (uint64_t)n_in + n_init, n_ports = 0;
     for (size_t i = 0; i < s->n_nodes; i++)
@@ -644,14 +642,11 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
                                 sizeof *s->ports_block);
     if (!s->ports_block)
         return OAC_ENOMEM;
-    size_t port_at = 0;
-
-    scope_build b = { 0 };
-    b.cap = (size_t)bound;
+    b->cap = (size_t)bound;
     s->first_id = g->n_values;      /* check/graph.h, invariant 3 */
     /* new_value initializes each entry it hands out; the rest is never
      * read (so not zeroed: its pages are never touched). */
-    b.block = oac_alloc(ctx, (b.cap ? b.cap : 1) * sizeof *b.block);
+    b->block = oac_alloc(ctx, (b->cap ? b->cap : 1) * sizeof *b->block);
     s->nodes = oac_calloc(ctx, s->n_nodes ? s->n_nodes : 1, sizeof *s->nodes);
     s->input_names = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->input_names);
     s->inputs = oac_calloc(ctx, n_in ? n_in : 1, sizeof *s->inputs);
@@ -661,8 +656,8 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
     s->output_vi_locs = oac_calloc(ctx, n_out ? n_out : 1,
                                    sizeof *s->output_vi_locs);
     /* The block belongs to the scope from here on (freed with it). */
-    s->values_block = b.block;
-    if (!b.block || !s->nodes || !s->input_names ||
+    s->values_block = b->block;
+    if (!b->block || !s->nodes || !s->input_names ||
         !s->inputs || !s->output_names || !s->outputs || !s->output_vis ||
         !s->output_vi_locs)
         return OAC_ENOMEM;
@@ -670,7 +665,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
      * to its few omitted names: map their pages in one go. */
     oac_prefault(s->ports_block, (size_t)n_ports * sizeof *s->ports_block);
     oac_prefault(s->nodes, s->n_nodes * sizeof *s->nodes);
-    oac_prefault(b.block, b.cap * sizeof *b.block);
+    oac_prefault(b->block, b->cap * sizeof *b->block);
     s->n_inputs = n_in;
     s->n_outputs = n_out;
     /* Size the table once, for every name that may define a value, not
@@ -678,17 +673,30 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
      * take).  Empty output names are counted too: like the value block,
      * the table stays linear in the file, and slots never probed are
      * never touched. */
-    oac_strindex_init(&s->by_name, ctx, b.block, sizeof *b.block,
+    oac_strindex_init(&s->by_name, ctx, b->block, sizeof *b->block,
                       offsetof(oac_value, name));
-    if ((rc = oac_strindex_reserve(&s->by_name, b.cap)))
+    if ((rc = oac_strindex_reserve(&s->by_name, b->cap)))
         return rc;
 
-    /* 1. Definitions: inputs, initializers, node outputs (invariant 1). */
+    return OAC_OK;
+}
+
+/* Definitions: inputs, initializers, node outputs (invariant 1), and the
+ * node's row and ports; the outputs the scope returns. */
+static int define_values(oac_graphs *g, oac_scope *s, scope_build *b)
+{
+    op_cache oc = { .type = { NULL } };
+    int rc = OAC_OK;
+    const Onnx__GraphProto *gp = s->graph;
+    const Onnx__FunctionProto *fp = s->func;
+    size_t n_in = s->n_inputs, n_out = s->n_outputs;
+    size_t n_init = gp ? gp->n_initializer : 0;
+    size_t port_at = 0;
     for (size_t i = 0; i < n_in; i++) {
         const char *name = gp ? (gp->input[i] ? gp->input[i]->name : NULL)
                               : fp->input[i];
         s->input_names[i] = name;
-        oac_value *v = new_value(g, s, &b, name, OAC_VAL_INPUT, &rc);
+        oac_value *v = new_value(g, s, b, name, OAC_VAL_INPUT, &rc);
         if (rc)
             return rc;
         if (v && v->input_index < 0)
@@ -699,7 +707,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         const Onnx__TensorProto *t = gp->initializer[i];
         if (!t)
             continue;
-        oac_value *v = new_value(g, s, &b, t->name, OAC_VAL_INITIALIZER, &rc);
+        oac_value *v = new_value(g, s, b, t->name, OAC_VAL_INITIALIZER, &rc);
         if (rc)
             return rc;
         if (v && !oac_value_is_initializer(v) &&
@@ -723,7 +731,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
         for (size_t p = 0; p < n->proto->n_output; p++) {
             const char *name = n->proto->output[p];
             size_t before = g->n_values;
-            oac_value *v = new_value(g, s, &b, name, OAC_VAL_NODE_OUTPUT, &rc);
+            oac_value *v = new_value(g, s, b, name, OAC_VAL_NODE_OUTPUT, &rc);
             if (rc)
                 return rc;
             if (!v || g->n_values == before)
@@ -746,7 +754,17 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
             return rc;
     }
 
-    /* 2. Declarations. */
+    return OAC_OK;
+}
+
+/* Declarations: the scope's value_info entries (graph inputs, outputs,
+ * value_info; a function's value_info) in that order. */
+static int declare_values(oac_graphs *g, oac_scope *s)
+{
+    oac_ctx *ctx = g->ctx;
+    int rc;
+    const Onnx__GraphProto *gp = s->graph;
+    const Onnx__FunctionProto *fp = s->func;
     size_t nvi = gp ? gp->n_input + gp->n_output + gp->n_value_info
                     : fp->n_value_info;
     if (nvi >= UINT32_MAX)          /* oac_value.decl */
@@ -802,6 +820,21 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
     }
     s->n_vinfos = k;
 
+    return OAC_OK;
+}
+
+static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
+{
+    const Onnx__GraphProto *gp = s->graph;
+    const Onnx__FunctionProto *fp = s->func;
+    s->node_protos = gp ? gp->node : fp->node;
+    s->n_nodes = gp ? gp->n_node : fp->n_node;
+    scope_build b = { 0 };
+    int rc;
+    if ((rc = alloc_scope(g, s, &b)) || (rc = define_values(g, s, &b)) ||
+        (rc = declare_values(g, s)))
+        return rc;
+
     /* 3. Reads, subgraphs node by node (invariant 2), then the use
      * lists (invariant 4). */
     for (size_t i = 0; i < s->n_nodes; i++)
@@ -816,7 +849,7 @@ static int build_scope(oac_graphs *g, size_t *scap, oac_scope *s)
 static bool imports_alias(Onnx__OperatorSetIdProto *const *ops, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (ops[i] && ops[i]->domain && strcmp(ops[i]->domain, "onnx_alias") == 0)
+        if (ops[i] && ops[i]->domain && strcmp(ops[i]->domain, OAC_ALIAS_DOMAIN) == 0)
             return true;
     return false;
 }

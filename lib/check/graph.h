@@ -150,7 +150,7 @@ typedef struct oac_scope {
     struct oac_scope *parent;      /* enclosing scope of a subgraph, else NULL */
     long owner_node;               /* node in parent holding it, or -1 */
     long owner_attr;               /* AttributeProto index in that node, or -1 */
-    const char *attr_name;         /* "then_branch", "body", ... or NULL */
+    const char *attr_name;         /* then_branch, body, ... or NULL */
     int depth;                     /* 0 for main graph and function bodies */
     bool truncated;                /* a nested graph beyond OAC_MAX_DEPTH */
     bool has_ext;                  /* a node of it has an ext */
@@ -336,8 +336,8 @@ static inline const Onnx__TensorProto *oac_value_init(const oac_value *v)
                               : NULL;
 }
 
-/* The subgraph of node n held by its attribute `name` ("then_branch",
- * "body", ...), or NULL. */
+/* The subgraph of node n held by its attribute `name` (then_branch,
+ * body, ...), or NULL. */
 oac_scope *oac_node_subgraph(const oac_node *n, const char *name);
 
 /* The local function a node calls, by (domain, op_type); NULL if none. */

@@ -256,21 +256,31 @@ static int inner_reads(hz *h, oac_value *u, oac_scope *t, long e,
     return OAC_OK;
 }
 
-static int check_value(hz *h, oac_value *u)
-{
-    oac_check_state *st = h->st;
-    oac_aliases *al = h->al;
-    oac_scope *s = u->scope;
-    const oac_value *root = oac_alias_root(al, u);
+/* One value u checked by check_value, and its distinct writers (two are
+ * enough), as nodes of u's scope. */
+typedef struct vcheck {
+    hz *h;
+    oac_value *u;
+    oac_value **ch;           /* the values aliasing u */
     size_t n_ch;
-    oac_value **ch = oac_alias_children(al, u, &n_ch);
-    const char *rname = root ? root->name : u->name;
+    const char *rname;        /* its alias class's root */
+    long writers[2];
+    const oac_value *wout[2];
+    long mute;                /* a disowned writer: its own reads are its write */
+} vcheck;
+
+/* u's writers; a second one is a double update. */
+static int find_writers(vcheck *vc)
+{
+    oac_check_state *st = vc->h->st;
+    oac_aliases *al = vc->h->al;
+    oac_value *u = vc->u;
+    oac_scope *s = u->scope;
+    oac_value **ch = vc->ch;
+    size_t n_ch = vc->n_ch;
+    const char *rname = vc->rname;
     char loc[LOC_MAX];
     int rc = OAC_OK;
-    long writers[2] = { -1, -1 };
-    const oac_value *wout[2] = { NULL, NULL };
-    long mute = -1;     /* a disowned writer: its own reads are its write */
-
     /* Distinct writers of u, as nodes of u's scope (two are enough). */
     for (size_t c = 0; c < n_ch; c++) {
         oac_value *v = ch[c];
@@ -279,22 +289,22 @@ static int check_value(hz *h, oac_value *u)
         if (!oac_alias_writer(al, v, &ws, &wn))
             continue;
         if (disowned(ws, wn, s)) {
-            mute = enclosing(ws, wn, s);
+            vc->mute = enclosing(ws, wn, s);
             continue;
         }
         long e = enclosing(ws, wn, s);
-        if (e < 0 || e == writers[0] || e == writers[1])
+        if (e < 0 || e == vc->writers[0] || e == vc->writers[1])
             continue;
-        if (writers[0] < 0) {
-            writers[0] = e;
-            wout[0] = v;
-        } else if (writers[1] < 0) {
-            writers[1] = e;
-            wout[1] = v;
-            oac_node *a = &s->nodes[writers[0]], *b = &s->nodes[e];
+        if (vc->writers[0] < 0) {
+            vc->writers[0] = e;
+            vc->wout[0] = v;
+        } else if (vc->writers[1] < 0) {
+            vc->writers[1] = e;
+            vc->wout[1] = v;
+            oac_node *a = &s->nodes[vc->writers[0]], *b = &s->nodes[e];
             oac_where w = oac_where_node(s, e, u->name, NULL, loc, sizeof loc);
             char aloc[LOC_MAX];
-            oac_where wa = oac_where_node(s, writers[0], wout[0] ? wout[0]->name : NULL,
+            oac_where wa = oac_where_node(s, vc->writers[0], vc->wout[0] ? vc->wout[0]->name : NULL,
                                           NULL, aloc, sizeof aloc);
             w.related = &wa;
             w.related_message = "the first in-place update of the same name";
@@ -307,11 +317,22 @@ static int check_value(hz *h, oac_value *u)
                 return rc;
         }
     }
-    if (writers[0] < 0)
-        return OAC_OK;
+    return OAC_OK;
+}
 
-    /* (c) returned beside its update: outputs of every scope whose nodes
-     * (or whose subgraphs' nodes) write u. */
+/* (c) returned beside its update: outputs of every scope whose nodes
+ * (or whose subgraphs' nodes) write u. */
+static int returned_beside(vcheck *vc)
+{
+    oac_check_state *st = vc->h->st;
+    oac_aliases *al = vc->h->al;
+    oac_value *u = vc->u;
+    oac_scope *s = u->scope;
+    oac_value **ch = vc->ch;
+    size_t n_ch = vc->n_ch;
+    const char *rname = vc->rname;
+    char loc[LOC_MAX];
+    int rc = OAC_OK;
     for (size_t c = 0; c < n_ch; c++) {
         oac_scope *ws;
         long wn;
@@ -356,8 +377,19 @@ static int check_value(hz *h, oac_value *u)
                 break;
         }
     }
+    return OAC_OK;
+}
 
-    /* (a) stale reads inside the subgraphs that write u. */
+/* (a) stale reads inside the subgraphs that write u. */
+static int inner_stale(vcheck *vc)
+{
+    oac_aliases *al = vc->h->al;
+    oac_value *u = vc->u;
+    oac_scope *s = u->scope;
+    oac_value **ch = vc->ch;
+    size_t n_ch = vc->n_ch;
+    const char *rname = vc->rname;
+    int rc = OAC_OK;
     for (size_t c = 0; c < n_ch; c++) {
         oac_scope *ws;
         long wn;
@@ -365,78 +397,107 @@ static int check_value(hz *h, oac_value *u)
         if (!oac_alias_writer(al, v, &ws, &wn) || disowned(ws, wn, s))
             continue;
         for (oac_scope *t = ws; t && t != s; t = t->parent)
-            if ((rc = inner_reads(h, u, t, enclosing(ws, wn, t), v, rname)))
+            if ((rc = inner_reads(vc->h, u, t, enclosing(ws, wn, t), v, rname)))
                 return rc;
     }
+    return OAC_OK;
+}
 
-    /* (a) stale reads in u's scope. */
-    for (int k = 0; k < 2 && writers[k] >= 0; k++) {
-        long wn = writers[k];
-        size_t lo = SIZE_MAX;
-        bool any = false;
-        for (size_t j = 0; j < u->n_uses; j++) {
-            const oac_use *us = &u->uses[j];
-            if (us->node == writers[0] || us->node == writers[1] ||
-                us->node == mute || !reads_storage(s, us))
-                continue;
-            if (!h->ord[s->index].topo && (rc = compute_topo(h, s)))
-                return rc;
-            size_t t = h->ord[s->index].topo[us->node];
-            if (t < lo)
-                lo = t;
-            any = true;
-        }
-        if (!any)
+/* (a) stale reads in u's scope of what writer k updates: the reads no
+ * data dependency orders before it. */
+static int scope_stale(vcheck *vc, int k)
+{
+    hz *h = vc->h;
+    oac_check_state *st = vc->h->st;
+    oac_value *u = vc->u;
+    oac_scope *s = u->scope;
+    const char *rname = vc->rname;
+    char loc[LOC_MAX];
+    int rc = OAC_OK;
+    long wn = vc->writers[k];
+    size_t lo = SIZE_MAX;
+    bool any = false;
+    for (size_t j = 0; j < u->n_uses; j++) {
+        const oac_use *us = &u->uses[j];
+        if (us->node == vc->writers[0] || us->node == vc->writers[1] ||
+            us->node == vc->mute || !reads_storage(s, us))
             continue;
-        scope_order *o = &h->ord[s->index];
-        bool ok = true;
-        if (lo < o->topo[wn] && (rc = mark_ancestors(h, s, wn, lo, &ok)))
+        if (!h->ord[s->index].topo && (rc = compute_topo(h, s)))
             return rc;
-        if (!ok) {
-            h->over_budget = true;
-            oac_node *wnode = &s->nodes[wn];
-            if ((rc = oac_unchecked_add(st->out, "alias-hazard", s->name,
-                    wnode->display, u->name,
-                    "ordering of reads of '%s' before its update not decided "
-                    "within the search budget", u->name)))
-                return rc;
-            continue;
-        }
-        bool searched = lo < o->topo[wn];
-        long last = -1;
-        for (size_t j = 0; j < u->n_uses; j++) {
-            const oac_use *us = &u->uses[j];
-            if (us->node == writers[0] || us->node == writers[1] ||
-                us->node == mute || !reads_storage(s, us) || us->node == last)
-                continue;
-            if (searched && o->mark[us->node] == h->stamp)
-                continue;       /* a path leads from the read to the write */
-            last = us->node;
-            oac_node *r = &s->nodes[us->node], *wnode = &s->nodes[wn];
-            char suffix[64];
-            if (us->port >= 0)
-                snprintf(suffix, sizeof suffix, "/input/%d", us->port);
-            else
-                suffix[0] = 0;
-            oac_where w = oac_where_node(s, us->node, u->name, suffix, loc,
-                                         sizeof loc);
-            char wloc[LOC_MAX];
-            oac_where ww = oac_where_node(s, wn, wout[k] ? wout[k]->name : NULL,
-                                          NULL, wloc, sizeof wloc);
-            w.related = &ww;
-            w.related_message = "the in-place update the read is not ordered before";
-            if ((rc = oac_scope_diag(st, s, OAC_ALIAS_HAZARD, &w,
-                    "node '%s' (%s) of graph '%s' reads '%s'%s, which node "
-                    "'%s' (%s) updates in place into '%s' (alias class '%s'), "
-                    "but no data dependency orders the read before the update",
-                    r->display, r->proto->op_type ? r->proto->op_type : "",
-                    s->name, u->name, us->port < 0 ? " in a subgraph" : "",
-                    wnode->display,
-                    wnode->proto->op_type ? wnode->proto->op_type : "",
-                    wout[k] ? wout[k]->name : "?", rname)))
-                return rc;
-        }
+        size_t t = h->ord[s->index].topo[us->node];
+        if (t < lo)
+            lo = t;
+        any = true;
     }
+    if (!any)
+        return OAC_OK;
+    scope_order *o = &h->ord[s->index];
+    bool ok = true;
+    if (lo < o->topo[wn] && (rc = mark_ancestors(h, s, wn, lo, &ok)))
+        return rc;
+    if (!ok) {
+        h->over_budget = true;
+        oac_node *wnode = &s->nodes[wn];
+        if ((rc = oac_unchecked_add(st->out, "alias-hazard", s->name,
+                wnode->display, u->name,
+                "ordering of reads of '%s' before its update not decided "
+                "within the search budget", u->name)))
+            return rc;
+        return OAC_OK;
+    }
+    bool searched = lo < o->topo[wn];
+    long last = -1;
+    for (size_t j = 0; j < u->n_uses; j++) {
+        const oac_use *us = &u->uses[j];
+        if (us->node == vc->writers[0] || us->node == vc->writers[1] ||
+            us->node == vc->mute || !reads_storage(s, us) || us->node == last)
+            continue;
+        if (searched && o->mark[us->node] == h->stamp)
+            continue;       /* a path leads from the read to the write */
+        last = us->node;
+        oac_node *r = &s->nodes[us->node], *wnode = &s->nodes[wn];
+        char suffix[64];
+        if (us->port >= 0)
+            snprintf(suffix, sizeof suffix, "/input/%d", us->port);
+        else
+            suffix[0] = 0;
+        oac_where w = oac_where_node(s, us->node, u->name, suffix, loc,
+                                     sizeof loc);
+        char wloc[LOC_MAX];
+        oac_where ww = oac_where_node(s, wn, vc->wout[k] ? vc->wout[k]->name : NULL,
+                                      NULL, wloc, sizeof wloc);
+        w.related = &ww;
+        w.related_message = "the in-place update the read is not ordered before";
+        if ((rc = oac_scope_diag(st, s, OAC_ALIAS_HAZARD, &w,
+                "node '%s' (%s) of graph '%s' reads '%s'%s, which node "
+                "'%s' (%s) updates in place into '%s' (alias class '%s'), "
+                "but no data dependency orders the read before the update",
+                r->display, r->proto->op_type ? r->proto->op_type : "",
+                s->name, u->name, us->port < 0 ? " in a subgraph" : "",
+                wnode->display,
+                wnode->proto->op_type ? wnode->proto->op_type : "",
+                vc->wout[k] ? vc->wout[k]->name : "?", rname)))
+            return rc;
+    }
+    return OAC_OK;
+}
+
+static int check_value(hz *h, oac_value *u)
+{
+    const oac_value *root = oac_alias_root(h->al, u);
+    vcheck vc = { .h = h, .u = u, .writers = { -1, -1 }, .mute = -1 };
+    vc.ch = oac_alias_children(h->al, u, &vc.n_ch);
+    vc.rname = root ? root->name : u->name;
+    int rc;
+    if ((rc = find_writers(&vc)))
+        return rc;
+    if (vc.writers[0] < 0)
+        return OAC_OK;
+    if ((rc = returned_beside(&vc)) || (rc = inner_stale(&vc)))
+        return rc;
+    for (int k = 0; k < 2 && vc.writers[k] >= 0; k++)
+        if ((rc = scope_stale(&vc, k)))
+            return rc;
     return OAC_OK;
 }
 

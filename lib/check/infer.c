@@ -17,7 +17,7 @@
  *     products); overflow makes the dimension unknown.
  *  4. A rule writes output 0's dims into c->scratch (set_out) or shares
  *     an input's array; input arrays are interned and read-only
- *     (check/shapes.h invariant 7), and the pass interns the scratch after the
+ *     (check/shapes_store.h invariant 7), and the pass interns the scratch after the
  *     folding rule has read it.  Outputs past 0 (Split, attention's
  *     present caches) are typed through set_out_k, which interns their
  *     dims at once, or share an input's array.

@@ -28,7 +28,9 @@
 
 #include "check/checker.h"
 #include "check/graph.h"
+#include "check/inputs.h"
 #include "check/shapes.h"
+#include "model/walk.h"
 
 int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
                    oac_pbfile **out)
@@ -53,54 +55,42 @@ int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
     return OAC_OK;
 }
 
-/* The first tensor anywhere in message m (a TensorProto, or one inside
+/* The first tensor anywhere in a message (a TensorProto, or one inside
  * a SequenceProto, MapProto or OptionalProto, sparse parts included)
- * whose payload does not fit its dims: false with why set. */
-static bool tensors_fit(oac_ctx *ctx, const ProtobufCMessage *m, int depth,
+ * whose payload does not fit its dims, by the walk of model/walk.h. */
+typedef struct fit {
+    oac_ctx *ctx;
+    char *why;
+    size_t why_len;
+} fit;
+
+static int fit_enter(void *arg, const ProtobufCMessage *m,
+                     const ProtobufCFieldDescriptor *fd, long index, int depth)
+{
+    fit *f = arg;
+    (void)fd;
+    (void)index;
+    if (depth > OAC_MAX_DEPTH) {
+        snprintf(f->why, f->why_len, "nested deeper than %d levels", OAC_MAX_DEPTH);
+        return OAC_WALK_STOP;
+    }
+    if (m->descriptor != &onnx__tensor_proto__descriptor)
+        return OAC_WALK_ON;
+    const Onnx__TensorProto *t = (const Onnx__TensorProto *)m;
+    char part[400];
+    if (oac_tensor_payload_fits(f->ctx, t, part, sizeof part))
+        return OAC_WALK_SKIP;
+    snprintf(f->why, f->why_len, "tensor '%s' %s", t->name ? t->name : "", part);
+    return OAC_WALK_STOP;
+}
+
+/* Does every tensor in m fit?  false with why set. */
+static bool tensors_fit(oac_ctx *ctx, const ProtobufCMessage *m,
                         char *why, size_t why_len)
 {
-    if (!m)
-        return true;
-    if (depth > OAC_MAX_DEPTH) {
-        snprintf(why, why_len, "nested deeper than %d levels", OAC_MAX_DEPTH);
-        return false;
-    }
-    const ProtobufCMessageDescriptor *d = m->descriptor;
-    if (d == &onnx__tensor_proto__descriptor) {
-        const Onnx__TensorProto *t = (const Onnx__TensorProto *)m;
-        char part[400];
-        if (oac_tensor_payload_fits(ctx, t, part, sizeof part))
-            return true;
-        snprintf(why, why_len, "tensor '%s' %s", t->name ? t->name : "", part);
-        return false;
-    }
-    for (unsigned f = 0; f < d->n_fields; f++) {
-        const ProtobufCFieldDescriptor *fd = &d->fields[f];
-        if (fd->type != PROTOBUF_C_TYPE_MESSAGE)
-            continue;
-        const char *base = (const char *)m;
-        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-            uint32_t which;
-            memcpy(&which, base + fd->quantifier_offset, sizeof which);
-            if (which != fd->id)
-                continue;
-        }
-        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
-            size_t n;
-            ProtobufCMessage **arr;
-            memcpy(&n, base + fd->quantifier_offset, sizeof n);
-            memcpy(&arr, base + fd->offset, sizeof arr);
-            for (size_t j = 0; arr && j < n; j++)
-                if (!tensors_fit(ctx, arr[j], depth + 1, why, why_len))
-                    return false;
-        } else {
-            ProtobufCMessage *sub;
-            memcpy(&sub, base + fd->offset, sizeof sub);
-            if (!tensors_fit(ctx, sub, depth + 1, why, why_len))
-                return false;
-        }
-    }
-    return true;
+    fit f = { ctx, why, why_len };
+    const oac_msg_walker wk = { .enter = fit_enter, .arg = &f };
+    return oac_msg_walk(&wk, m, 0) != OAC_WALK_STOP;
 }
 
 /* Invariant 2: the parse-error of --input name=path, what says why. */
@@ -161,7 +151,7 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
                 return rc;
             continue;
         }
-        if (!tensors_fit(ctx, f->msg, 0, why, sizeof why)) {
+        if (!tensors_fit(ctx, f->msg, why, sizeof why)) {
             oac_pbfile_free(f);
             if ((rc = unreadable(st, v, in, why)))
                 return rc;

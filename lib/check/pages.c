@@ -35,7 +35,7 @@
 #include "check/graph.h"
 #include "ops.h"
 #include "quant/quant.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 #define LOC_MAX 512
 
@@ -471,11 +471,10 @@ int oac_pass_pages(oac_check_state *st)
         for (size_t v = 0; v < s->n_vinfos; v++)
             if (s->vinfos[v].vi && (rc = check_type(st, &ds, s, &s->vinfos[v])))
                 goto done;
-        /* The table row is PagedCacheUpdate of domain onnx_alias
-         * exactly. */
+        /* The paged cache updates (the table's rows: a node of another
+         * domain or op_type has no row). */
         for (size_t i = 0; i < s->n_nodes; i++)
-            if (s->nodes[i].op &&
-                s->nodes[i].op->id == OAC_OP_PAGED_CACHE_UPDATE &&
+            if (oac_op_paged_update(s->nodes[i].op) &&
                 (rc = check_node(st, &ds, s, (long)i)))
                 goto done;
     }

@@ -108,7 +108,7 @@
 #include "check/plan.h"
 #include "quant/quant.h"
 #include "check/order.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
 {
@@ -227,7 +227,7 @@ static oac_opt_u64 declared_bytes(const oac_shapes *sh, const oac_value *v)
 }
 
 /* Bytes of a tensor shape by its dims array: values share interned
- * arrays (check/shapes.h invariant 7) and the bindings are final once the
+ * arrays (check/shapes_store.h invariant 7) and the bindings are final once the
  * plan runs, so a layer's buffers repeat a few products.  Direct-mapped:
  * a miss only costs the product. */
 #define BYTES_CACHE 64
@@ -343,7 +343,7 @@ static page_fx paged_effects(const oac_check_state *st, const oac_scope *s,
 {
     page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
     const oac_node *nd = &s->nodes[i];
-    if (!nd->op || nd->op->id != OAC_OP_PAGED_CACHE_UPDATE)
+    if (!oac_op_paged_update(nd->op))
         return fx;
     oac_value *c = oac_node_input(s, i, 0);
     const oac_aclass *cl = st->aliases && c ? oac_value_class(st->aliases, c) : NULL;
@@ -486,10 +486,11 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     oac_check_state *st = w->st;
     const oac_node *nd = &s->nodes[i];
     *out = (oac_opt_u64){ true, 0 };
-    bool is_if = nd->op && nd->op->id == OAC_OP_IF;
-    bool is_loop = nd->op && nd->op->id == OAC_OP_LOOP;
-    if (!is_if && !is_loop && !oac_node_x(nd)->callee)
+    bool control = oac_op_has(nd->op, OAC_OPF_CONTROL);
+    if (!control && !oac_node_x(nd)->callee)
         return OAC_OK;
+    /* A Loop (its carried alias rule): its trip count and condition. */
+    bool is_loop = control && nd->op->alias == OAC_AL_LOOP;
     if (is_loop) {
         bool zero = false;
         int64_t trip = OAC_PLAN_NO_INPUT, cond = OAC_PLAN_NO_INPUT;
@@ -509,18 +510,13 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     }
     oac_scope *bodies[2] = { NULL, NULL };
     size_t nb = 0;
-    if (is_loop || is_if) {
+    if (control) {
         for (size_t k = 0; k < oac_node_x(nd)->n_subgraphs; k++) {
             const char *an = oac_node_x(nd)->subgraphs[k]->attr_name;
-            if (!an)
-                continue;
-            if (is_loop ? !strcmp(an, "body")
-                        : (!strcmp(an, "then_branch") || !strcmp(an, "else_branch"))) {
-                if (nb < 2)
-                    bodies[nb++] = oac_node_x(nd)->subgraphs[k];
-            }
+            if (oac_op_is_body(nd->op, an) && nb < 2)
+                bodies[nb++] = oac_node_x(nd)->subgraphs[k];
         }
-        if (nb != (is_if ? 2u : 1u)) {
+        if (nb != nd->op->n_bodies) {
             *out = (oac_opt_u64){ false, 0 };
             return OAC_OK;
         }
@@ -568,174 +564,179 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     return OAC_OK;
 }
 
-static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
-{
-    oac_check_state *st = w->st;
-    oac_ctx *ctx = st->ctx;
-    const oac_shapes *sh = st->shapes;
-    bool main_graph = s == st->graphs->scopes[0];
-    int rc = OAC_ENOMEM;
-    uint32_t *buf_of = w->buf_of;
-    int64_t *fmt = NULL;       /* alias class -> page format (rule 5) */
+/* What build's parts share while one scope is planned. */
+typedef struct builder {
+    walker *w;
+    oac_scope *s;
+    int depth;
+    bool main_graph;
+    oac_plan_sched *p;
+    int64_t *fmt;              /* alias class -> page format (rule 5) */
     /* Only while the walk runs: each buffer's bytes (0 when not known;
      * live is unknown from the first such buffer on, rule 7, so the
      * others are never needed). */
-    uint64_t *bytes = NULL;
-    size_t first_unknown = SIZE_MAX;
+    uint64_t *bytes;
+    size_t first_unknown;
     /* Rules 5, 5b: the few nodes whose page effects during/after them
      * are not zero (PagedCacheUpdate), in node order; the rest of each
      * node's effects and its transient (rule 9) go to extras, for the
      * few steps where they are not zero. */
-    struct page_after { size_t node; oac_opt_u64 during, freed; } *pa = NULL;
-    size_t n_pa = 0, cap_pa = 0, cap_x = 0;
-    size_t ncls = st->aliases ? st->aliases->n_classes : 0;
-    size_t nn = s->n_nodes;
+    struct page_after { size_t node; oac_opt_u64 during, freed; } *pa;
+    size_t n_pa, cap_pa, cap_x;
     /* The schedule (check/order.h): NULL arrays when the file is sorted. */
-    const oac_scope_order *so = oac_sched_scope(st->schedule, s->index);
-    const uint32_t *snode = so ? so->node : NULL, *spos = so ? so->pos : NULL;
-#define POS(i) (spos ? spos[(size_t)(i)] : (size_t)(i))
-    size_t nout = 0;
-    for (size_t i = 0; i < nn; i++)
-        nout += s->nodes[i].proto->n_output;
-    /* 32-bit indices (check/plan.h); no model this large fits in memory. */
-    if (nn > INT32_MAX || nout > INT32_MAX)
-        return oac_err(ctx, OAC_ENOMEM, "graph '%s' too large to plan",
-                       s->name ? s->name : "");
-    oac_plan_sched *p = oac_calloc(ctx, 1, sizeof *p);
-    if (!p)
-        goto done;
-    p->steps = oac_calloc(ctx, nn ? nn : 1, sizeof *p->steps);
-    p->bufs = oac_calloc(ctx, nout ? nout : 1, sizeof *p->bufs);
-    p->frees = oac_calloc(ctx, nout ? nout : 1, sizeof *p->frees);
-    fmt = oac_calloc(ctx, ncls ? ncls : 1, sizeof *fmt);
-    bytes = oac_reallocarray(ctx, NULL, nout ? nout : 1, sizeof *bytes);
-    if (!p->steps || !p->bufs || !p->frees || !fmt || !bytes)
-        goto done;
-    /* Written for every node and (nearly) every output: map at once. */
-    oac_prefault(p->steps, nn * sizeof *p->steps);
-    oac_prefault(p->bufs, nout * sizeof *p->bufs);
-    oac_prefault(p->frees, nout * sizeof *p->frees);
-    oac_prefault(bytes, nout * sizeof *bytes);
-    for (size_t k = 0; k < ncls; k++)
-        fmt[k] = INT64_MIN;
-    p->n_steps = nn;
+    const uint32_t *snode, *spos;
+    oac_opt_u64 live;          /* pages created so far (rule 5) */
+} builder;
 
-    /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
-     * node adds beyond its buffers (extras, pa).  Pages the first updates
-     * create are live from the start.  Step k runs node oac_sched_node(so,
-     * k) (rule 1: the schedule's order). */
-    oac_opt_u64 live = { true, 0 };
-    for (size_t k = 0; k < nn; k++) {
-        size_t i = snode ? snode[k] : k;
-        const Onnx__NodeProto *np = s->nodes[i].proto;
-        size_t first_alloc = p->n_bufs;
-        for (size_t port = 0; port < np->n_output; port++) {
-            oac_value *v = oac_node_output(s, (long)i, port);
-            if (!v)
-                continue;
-            oac_value *in = storage_parent(st, v);
-            if (in) {
-                /* none for inputs and for values of enclosing scopes */
-                buf_of[v->id] = in->scope == s ? buf_of[in->id] : 0;
-                continue;
-            }
-            size_t b = p->n_bufs++;
-            oac_opt_u64 by = value_bytes(sh, w->bytes, v);
-            bytes[b] = by.value;
-            if (!by.known && first_unknown == SIZE_MAX)
-                first_unknown = b;
-            p->bufs[b] = (oac_plan_buf){ .name = v->name, .value = v->id,
-                                         .node = (uint32_t)i,
-                                         .free_after = (int32_t)i };
-            buf_of[v->id] = (uint32_t)b + 1;
-        }
-        p->steps[k].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
-        /* Only paged updates and nodes that run a body add anything. */
-        const oac_node *nd = &s->nodes[i];
-        bool paged = main_graph && nd->op &&
-                     nd->op->id == OAC_OP_PAGED_CACHE_UPDATE;
-        bool pattn = nd->op && nd->op->id == OAC_OP_PAGED_CACHE_ATTENTION;
-        if (!paged && !pattn && !oac_node_x(nd)->callee &&
-            (!nd->op || (nd->op->id != OAC_OP_IF && nd->op->id != OAC_OP_LOOP)))
+/* The place of node i in the schedule. */
+static size_t pos_of(const builder *b, size_t i)
+{
+    return b->spos ? b->spos[i] : i;
+}
+
+/* Rule 2: the buffers node i (step k) allocates, in allocation order. */
+static void step_buffers(builder *bd, size_t k, size_t i)
+{
+    const oac_check_state *st = bd->w->st;
+    oac_scope *s = bd->s;
+    oac_plan_sched *p = bd->p;
+    uint32_t *buf_of = bd->w->buf_of;
+    const Onnx__NodeProto *np = s->nodes[i].proto;
+    size_t first_alloc = p->n_bufs;
+    for (size_t port = 0; port < np->n_output; port++) {
+        oac_value *v = oac_node_output(s, (long)i, port);
+        if (!v)
             continue;
-        /* Pages are planned for the main graph only (rule 5b). */
-        page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
-        if (paged)
-            fx = paged_effects(st, s, (long)i, fmt);
-        if (pattn)
-            fx.workspace = attn_workspace(st, s, (long)i);
-        opt_add(&live, fx.created);
-        oac_plan_extra x = no_extra;
-        x.step = k;
-        x.workspace = fx.workspace;
-        if (!fx.during.known || fx.during.value || !fx.freed.known ||
-            fx.freed.value) {
-            if (oac_grow(ctx, (void **)&pa, &cap_pa, n_pa + 1, sizeof *pa))
-                goto done;
-            pa[n_pa++] = (struct page_after){ k, fx.during, fx.freed };
+        oac_value *in = storage_parent(st, v);
+        if (in) {
+            /* none for inputs and for values of enclosing scopes */
+            buf_of[v->id] = in->scope == s ? buf_of[in->id] : 0;
+            continue;
         }
-        /* The node's own outputs have their buf_of already; a body's walk
-         * touches only the body's values. */
-        if ((rc = control_transient(w, s, (long)i, depth, &x.transient, &x)))
-            goto done;
-        rc = OAC_ENOMEM;
-        if (!opt_zero(x.workspace) || !opt_zero(x.transient) ||
-            x.loop_trip_input >= 0 || x.loop_cond_input >= 0) {
-            if (oac_grow(ctx, (void **)&p->extras, &cap_x, p->n_extras + 1,
-                         sizeof *p->extras))
-                goto done;
-            p->extras[p->n_extras++] = x;
-        }
+        size_t b = p->n_bufs++;
+        oac_opt_u64 by = value_bytes(st->shapes, bd->w->bytes, v);
+        bd->bytes[b] = by.value;
+        if (!by.known && bd->first_unknown == SIZE_MAX)
+            bd->first_unknown = b;
+        p->bufs[b] = (oac_plan_buf){ .name = v->name, .value = v->id,
+                                     .node = (uint32_t)i,
+                                     .free_after = (int32_t)i };
+        buf_of[v->id] = (uint32_t)b + 1;
     }
-    /* Rule 3: last readers (free_after is the last so far), then buffers
-     * backing graph outputs are never freed. */
+    p->steps[k].n_alloc = (uint32_t)(p->n_bufs - first_alloc);
+}
+
+/* Rules 5, 5b and 9: what node i (step k) adds beyond its buffers
+ * (extras, pa): only paged updates, paged readers and nodes that run a
+ * body. */
+static int step_extras(builder *bd, size_t k, size_t i)
+{
+    oac_check_state *st = bd->w->st;
+    oac_ctx *ctx = st->ctx;
+    oac_scope *s = bd->s;
+    oac_plan_sched *p = bd->p;
+    const oac_node *nd = &s->nodes[i];
+    bool paged = bd->main_graph && oac_op_paged_update(nd->op);
+    bool pattn = oac_op_has(nd->op, OAC_OPF_PAGED_READ);
+    if (!paged && !pattn && !oac_node_x(nd)->callee &&
+        !oac_op_has(nd->op, OAC_OPF_CONTROL))
+        return OAC_OK;
+    /* Pages are planned for the main graph only (rule 5b). */
+    page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
+    if (paged)
+        fx = paged_effects(st, s, (long)i, bd->fmt);
+    if (pattn)
+        fx.workspace = attn_workspace(st, s, (long)i);
+    opt_add(&bd->live, fx.created);
+    oac_plan_extra x = no_extra;
+    x.step = k;
+    x.workspace = fx.workspace;
+    if (!fx.during.known || fx.during.value || !fx.freed.known ||
+        fx.freed.value) {
+        if (oac_grow(ctx, (void **)&bd->pa, &bd->cap_pa, bd->n_pa + 1,
+                     sizeof *bd->pa))
+            return OAC_ENOMEM;
+        bd->pa[bd->n_pa++] = (struct page_after){ k, fx.during, fx.freed };
+    }
+    /* The node's own outputs have their buf_of already; a body's walk
+     * touches only the body's values. */
+    int rc = control_transient(bd->w, s, (long)i, bd->depth, &x.transient, &x);
+    if (rc)
+        return rc;
+    if (!opt_zero(x.workspace) || !opt_zero(x.transient) ||
+        x.loop_trip_input >= 0 || x.loop_cond_input >= 0) {
+        if (oac_grow(ctx, (void **)&p->extras, &bd->cap_x, p->n_extras + 1,
+                     sizeof *p->extras))
+            return OAC_ENOMEM;
+        p->extras[p->n_extras++] = x;
+    }
+    return OAC_OK;
+}
+
+/* Rule 3: last readers (free_after is the last so far), then buffers
+ * backing graph outputs are never freed; the free list of each step. */
+static void free_points(builder *bd)
+{
+    oac_scope *s = bd->s;
+    oac_plan_sched *p = bd->p;
+    const uint32_t *buf_of = bd->w->buf_of;
     for (size_t k = 0; k < s->n_values; k++) {
         const oac_value *v = &s->values_block[k];
         if (!buf_of[v->id])
             continue;
         size_t b = buf_of[v->id] - 1;
         for (size_t u = 0; u < v->n_uses; u++)
-            if (POS(v->uses[u].node) > POS(p->bufs[b].free_after))
+            if (pos_of(bd, v->uses[u].node) > pos_of(bd, (size_t)p->bufs[b].free_after))
                 p->bufs[b].free_after = (int32_t)v->uses[u].node;
     }
     for (size_t k = 0; k < s->n_outputs; k++)
-        if (scope_buffer(w, s, s->outputs[k]))
+        if (scope_buffer(bd->w, s, s->outputs[k]))
             p->bufs[buf_of[s->outputs[k]->id] - 1].free_after = -1;
     /* Free lists per step (counting sort by the step of the freeing
      * node, n_free the cursor). */
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
-            p->steps[POS(p->bufs[b].free_after)].n_free++;
+            p->steps[pos_of(bd, (size_t)p->bufs[b].free_after)].n_free++;
     /* (Each step's cursor in frees is kept in its live until the walk
      * sets that.) */
     uint32_t at = 0;
-    for (size_t i = 0; i < nn; i++) {
+    for (size_t i = 0; i < p->n_steps; i++) {
         p->steps[i].live = at;
         at += p->steps[i].n_free;
     }
     for (size_t b = 0; b < p->n_bufs; b++)
         if (p->bufs[b].free_after >= 0)
-            p->frees[p->steps[POS(p->bufs[b].free_after)].live++] = (uint32_t)b;
+            p->frees[p->steps[pos_of(bd, (size_t)p->bufs[b].free_after)].live++] =
+                (uint32_t)b;
     p->n_frees = at;
+}
 
-    /* Rule 4-6: walk. */
+/* Rules 4-6: walk the steps; live, peak and the totals. */
+static void walk_steps(builder *bd)
+{
+    const oac_check_state *st = bd->w->st;
+    const oac_shapes *sh = st->shapes;
+    oac_scope *s = bd->s;
+    oac_plan_sched *p = bd->p;
+    const uint64_t *bytes = bd->bytes;
     oac_memory_plan *t = &p->totals;
     t->planned_output_bytes = (oac_opt_u64){ true, 0 };
     t->workspace_bytes = (oac_opt_u64){ true, 0 };
     t->peak_bytes = (oac_opt_u64){ true, 0 };
     t->second_cache_bytes = (oac_opt_u64){ true, 0 };
     t->persistent_cache_bytes = (oac_opt_u64){ true, 0 };
+    oac_opt_u64 live = bd->live;
     p->page_bytes = live;
     size_t pa_at = 0, x_at = 0, alloc_at = 0, free_at = 0;
-    for (size_t i = 0; i < nn; i++) {
+    for (size_t i = 0; i < p->n_steps; i++) {
         oac_plan_step *stp = &p->steps[i];
         for (size_t end = alloc_at + stp->n_alloc; alloc_at < end; alloc_at++) {
-            oac_opt_u64 by = { alloc_at < first_unknown, bytes[alloc_at] };
+            oac_opt_u64 by = { alloc_at < bd->first_unknown, bytes[alloc_at] };
             opt_add(&live, by);
             opt_add(&t->planned_output_bytes, by);
         }
         const struct page_after *fa =
-            pa_at < n_pa && pa[pa_at].node == i ? &pa[pa_at++] : NULL;
+            pa_at < bd->n_pa && bd->pa[pa_at].node == i ? &bd->pa[pa_at++] : NULL;
         const oac_plan_extra *x = x_at < p->n_extras && p->extras[x_at].step == i
             ? &p->extras[x_at++] : &no_extra;
         if (fa)
@@ -760,32 +761,84 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             live.known = false;
         else if (fa && live.known)
             live.value -= fa->freed.value;
-        size_t ni = snode ? snode[i] : i;
+        size_t ni = bd->snode ? bd->snode[i] : i;
         const oac_node *nd = &s->nodes[ni];
         if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->proto->n_output) {
             oac_value *o = oac_node_output(s, (long)ni, 0);
             if (o && !oac_value_aliased_input(o))
-                opt_add(&t->second_cache_bytes, value_bytes(sh, w->bytes, o));
+                opt_add(&t->second_cache_bytes, value_bytes(sh, bd->w->bytes, o));
         }
     }
     p->end_live = live;
-    const oac_analysis *a = main_graph ? st->out : NULL;
+    const oac_analysis *a = bd->main_graph ? st->out : NULL;
     for (size_t c = 0; a && c < a->n_classes; c++)
         if (a->classes[c].read_write)
             opt_add(&t->persistent_cache_bytes, a->classes[c].bytes);
+}
+
+static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
+{
+    oac_check_state *st = w->st;
+    oac_ctx *ctx = st->ctx;
+    int rc = OAC_ENOMEM;
+    size_t ncls = st->aliases ? st->aliases->n_classes : 0;
+    size_t nn = s->n_nodes;
+    const oac_scope_order *so = oac_sched_scope(st->schedule, s->index);
+    builder bd = { .w = w, .s = s, .depth = depth,
+                   .main_graph = s == st->graphs->scopes[0],
+                   .first_unknown = SIZE_MAX,
+                   .snode = so ? so->node : NULL, .spos = so ? so->pos : NULL,
+                   .live = { true, 0 } };
+    size_t nout = 0;
+    for (size_t i = 0; i < nn; i++)
+        nout += s->nodes[i].proto->n_output;
+    /* 32-bit indices (check/plan.h); no model this large fits in memory. */
+    if (nn > INT32_MAX || nout > INT32_MAX)
+        return oac_err(ctx, OAC_ENOMEM, "graph '%s' too large to plan",
+                       s->name ? s->name : "");
+    oac_plan_sched *p = bd.p = oac_calloc(ctx, 1, sizeof *p);
+    if (!p)
+        goto done;
+    p->steps = oac_calloc(ctx, nn ? nn : 1, sizeof *p->steps);
+    p->bufs = oac_calloc(ctx, nout ? nout : 1, sizeof *p->bufs);
+    p->frees = oac_calloc(ctx, nout ? nout : 1, sizeof *p->frees);
+    bd.fmt = oac_calloc(ctx, ncls ? ncls : 1, sizeof *bd.fmt);
+    bd.bytes = oac_reallocarray(ctx, NULL, nout ? nout : 1, sizeof *bd.bytes);
+    if (!p->steps || !p->bufs || !p->frees || !bd.fmt || !bd.bytes)
+        goto done;
+    /* Written for every node and (nearly) every output: map at once. */
+    oac_prefault(p->steps, nn * sizeof *p->steps);
+    oac_prefault(p->bufs, nout * sizeof *p->bufs);
+    oac_prefault(p->frees, nout * sizeof *p->frees);
+    oac_prefault(bd.bytes, nout * sizeof *bd.bytes);
+    for (size_t k = 0; k < ncls; k++)
+        bd.fmt[k] = INT64_MIN;
+    p->n_steps = nn;
+
+    /* Rule 2: buffers in allocation order; rules 5, 5b and 9: what each
+     * node adds beyond its buffers (extras, pa).  Pages the first updates
+     * create are live from the start.  Step k runs node oac_sched_node(so,
+     * k) (rule 1: the schedule's order). */
+    for (size_t k = 0; k < nn; k++) {
+        size_t i = bd.snode ? bd.snode[k] : k;
+        step_buffers(&bd, k, i);
+        if ((rc = step_extras(&bd, k, i)))
+            goto done;
+    }
+    free_points(&bd);
+    walk_steps(&bd);
     *out = p;
-    p = NULL;
+    bd.p = NULL;
     rc = OAC_OK;
 done:
     if (rc == OAC_ENOMEM)
         oac_err(ctx, OAC_ENOMEM, "out of memory");
-    oac_plan_sched_free(ctx, p);
-    oac_dealloc(ctx, pa);
-    oac_dealloc(ctx, fmt);
-    oac_dealloc(ctx, bytes);
+    oac_plan_sched_free(ctx, bd.p);
+    oac_dealloc(ctx, bd.pa);
+    oac_dealloc(ctx, bd.fmt);
+    oac_dealloc(ctx, bd.bytes);
     return rc;
 }
-#undef POS
 
 int oac_pass_plan(oac_check_state *st)
 {

@@ -9,7 +9,7 @@
  * shape-mismatch, --dim, known values), section 4 (alias_classes
  * elem_type, shape, dim_param, bytes).
  *
- * Invariants (see also check/shapes.h):
+ * Invariants (see also check/shapes_store.h):
  *  1. Scopes are visited in check/graph.h's order (parents first), nodes in the
  *     schedule's order (check/order.h: topological, file order when the file
  *     is sorted); a value's facts are final once its producer was visited,
@@ -33,6 +33,7 @@
 #include "check/graph.h"
 #include "ops.h"
 #include "check/order.h"
+#include "check/inputs.h"
 #include "check/shapes.h"
 
 /* ------------------------------------------------------------------ */
@@ -703,293 +704,14 @@ done:
 }
 
 /* ------------------------------------------------------------------ */
-/* Operand types of the cache updates (contract 2)                      */
+/* Alias classes (contract 3: type/rank/shape-mismatch; 4: classes)     */
 /* ------------------------------------------------------------------ */
-
-/* INT64 scalar: shape [] or [1].  What is not known is no violation. */
-static bool vs_is_int64_scalar(const pass *p, const oac_vshape *v)
-{
-    if (!v || v->kind == OAC_VK_UNKNOWN)
-        return true;
-    if (v->kind != OAC_VK_TENSOR || v->quantized)
-        return false;
-    if (v->elem_type && v->elem_type != 7 /* INT64 */)
-        return false;
-    if (v->rank <= 0)
-        return true;
-    if (v->rank != 1)
-        return false;
-    int64_t d = oac_shapes_dim(p->sh, v->dims[0]);
-    return d < 0 || d == 1;
-}
 
 static const char *elem_name(int32_t t)
 {
     const char *n = oac_elem_name(t);
     return n ? n : "an unknown type";
 }
-
-static int operand_diag(pass *p, oac_scope *s, long i, const char *value,
-                        int port, const char *fmt, ...) OAC_PRINTF(6, 7);
-
-static int operand_diag(pass *p, oac_scope *s, long i, const char *value,
-                        int port, const char *fmt, ...)
-{
-    char buf[512], suffix[32], msg[1024];
-    if (port >= 0)
-        snprintf(suffix, sizeof suffix, "/input/%d", port);
-    oac_where w = oac_where_node(s, i, value, port >= 0 ? suffix : NULL,
-                                 buf, sizeof buf);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return oac_scope_diag(p->st, s, OAC_OPERAND_INVALID, &w, "%s", msg);
-}
-
-static const oac_vshape *port_shape(pass *p, oac_scope *s, long i, int port,
-                                    const char **name)
-{
-    *name = NULL;
-    if (port < 0)
-        return NULL;
-    oac_value *v = oac_node_input(s, i, (size_t)port);
-    if (!v)
-        return NULL;
-    *name = v->name;
-    return &p->sh->vals[v->id];
-}
-
-/* values must match cache except on the capacity axis. */
-static int check_values_match(pass *p, oac_scope *s, long i, const char *nd,
-                              const oac_vshape *c, const char *cn,
-                              const oac_vshape *v, const char *vn, int vport,
-                              int64_t axis)
-{
-    if (c->elem_type && v->elem_type && c->elem_type != v->elem_type)
-        return operand_diag(p, s, i, vn, vport,
-                            "node '%s': values '%s' are %s but the cache '%s' holds %s",
-                            nd, vn, elem_name(v->elem_type), cn,
-                            elem_name(c->elem_type));
-    if (c->rank < 0 || v->rank < 0)
-        return OAC_OK;
-    if (c->rank != v->rank)
-        return operand_diag(p, s, i, vn, vport,
-                            "node '%s': values '%s' have rank %d but the cache '%s' has rank %d",
-                            nd, vn, v->rank, cn, c->rank);
-    for (int32_t d = 0; d < c->rank; d++) {
-        if (d == axis)
-            continue;
-        int64_t a = oac_shapes_dim(p->sh, c->dims[d]);
-        int64_t b = oac_shapes_dim(p->sh, v->dims[d]);
-        if (a >= 0 && b >= 0 && a != b)
-            return operand_diag(p, s, i, vn, vport,
-                                "node '%s': values '%s' have %" PRId64
-                                " on axis %d but the cache '%s' has %" PRId64,
-                                nd, vn, b, d, cn, a);
-    }
-    return OAC_OK;
-}
-
-static int check_operands(pass *p, oac_scope *s, long i)
-{
-    oac_node *nd = &s->nodes[i];
-    const oac_op *op = nd->op;
-    if (!oac_op_has(op, OAC_OPF_CACHE_UPDATE))
-        return OAC_OK;
-    const char *cn, *vn, *pn, *gn;
-    const oac_vshape *c = port_shape(p, s, i, 0, &cn);
-    const oac_vshape *v = port_shape(p, s, i, op->values_port, &vn);
-    const oac_vshape *pos = port_shape(p, s, i, op->position_port, &pn);
-    int rc = OAC_OK;
-
-    if (op->id == OAC_OP_PAGED_CACHE_UPDATE) {
-        if (c && c->kind != OAC_VK_UNKNOWN &&
-            !((c->kind == OAC_VK_SEQUENCE || c->kind == OAC_VK_MAP) && c->quantized))
-            return operand_diag(p, s, i, cn, 0,
-                                "node '%s': the cache '%s' is not a Sequence<QuantizedTensor>",
-                                nd->display, cn);
-        if (c && c->rank >= 0 && c->rank != 4)
-            return operand_diag(p, s, i, cn, 0,
-                                "node '%s': the pages of '%s' have rank %d, not 4 "
-                                "[2, heads, page_size, head_size]", nd->display, cn,
-                                c->rank);
-        if (c && c->rank == 4) {
-            int64_t two = oac_shapes_dim(p->sh, c->dims[0]);
-            if (two >= 0 && two != 2)
-                return operand_diag(p, s, i, cn, 0,
-                                    "node '%s': the pages of '%s' have %" PRId64
-                                    " on axis 0, not 2 (key and value)",
-                                    nd->display, cn, two);
-        }
-        if (c && v) {
-            if (v->kind != OAC_VK_UNKNOWN && (v->kind != OAC_VK_TENSOR || v->quantized))
-                return operand_diag(p, s, i, vn, op->values_port,
-                                    "node '%s': values '%s' are not a dense tensor",
-                                    nd->display, vn);
-            if ((rc = check_values_match(p, s, i, nd->display, c, cn, v, vn,
-                                         op->values_port, 2)))
-                return rc;
-        }
-        const oac_vshape *pg = port_shape(p, s, i, op->page_id_port, &gn);
-        if (pg && !vs_is_int64_scalar(p, pg))
-            return operand_diag(p, s, i, gn, op->page_id_port,
-                                "node '%s': page_id '%s' is not an INT64 scalar",
-                                nd->display, gn);
-    } else {
-        if (c && c->kind != OAC_VK_UNKNOWN &&
-            (c->kind != OAC_VK_TENSOR || c->quantized))
-            return operand_diag(p, s, i, cn, 0,
-                                "node '%s': the cache '%s' is not a dense tensor",
-                                nd->display, cn);
-        if (c && c->elem_type && (oac_elem_bits(c->elem_type) == 0 ||
-                                  c->elem_type == 9 /* BOOL */))
-            return operand_diag(p, s, i, cn, 0,
-                                "node '%s': the cache '%s' holds %s, not a fixed-size numeric type",
-                                nd->display, cn, elem_name(c->elem_type));
-        int64_t axis = op->axis_default;
-        if (op->axis_attr)
-            axis = oac_attr_int(nd->proto, op->axis_attr, axis);
-        if (c && c->rank >= 0) {
-            if (axis < -(int64_t)c->rank || axis >= c->rank) {
-                return operand_diag(p, s, i, cn, -1,
-                                    "node '%s': axis %" PRId64
-                                    " is out of range for the rank-%d cache '%s'",
-                                    nd->display, axis, c->rank, cn);
-            }
-            if (axis < 0)
-                axis += c->rank;
-        } else {
-            axis = -1;
-        }
-        if (v && v->kind != OAC_VK_UNKNOWN && (v->kind != OAC_VK_TENSOR || v->quantized))
-            return operand_diag(p, s, i, vn, op->values_port,
-                                "node '%s': values '%s' are not a dense tensor",
-                                nd->display, vn);
-        if (c && v && axis >= 0 &&
-            (rc = check_values_match(p, s, i, nd->display, c, cn, v, vn,
-                                     op->values_port, axis)))
-            return rc;
-    }
-    if (op->id == OAC_OP_TENSOR_SCATTER) {
-        /* write_indices: INT64 [batch]. */
-        if (pos && pos->kind == OAC_VK_TENSOR && pos->elem_type &&
-            pos->elem_type != 7 /* INT64 */)
-            return operand_diag(p, s, i, pn, op->position_port,
-                                "node '%s': write_indices '%s' are %s, not INT64",
-                                nd->display, pn, elem_name(pos->elem_type));
-        if (pos && pos->rank >= 0 && pos->rank != 1)
-            return operand_diag(p, s, i, pn, op->position_port,
-                                "node '%s': write_indices '%s' have rank %d, not 1 ([batch])",
-                                nd->display, pn, pos->rank);
-        if (pos && c && pos->rank == 1 && c->rank >= 1) {
-            int64_t b = oac_shapes_dim(p->sh, pos->dims[0]);
-            int64_t cb = oac_shapes_dim(p->sh, c->dims[0]);
-            if (b >= 0 && cb >= 0 && b != cb)
-                return operand_diag(p, s, i, pn, op->position_port,
-                                    "node '%s': write_indices '%s' have %" PRId64
-                                    " entries but the batch of '%s' is %" PRId64,
-                                    nd->display, pn, b, cn, cb);
-        }
-        char mode[32];
-        const Onnx__AttributeProto *m = oac_node_attr(nd->proto, "mode");
-        if (m && m->has_s) {
-            size_t n = m->s.len < sizeof mode - 1 ? m->s.len : sizeof mode - 1;
-            oac_shapes_copy(mode, m->s.data, n);
-            mode[n] = '\0';
-            if (m->s.len >= sizeof mode || (strcmp(mode, "linear") && strcmp(mode, "circular")))
-                return operand_diag(p, s, i, NULL, -1,
-                                    "node '%s': mode '%s' is neither 'linear' nor 'circular'",
-                                    nd->display, mode);
-        }
-    } else if (pos && !vs_is_int64_scalar(p, pos)) {
-        return operand_diag(p, s, i, pn, op->position_port,
-                            "node '%s': position '%s' is not an INT64 scalar (shape [] or [1])",
-                            nd->display, pn);
-    }
-    return OAC_OK;
-}
-
-/* PagedCacheAttention(query, cache, length) (contract 11): query
- * T[num_heads, q_len, head_size] of the pages' decoded type, pages
- * [2, kv_heads, page_size, head_size] with kv_heads = kv_num_heads,
- * num_heads % kv_num_heads == 0, length an INT64 scalar.  What is not
- * known is no violation. */
-static int check_attn_operands(pass *p, oac_scope *s, long i)
-{
-    oac_node *nd = &s->nodes[i];
-    const Onnx__NodeProto *np = nd->proto;
-    if (!nd->op || nd->op->id != OAC_OP_PAGED_CACHE_ATTENTION)
-        return OAC_OK;
-    if (np->n_input != 3 || !np->input[0][0] || !np->input[1][0] || !np->input[2][0])
-        return operand_diag(p, s, i, NULL, -1,
-                            "node '%s': PagedCacheAttention takes 3 named inputs "
-                            "(query, cache, length), not %zu", nd->display,
-                            np->n_input);
-    int64_t nh = oac_attr_int(np, "num_heads", 0);
-    int64_t kvn = oac_attr_int(np, "kv_num_heads", nh);
-    if (nh < 1 || kvn < 1 || nh % kvn)
-        return operand_diag(p, s, i, NULL, -1,
-                            "node '%s': num_heads %" PRId64 " must be a positive "
-                            "multiple of kv_num_heads %" PRId64, nd->display, nh, kvn);
-    const char *qn, *cn, *ln;
-    const oac_vshape *q = port_shape(p, s, i, 0, &qn);
-    const oac_vshape *c = port_shape(p, s, i, 1, &cn);
-    const oac_vshape *len = port_shape(p, s, i, 2, &ln);
-    if (c && c->kind != OAC_VK_UNKNOWN &&
-        !((c->kind == OAC_VK_SEQUENCE || c->kind == OAC_VK_MAP) && c->quantized))
-        return operand_diag(p, s, i, cn, 1,
-                            "node '%s': the cache '%s' is not a Sequence or Map of "
-                            "QuantizedTensor pages", nd->display, cn);
-    if (c && c->rank >= 0 && c->rank != 4)
-        return operand_diag(p, s, i, cn, 1,
-                            "node '%s': the pages of '%s' have rank %d, not 4 "
-                            "[2, kv_heads, page_size, head_size]", nd->display, cn,
-                            c->rank);
-    if (q && q->kind != OAC_VK_UNKNOWN && (q->kind != OAC_VK_TENSOR || q->quantized))
-        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' is not a dense "
-                            "tensor", nd->display, qn);
-    if (q && q->rank >= 0 && q->rank != 3)
-        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' has rank %d, not 3 "
-                            "[num_heads, q_len, head_size]", nd->display, qn, q->rank);
-    if (q && q->elem_type && q->elem_type != 1 && q->elem_type != 10 &&
-        q->elem_type != 16)
-        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' is %s, not FLOAT, "
-                            "FLOAT16 or BFLOAT16", nd->display, qn,
-                            elem_name(q->elem_type));
-    if (q && c && q->elem_type && c->elem_type && q->elem_type != c->elem_type)
-        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' is %s but the pages "
-                            "of '%s' decode to %s", nd->display, qn,
-                            elem_name(q->elem_type), cn, elem_name(c->elem_type));
-    int64_t qh = q && q->rank == 3 ? oac_shapes_dim(p->sh, q->dims[0]) : -1;
-    int64_t qs = q && q->rank == 3 ? oac_shapes_dim(p->sh, q->dims[2]) : -1;
-    int64_t two = c && c->rank == 4 ? oac_shapes_dim(p->sh, c->dims[0]) : -1;
-    int64_t ck = c && c->rank == 4 ? oac_shapes_dim(p->sh, c->dims[1]) : -1;
-    int64_t cs = c && c->rank == 4 ? oac_shapes_dim(p->sh, c->dims[3]) : -1;
-    if (two >= 0 && two != 2)
-        return operand_diag(p, s, i, cn, 1, "node '%s': the pages of '%s' have %"
-                            PRId64 " on axis 0, not 2 (keys and values)",
-                            nd->display, cn, two);
-    if (qh >= 0 && qh != nh)
-        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' has %" PRId64
-                            " heads but num_heads is %" PRId64, nd->display, qn, qh, nh);
-    if (qs >= 0 && cs >= 0 && qs != cs)
-        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' has head_size %"
-                            PRId64 " but the pages of '%s' have %" PRId64,
-                            nd->display, qn, qs, cn, cs);
-    if (ck >= 0 && ck != kvn)
-        return operand_diag(p, s, i, cn, 1, "node '%s': the pages of '%s' have %"
-                            PRId64 " kv heads but kv_num_heads is %" PRId64,
-                            nd->display, cn, ck, kvn);
-    if (len && !vs_is_int64_scalar(p, len))
-        return operand_diag(p, s, i, ln, 2, "node '%s': length '%s' is not an INT64 "
-                            "scalar (shape [] or [1])", nd->display, ln);
-    return OAC_OK;
-}
-
-/* ------------------------------------------------------------------ */
-/* Alias classes (contract 3: type/rank/shape-mismatch; 4: classes)     */
-/* ------------------------------------------------------------------ */
 
 static void value_where(const pass *p, const oac_value *v, char *loc,
                         size_t len, oac_where *w)
@@ -1132,36 +854,6 @@ static int unify_class(pass *p, const oac_aclass *cl, oac_vshape *m)
     return OAC_OK;
 }
 
-static int fill_class(pass *p, oac_alias_class *out, const oac_vshape *m)
-{
-    oac_analysis *a = p->st->out;
-    out->elem_type = m->elem_type;
-    out->rank = m->rank;
-    out->bytes.known = false;
-    out->bytes.value = 0;
-    if (m->rank < 0)
-        return OAC_OK;
-    /* In the analysis's arena (check/checker.h), released with it. */
-    out->dims = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
-                                    sizeof *out->dims);
-    out->dim_params = oac_analysis_calloc(a, m->rank ? (size_t)m->rank : 1,
-                                          sizeof *out->dim_params);
-    if (!out->dims || !out->dim_params)
-        return OAC_ENOMEM;
-    for (int32_t d = 0; d < m->rank; d++) {
-        out->dims[d] = oac_shapes_dim(p->sh, m->dims[d]);
-        const char *nm = oac_shapes_dim_name(p->sh, m->dims[d]);
-        if (nm && !(out->dim_params[d] = oac_analysis_strdup(a, nm)))
-            return OAC_ENOMEM;
-    }
-    uint64_t b;
-    if (m->kind == OAC_VK_TENSOR && oac_shapes_bytes(p->sh, m, &b)) {
-        out->bytes.known = true;
-        out->bytes.value = b;
-    }
-    return OAC_OK;
-}
-
 static int unify_classes(pass *p)
 {
     const oac_aliases *a = p->st->aliases;
@@ -1179,7 +871,7 @@ static int unify_classes(pass *p)
     oac_analysis *out = p->st->out;
     for (size_t i = 0; i < a->n_classes && !rc && out; i++)
         if (i < out->n_classes)
-            rc = fill_class(p, &out->classes[i], &merged[i]);
+            rc = oac_class_complete(out, i, p->sh, &merged[i]);
     oac_dealloc(p->st->ctx, merged);
     return rc;
 }
@@ -1238,12 +930,5 @@ int oac_pass_shapes(oac_check_state *st)
     if ((rc = unify_classes(&p)))
         return rc;
     oac_shapes_intern_done(sh);
-    for (size_t si = 0; si < p.g->n_scopes; si++) {
-        oac_scope *s = p.g->scopes[si];
-        for (size_t i = 0; i < s->n_nodes; i++)
-            if ((rc = check_operands(&p, s, (long)i)) ||
-                (rc = check_attn_operands(&p, s, (long)i)))
-                return rc;
-    }
     return fill_dims(&p);
 }

@@ -1,5 +1,5 @@
 /* check/shapes_store.c: the store of symbols and known values behind struct
- * oac_shapes (check/shapes.h), apart from the pass that fills it (check/shapes.c).
+ * oac_shapes (check/shapes_store.h), apart from the pass that fills it (check/shapes.c).
  *
  * Owns: creating and freeing the store; the arena of dims and knowns;
  * interning of dims arrays; the dimension symbols (creation, names, the
@@ -10,7 +10,7 @@
  * it; "A value is known when"), section 4 (the dims an alias class
  * reports).
  *
- * Invariants (check/shapes.h 1, 3, 7):
+ * Invariants (check/shapes_store.h 1, 3, 7):
  *  1. A symbol's root holds its binding and, when any member has one,
  *     a name; a root is bound at most once through oac_shapes_sym_bind,
  *     and a join keeps whichever side's binding and name exist (callers
@@ -19,14 +19,14 @@
  *     written once made; the hash table exists only while the pass runs
  *     (oac_shapes_intern_done).
  *  3. The known table is open addressing at most half full, behind a
- *     bitmap of the ids that hold a value (check/shapes.h, the inline readers).
+ *     bitmap of the ids that hold a value (check/shapes_store.h, the inline readers).
  *  4. Every allocation goes through the context's allocator; failure is
  *     OAC_ENOMEM (with oac_err where a pointer is returned).
  */
 #include <string.h>
 
 #include "model/arena.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 /* ------------------------------------------------------------------ */
 /* The store                                                            */
@@ -71,7 +71,7 @@ int64_t *oac_shapes_new_i64(oac_shapes *sh, size_t n)
     return d;
 }
 
-/* One interned dims array (check/shapes.h invariant 7). */
+/* One interned dims array (check/shapes_store.h invariant 7). */
 struct oac_dims_slot {
     const oac_dimref *dims;         /* NULL: free slot */
     uint32_t hash;
@@ -281,7 +281,7 @@ const oac_vshape *oac_shapes_value(const oac_shapes *sh, size_t id)
 }
 
 /* ------------------------------------------------------------------ */
-/* Known values (the readers are inline in check/shapes.h)                    */
+/* Known values (the readers are inline in check/shapes_store.h)                 */
 /* ------------------------------------------------------------------ */
 
 int oac_shapes_known_set(oac_shapes *sh, size_t id, oac_known *k)

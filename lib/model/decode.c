@@ -4,6 +4,8 @@
  * 1,200): the decoder's fast paths, its general path and the merge rules
  * share one state machine and one per-type table, and splitting them
  * would put the hot loop's helpers behind calls across files.
+ * Over 150 lines: decode_msg (that state machine's loop: a level per
+ * depth, the fast path's ops in one switch).
  *
  * Owns oac_decode.  Contract 1 (wire format, unknown fields survive,
  * payloads are never copied) and 3 (a bad file is one parse-error with a

@@ -4,8 +4,8 @@
  * Owns oac_external_data_check (contract 3, `external-data-invalid`).
  * Called by model/load.c after parsing.  Every TensorProto anywhere in the model
  * (graph and subgraphs, sparse tensors, attributes, functions, training
- * info, and any message the contract adds) is found by a generic walk
- * over the protobuf-c descriptors, so no container of tensors is missed
+ * info, and any message the contract adds) is found by the generic walk
+ * over the protobuf-c descriptors (model/walk.h), so no container of tensors is missed
  * as the schema grows.  For each one with data_location = EXTERNAL:
  *
  *  - `location` is present, relative, has no `..` component and no NUL
@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "model/decode.h"
+#include "model/walk.h"
 #include "oac_int.h"
 
 #define PTR_MAX 4096
@@ -61,6 +62,11 @@ typedef struct walk {
     char ptr[PTR_MAX];       /* RFC 6901 pointer of the current message */
     size_t ptr_len;
     const char *graph;       /* name of the innermost graph */
+    /* By depth: the pointer's length and the graph before the message
+     * there was entered (the walk never enters deeper than one past
+     * OAC_MAX_DEPTH). */
+    size_t ptr_old[OAC_MAX_DEPTH + 2];
+    const char *graph_old[OAC_MAX_DEPTH + 2];
 } walk;
 
 static const char *ext_get(const Onnx__TensorProto *t, const char *key)
@@ -325,51 +331,37 @@ static void ptr_pop(walk *w, size_t old)
     w->ptr[old] = '\0';
 }
 
-static int visit(walk *w, const ProtobufCMessage *m, int depth)
+/* The walk (model/walk.h) enters message m: its pointer, the graph it
+ * names, the check of a tensor.  Deeper than OAC_MAX_DEPTH: nothing. */
+static int enter(void *arg, const ProtobufCMessage *m,
+                 const ProtobufCFieldDescriptor *fd, long index, int depth)
 {
-    if (!m || depth > OAC_MAX_DEPTH)
-        return OAC_OK;
-    const char *saved_graph = w->graph;
+    walk *w = arg;
+    if (fd)
+        w->ptr_old[depth] = ptr_push(w, fd->name, index);
+    if (depth > OAC_MAX_DEPTH)
+        return OAC_WALK_SKIP;
     const ProtobufCMessageDescriptor *d = m->descriptor;
-    int rc = OAC_OK;
+    int rc;
     if (d == &onnx__tensor_proto__descriptor &&
         (rc = check_tensor(w, (const Onnx__TensorProto *)m)))
         return rc;
-    if (d == &onnx__graph_proto__descriptor)
+    if (d == &onnx__graph_proto__descriptor) {
+        w->graph_old[depth] = w->graph;
         w->graph = ((const Onnx__GraphProto *)m)->name;
-    for (unsigned f = 0; f < d->n_fields && rc == OAC_OK; f++) {
-        const ProtobufCFieldDescriptor *fd = &d->fields[f];
-        if (fd->type != PROTOBUF_C_TYPE_MESSAGE)
-            continue;
-        const char *base = (const char *)m;
-        if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-            uint32_t which;
-            memcpy(&which, base + fd->quantifier_offset, sizeof which);
-            if (which != fd->id)
-                continue;
-        }
-        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
-            size_t n;
-            ProtobufCMessage **arr;
-            memcpy(&n, base + fd->quantifier_offset, sizeof n);
-            memcpy(&arr, base + fd->offset, sizeof arr);
-            for (size_t j = 0; arr && j < n && rc == OAC_OK; j++) {
-                size_t old = ptr_push(w, fd->name, (long)j);
-                rc = visit(w, arr[j], depth + 1);
-                ptr_pop(w, old);
-            }
-        } else {
-            ProtobufCMessage *sub;
-            memcpy(&sub, base + fd->offset, sizeof sub);
-            if (sub) {
-                size_t old = ptr_push(w, fd->name, -1);
-                rc = visit(w, sub, depth + 1);
-                ptr_pop(w, old);
-            }
-        }
     }
-    w->graph = saved_graph;
-    return rc;
+    return OAC_WALK_ON;
+}
+
+static void leave(void *arg, const ProtobufCMessage *m,
+                  const ProtobufCFieldDescriptor *fd, long index, int depth)
+{
+    walk *w = arg;
+    (void)index;
+    if (depth <= OAC_MAX_DEPTH && m->descriptor == &onnx__graph_proto__descriptor)
+        w->graph = w->graph_old[depth];
+    if (fd)
+        ptr_pop(w, w->ptr_old[depth]);
 }
 
 int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
@@ -393,7 +385,8 @@ int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
         oac_dealloc(ctx, w->dir_real);
         w->dir_real = NULL;   /* every external reference is then invalid */
     }
-    rc = visit(w, &model->proto->base, 1);
+    const oac_msg_walker wk = { .enter = enter, .leave = leave, .arg = w };
+    rc = oac_msg_walk(&wk, &model->proto->base, 1);
 done:
     oac_dealloc(ctx, w->dir_real);
     oac_dealloc(ctx, w);

@@ -28,7 +28,8 @@
 
 #include "run/generate.h"
 #include "run/exec.h"
-#include "check/shapes.h"
+#include "check/inputs.h"
+#include "check/shapes_store.h"
 
 void oac_binding_init(oac_binding *b, const char *name, void *data,
                       size_t bytes, bool writable)

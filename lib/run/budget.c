@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "run/exec.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 
 void oac_membudget_init(oac_membudget *b, uint64_t limit)
 {

@@ -120,7 +120,7 @@ int oac_kernel_if(oac_kernel_call *k)
     int rc = read_bool(k, 0, &cond);
     if (rc)
         return rc;
-    const char *which = cond ? "then_branch" : "else_branch";
+    const char *which = oac_op_body(call_node(k)->op, cond ? 0 : 1);
     const oac_scope *g = oac_node_subgraph(call_node(k), which);
     if (!g)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node '%s': If lacks its %s",
@@ -267,7 +267,7 @@ static int loop_carry_out(oac_kernel_call *k, oac_frame *fr, size_t i, int64_t i
 int oac_kernel_loop(oac_kernel_call *k)
 {
     oac_ctx *ctx = k->ctx;
-    const oac_scope *g = oac_node_subgraph(call_node(k), "body");
+    const oac_scope *g = oac_node_subgraph(call_node(k), oac_op_body(call_node(k)->op, 0));
     size_t nc = k->n_in > 2 ? k->n_in - 2 : 0;
     if (!g || g->n_inputs != nc + 2 || g->n_outputs != nc + 1 || k->n_out > nc)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,

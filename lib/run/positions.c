@@ -103,7 +103,7 @@ int oac_rt_positions_mark(rt_run *r)
         const oac_scope *s = g->scopes[si];
         for (size_t i = 0; !rc && i < s->n_nodes; i++) {
             const oac_op *op = s->nodes[i].op;
-            if (op && op->id == OAC_OP_PAGED_CACHE_ATTENTION)
+            if (oac_op_has(op, OAC_OPF_PAGED_READ))
                 mark_length(r, oac_node_input(s, (long)i, 2));
             if (!op || op->position_port < 0 || !r->fn[si][i])
                 continue;

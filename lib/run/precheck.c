@@ -55,7 +55,7 @@
 
 #include "run/generate.h"
 #include "run/exec.h"
-#include "check/shapes.h"
+#include "check/shapes_store.h"
 #include "rulebook.h"
 
 /* At most this many integers of a position are read (write_indices has

@@ -55,7 +55,7 @@ static oac_kernel_fn table_kernel(const rt_run *r, const oac_node *nd, bool *fou
 
 static bool is_control(const oac_node *nd)
 {
-    return nd->op && (nd->op->id == OAC_OP_IF || nd->op->id == OAC_OP_LOOP);
+    return oac_op_has(nd->op, OAC_OPF_CONTROL);
 }
 
 /* The GraphProto of np's attribute `name` (its g), or NULL. */
@@ -114,19 +114,20 @@ static int walk_node(precheck *p, const oac_scope *s, size_t i, const char *wher
     const char *nm = nonempty(np->name) ? np->name : "(unnamed)";
     const char *op = np->op_type ? np->op_type : "(no op_type)";
     int rc = OAC_OK;
-    if (nd->op && nd->op->id == OAC_OP_SCAN)
-        return refuse(p, "node '%s': the reference runtime does not run Scan "
-                      "(node '%s' in %s)", p->at->node, nm, where);
-    if (nd->op && nd->op->id == OAC_OP_LOOP) {
-        const Onnx__GraphProto *body = attr_graph(np, "body");
+    if (nd->op && nd->op->n_bodies && !is_control(nd))
+        return refuse(p, "node '%s': the reference runtime does not run %s "
+                      "(node '%s' in %s)", p->at->node, nd->op->op_type, nm, where);
+    if (is_control(nd) && nd->op->alias == OAC_AL_LOOP) {
+        const Onnx__GraphProto *body = attr_graph(np, oac_op_body(nd->op, 0));
         size_t carried = np->n_input > 2 ? np->n_input - 2 : 0;
         if (!body)
             return refuse(p, "node '%s': Loop '%s' in %s has no body", p->at->node, nm, where);
         if (body->n_output > carried + 1 || np->n_output > carried)
             return refuse(p, "node '%s': the reference runtime does not run Loop scan "
                           "outputs (node '%s' in %s)", p->at->node, nm, where);
-    } else if (nd->op && nd->op->id == OAC_OP_IF) {
-        if (!attr_graph(np, "then_branch") || !attr_graph(np, "else_branch"))
+    } else if (is_control(nd) && nd->op->alias == OAC_AL_BRANCH) {
+        if (!attr_graph(np, oac_op_body(nd->op, 0)) ||
+            !attr_graph(np, oac_op_body(nd->op, 1)))
             return refuse(p, "node '%s': If '%s' in %s lacks a branch", p->at->node, nm, where);
     }
     bool found;
