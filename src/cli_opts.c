@@ -416,6 +416,10 @@ static int code_arg(const char *opt, const char *name, size_t len, int *code)
                      opt, (int)(len < 60 ? len : 60), name);
     memcpy(buf, name, len);
     buf[len] = '\0';
+    if (!strcmp(buf, CLI_UNCHECKED)) {
+        *code = CLI_CODE_UNCHECKED;
+        return CLI_PARSE_GO;
+    }
     *code = oac_code_lookup(buf);
     if (*code >= 0)
         return CLI_PARSE_GO;
@@ -450,6 +454,17 @@ static int add_codes(cli *c, bool select, const char *arg)
         int code, rc;
         if ((rc = code_arg(opt, p, len, &code)) != CLI_PARSE_GO)
             return rc;
+        if (code == CLI_CODE_UNCHECKED) {
+            /* The unchecked entries: shown unless ignored or not selected. */
+            if (!select)
+                c->unchecked_ignored = true;
+            else
+                c->unchecked_selected = true;
+            if (!p[len])
+                break;
+            p += len + 1;
+            continue;
+        }
         if (!select && oac_code_is_failure((oac_code)code))
             return usage("--ignore: %s cannot be ignored: it says the model could not be "
                          "read or checked", oac_code_name((oac_code)code));
@@ -697,6 +712,9 @@ int cli_parse(cli *c, int argc, char **argv)
             }
         }
     }
+    /* `unchecked` as a code: hidden when ignored, or when --select does
+     * not name it. */
+    c->hide_unchecked = c->unchecked_ignored || (c->selecting && !c->unchecked_selected);
     if (c->list_rules || c->explain) {
         if (c->list_rules && c->explain)
             return usage("--list-rules and --explain go one at a time");

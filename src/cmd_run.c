@@ -48,6 +48,12 @@ static uint64_t default_budget(void)
     return bytes / 2;
 }
 
+static bool run_decided_not(const oac_unchecked *u, void *arg)
+{
+    (void)arg;
+    return !u->run_decides;
+}
+
 int cmd_run(oac_ctx *ctx, const cli *c)
 {
     int status = CLI_EXIT_OK;
@@ -126,6 +132,11 @@ int cmd_run(oac_ctx *ctx, const cli *c)
              * check, and says why (invariant 3). */
             cli_model_fail(ctx, &m, rc, "the run stopped");
         }
+        /* What the run decided as it executed is not "unchecked" in its
+         * report: a step ran, or the pre-check stopped one. */
+        if (m.execution && (m.execution->steps_completed > 0 ||
+                            oac_diags_find(m.diags, OAC_CAPACITY_OVERFLOW) >= 0))
+            oac_analysis_unchecked_filter(m.analysis, run_decided_not, NULL);
     }
     cli_model_settle(c, &m);
     status = m.exit;

@@ -179,7 +179,7 @@ expect_eq "second cache at --dim" "$(json 'r["memory_plan"]["second_cache_bytes"
 run_oac 1 "$ex/chained_updates_broken.onnx" "$dense"
 # (Indented help:/note: lines and the notes of undecided rules, issue 13,
 # are tests/cli_rules.sh's.)
-expect_eq "text lines" "$(grep -v '^  \|\[unchecked\]$' "$out" | sed 's/: error: .* \[/: error: [/; s/, [0-9]* notes\{0,1\} (/, K notes (/')" \
+expect_eq "text lines" "$(grep -v '^  \|\[unchecked\]$' "$out" | sed 's/: error: .* \[/: error: [/; s/, [0-9]* notes\{0,1\}\(, [0-9]* unchecked\)\{0,1\} (/, K notes (/')" \
 "$ex/chained_updates_broken.onnx: error: [alias-mismatch]
 $ex/chained_updates_broken.onnx: 1 error, 0 warnings, K notes (status: error)
 $dense: 0 errors, 0 warnings, K notes (status: ok)"
@@ -191,7 +191,7 @@ line.onnx"
 cp "$broken" "$nlpath"
 run_oac 1 -q "$nlpath"
 expect_eq "text lines with a newline in the path" "$(grep -vc '^  ' "$out" | tr -d ' ')" 2
-grep -q "^$tmp/new line.onnx: 1 error, 0 warnings, [0-9]* notes\{0,1\} (status: error)\$" "$out" ||
+grep -q "^$tmp/new line.onnx: 1 error, 0 warnings, [0-9]* notes\{0,1\}\(, [0-9]* unchecked\)\{0,1\} (status: error)\$" "$out" ||
     fail "newline in the path not written as a space: $(cat "$out")"
 
 # ---- 5: stdout/stderr and -o for every format -----------------------------------

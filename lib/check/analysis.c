@@ -94,6 +94,19 @@ const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i)
     return a && i < a->n_unchecked ? &a->unchecked[i] : NULL;
 }
 
+void oac_analysis_unchecked_filter(oac_analysis *a,
+                                   bool (*keep)(const oac_unchecked *u, void *arg),
+                                   void *arg)
+{
+    size_t k = 0;
+    /* The strings live in the arena: dropping an entry frees nothing. */
+    for (size_t i = 0; a && i < a->n_unchecked; i++)
+        if (keep(&a->unchecked[i], arg))
+            a->unchecked[k++] = a->unchecked[i];
+    if (a)
+        a->n_unchecked = k;
+}
+
 const oac_memory_plan *oac_analysis_plan(const oac_analysis *a)
 {
     return a ? &a->plan : NULL;
