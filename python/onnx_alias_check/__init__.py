@@ -175,7 +175,7 @@ def check(model, dims=None, werror=False, inputs=None, name=None):
 
 def annotate(model, config=None, ignore_config=False, capacity=None, partial=False,
              name=None):
-    """Annotate one decoder in memory (contract 7).
+    """Annotate one decoder in memory, as `onnx-alias-check annotate` does.
 
     Return (data, report): data, the annotated model's bytes, when every
     past/present pair holds (or partial) and the annotated model checks
