@@ -126,7 +126,11 @@ static void add_execution(oac_sb *b, const oac_execution *e)
 {
     oac_sb_add(b, "  run: %" PRIu64 " of %" PRIu64 " steps completed\n",
         e->steps_completed, e->steps_requested);
-    oac_sb_add(b, "  cache bytes bound once: %" PRIu64 "\n", e->cache_bytes_bound);
+    /* Held identities with no bytes bound: paged caches, which start
+     * empty and take pages as the run writes them. */
+    oac_sb_add(b, "  cache bytes bound once: %" PRIu64 "%s\n", e->cache_bytes_bound,
+               !e->cache_bytes_bound && e->identity_checked
+               ? " (paged caches start empty and take pages as the run writes them)" : "");
     oac_sb_add(b, "  second-cache bytes: %" PRIu64 "\n", e->second_cache_bytes);
     /* Copied bytes, then per step (the first and last few of a long run). */
     oac_sb_add(b, "  copied bytes: %" PRIu64, e->copied_bytes);
