@@ -9,7 +9,8 @@
 #   bash scripts/deps.sh suite   build, plus what `make check` and
 #                                scripts/test.sh use (Python with
 #                                jsonschema, onnx and yaml, ONNX's test
-#                                data, valgrind, time, git); the default
+#                                data, valgrind, time, git, curl for
+#                                the CI examples' lines); the default
 #   bash scripts/deps.sh node    Node and npm, for the two steps of
 #                                scripts/test.sh that install a package
 #                                from the npm registry (ONNX Runtime, the
@@ -26,7 +27,7 @@ build=(
 )
 suite=(
   python3 python3-jsonschema python3-onnx python3-yaml libonnx-testdata
-  time valgrind git
+  time valgrind git curl
 )
 
 [ $# -gt 0 ] || set -- suite

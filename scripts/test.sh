@@ -4,7 +4,9 @@
 #   2. build and `make check`
 #   3. build with ASan+UBSan and `make check` again
 #   4. valgrind over the command line on every example and on bad input
-#   5. `make distcheck` (out-of-tree, read-only sources, clean tarball)
+#   5. `make distcheck` (out-of-tree, read-only sources, clean tarball),
+#      then the CI examples' build lines on that tarball (tests/ci_files.sh
+#      with OAC_CI_TARBALL)
 #   6. `run` side by side with ONNX Runtime (tests/ort_diff.sh: installs
 #      onnxruntime-node from the npm registry; Node and npm from
 #      `scripts/deps.sh node`)
@@ -74,6 +76,19 @@ else
   failed=$((failed + 1)); status=1; tail -40 build-test/distcheck.log
 fi
 
+py=$(sed -n 's/^PYTHON3 = //p' build-test/Makefile 2>/dev/null || true)
+
+step "the CI examples' build lines, from the make dist tarball (tests/ci_files.sh)"
+tarball=$(ls "$top"/build-test/onnx-alias-check-*.tar.gz 2>/dev/null | head -1 || true)
+if [ -n "$tarball" ] && ( cd build-test && top_srcdir="$top" top_builddir="$top/build-test" \
+       PYTHON3="${py:-/usr/bin/python3}" OAC="$top/build-test/src/onnx-alias-check" \
+       OAC_CI_TARBALL="$tarball" sh "$top/tests/ci_files.sh" ); then
+  passed=$((passed + 1))
+else
+  [ -n "$tarball" ] || echo "test.sh: no tarball from make distcheck in build-test"
+  failed=$((failed + 1)); status=1
+fi
+
 # Node and npm (Debian's) only now, for the two steps that use them.
 node_ok=1
 bash scripts/deps.sh node || node_ok=0
@@ -91,7 +106,6 @@ npm_step() {  # name, script, env...: exit 0 pass, 77 skipped, else fail
   esac
   rm -f "$log"
 }
-py=$(sed -n 's/^PYTHON3 = //p' build-test/Makefile 2>/dev/null || true)
 [ $node_ok = 1 ] || echo "test.sh: scripts/deps.sh node failed: the npm steps say why they cannot run"
 
 step "side by side with ONNX Runtime (tests/ort_diff.sh)"

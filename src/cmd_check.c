@@ -190,6 +190,28 @@ static oac_report_input report_input(const cli *c, const cli_model *m,
     return in;
 }
 
+/* Text, several models: one last line of totals, "19 models: 7 with
+ * errors (1 unreadable), 2 with warnings only, 10 ok", so a folder's
+ * verdict needs no counting.  It starts with a count, never a PATH:. */
+static int totals_line(const cli_model *models, const oac_report_input *ins, size_t n,
+                       FILE *out)
+{
+    size_t errors = 0, unreadable = 0, warned = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (models[i].exit == CLI_EXIT_USAGE)
+            unreadable++;
+        if (oac_report_failed(&ins[i]) || models[i].exit != CLI_EXIT_OK)
+            errors++;
+        else if (oac_diags_count_severity(models[i].diags, OAC_SEV_WARNING))
+            warned++;
+    }
+    char extra[64] = "";
+    if (unreadable)
+        snprintf(extra, sizeof extra, " (%zu unreadable)", unreadable);
+    return fprintf(out, "%zu models: %zu with errors%s, %zu with warnings only, %zu ok\n",
+                   n, errors, extra, warned, n - errors - warned);
+}
+
 /* jansson hands its dump over in tokens of a few bytes; json_dumpf
  * makes one fwrite of each, which cost more than building the report.
  * Collect them in 64 KiB blocks instead. */
@@ -276,6 +298,8 @@ static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
             }
             oac_free(s);
         }
+        if (n > 1 && rc == 0 && totals_line(models, ins, n, out) < 0)
+            rc = -1;
         break;
     case CLI_FMT_JSON:
         if (n == 1) {

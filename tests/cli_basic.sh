@@ -129,4 +129,15 @@ run_oac 0 --dim max_length=16 --dim new_length=1 --input position="$tmp/pos15.pb
 run_oac 2 --input position="$tmp/missing.pb" "$ok"
 run_oac 2 --input position="$garbage" "$ok"
 
+# ---- several models: a last line of totals (text only) ---------------------
+run_oac 2 "$ok" "$broken" "$ex/dense_cache_implied.onnx" "$tmp/missing.onnx"
+expect_eq "totals line" "$(tail -n 1 "$out")" \
+    "4 models: 2 with errors (1 unreadable), 1 with warnings only, 1 ok"
+run_oac 1 --werror "$ok" "$ex/dense_cache_implied.onnx"
+expect_eq "totals with --werror" "$(tail -n 1 "$out")" "2 models: 1 with errors, 0 with warnings only, 1 ok"
+run_oac 0 "$ok"
+tail -n 1 "$out" | grep -q '^[0-9]* models:' && fail "one model got a totals line"
+run_oac 1 --format=json "$ok" "$broken"
+expect_eq "JSON has no totals line" "$(json 'len(r)' "$out")" 2
+
 finish
