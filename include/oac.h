@@ -334,12 +334,10 @@ size_t oac_analysis_class_count(const oac_analysis *a);
 const oac_alias_class *oac_analysis_class(const oac_analysis *a, size_t i);
 size_t oac_analysis_unchecked_count(const oac_analysis *a);
 const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i);
-/* Keep only the unchecked entries keep() accepts (in order); the reports
- * list the others no more.  E.g. `--ignore unchecked`, or a run's report
- * dropping what the run decided (run_decides). */
-void oac_analysis_unchecked_filter(oac_analysis *a,
-                                   bool (*keep)(const oac_unchecked *u, void *arg),
-                                   void *arg);
+/* Drop unchecked entries, so the reports list them no more: every one
+ * (`--ignore unchecked`), or only those a run decides (run_decides: a
+ * run's report, after it executed). */
+void oac_analysis_unchecked_drop(oac_analysis *a, bool run_decided_only);
 const oac_memory_plan *oac_analysis_plan(const oac_analysis *a);
 /* The value a dim_param is bound to (declared, --dim or unified), or -1. */
 int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param);

@@ -153,19 +153,12 @@ done:
     return usage_ok;
 }
 
-static bool keep_none(const oac_unchecked *u, void *arg)
-{
-    (void)u;
-    (void)arg;
-    return false;
-}
-
 void cli_model_settle(const cli *c, cli_model *m)
 {
     if (c->filter)
         oac_diags_ignore(m->diags, c->keep);
     if (c->hide_unchecked && m->analysis)
-        oac_analysis_unchecked_filter(m->analysis, keep_none, NULL);
+        oac_analysis_unchecked_drop(m->analysis, false);
     oac_report_input in = { .diags = m->diags, .werror = c->werror };
     int e = oac_report_failed(&in) ? CLI_EXIT_ERRORS : CLI_EXIT_OK;
     /* Unreadable input, the model or an --input file (contract 5), or a

@@ -48,12 +48,6 @@ static uint64_t default_budget(void)
     return bytes / 2;
 }
 
-static bool run_decided_not(const oac_unchecked *u, void *arg)
-{
-    (void)arg;
-    return !u->run_decides;
-}
-
 int cmd_run(oac_ctx *ctx, const cli *c)
 {
     int status = CLI_EXIT_OK;
@@ -136,7 +130,7 @@ int cmd_run(oac_ctx *ctx, const cli *c)
          * report: a step ran, or the pre-check stopped one. */
         if (m.execution && (m.execution->steps_completed > 0 ||
                             oac_diags_find(m.diags, OAC_CAPACITY_OVERFLOW) >= 0))
-            oac_analysis_unchecked_filter(m.analysis, run_decided_not, NULL);
+            oac_analysis_unchecked_drop(m.analysis, true);
     }
     cli_model_settle(c, &m);
     status = m.exit;

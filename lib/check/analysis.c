@@ -94,14 +94,12 @@ const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i)
     return a && i < a->n_unchecked ? &a->unchecked[i] : NULL;
 }
 
-void oac_analysis_unchecked_filter(oac_analysis *a,
-                                   bool (*keep)(const oac_unchecked *u, void *arg),
-                                   void *arg)
+void oac_analysis_unchecked_drop(oac_analysis *a, bool run_decided_only)
 {
     size_t k = 0;
     /* The strings live in the arena: dropping an entry frees nothing. */
     for (size_t i = 0; a && i < a->n_unchecked; i++)
-        if (keep(&a->unchecked[i], arg))
+        if (run_decided_only && !a->unchecked[i].run_decides)
             a->unchecked[k++] = a->unchecked[i];
     if (a)
         a->n_unchecked = k;
