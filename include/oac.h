@@ -423,9 +423,12 @@ typedef struct oac_execution {
 
 /* Run a checked model (analysis from oac_check of this model with the
  * same dims and inputs; NULL: the run makes one with the options', whose
- * findings it does not report).  Refusals and run-time findings are
- * diagnostics; the return is an oac_status.  *out receives what was
- * measured, also after a refusal. */
+ * findings it does not report but its structure errors).  A model with
+ * structure errors (model-invalid) never runs: when diags does not
+ * already hold them, the run adds its own check's and returns
+ * OAC_ERUNTIME.  Refusals and run-time findings are diagnostics; the
+ * return is an oac_status.  *out receives what was measured, also after
+ * a refusal. */
 int oac_run(oac_ctx *ctx, oac_execution **out, const oac_model *model,
             const oac_analysis *analysis, const oac_run_opts *opts,
             oac_diags *diags);

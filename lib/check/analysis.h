@@ -58,6 +58,9 @@ struct oac_analysis {
     oac_unchecked *unchecked;
     size_t n_unchecked;
     oac_memory_plan plan;
+    /* The structure errors (model-invalid findings) the check made: a run
+     * refuses an analysis that has any (run/session.c). */
+    size_t n_invalid;
     /* dim_param bindings in force after unification: parallel arrays,
      * names owned. */
     char **dim_names;

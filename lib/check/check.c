@@ -53,9 +53,12 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
     st.out = oac_analysis_new(ctx, model);
     if (!st.out)
         return OAC_ENOMEM;
+    size_t first = oac_diags_count(diags);
     for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++)
         if ((rc = passes[i].fn(&st)) < 0)
             break;
+    for (size_t i = first; i < oac_diags_count(diags); i++)
+        st.out->n_invalid += oac_diags_get(diags, i)->code == OAC_MODEL_INVALID;
     /* Invariant 3: the analysis owns what the passes made. */
     st.out->graphs = st.graphs;
     st.out->schedule = st.schedule;

@@ -119,7 +119,8 @@ void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
 }
 
 /* The extra of every step extras does not list. */
-static const oac_plan_extra no_extra = { 0, { true, 0 }, { true, 0 }, NULL, NULL };
+static const oac_plan_extra no_extra = { 0, { true, 0 }, { true, 0 }, OAC_PLAN_NO_INPUT,
+                                          OAC_PLAN_NO_INPUT };
 
 const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i)
 {
@@ -133,6 +134,31 @@ const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i)
     }
     return lo < (s ? s->n_extras : 0) && s->extras[lo].step == i
         ? &s->extras[lo] : &no_extra;
+}
+
+bool oac_plan_peak_at_inputs(const oac_plan_sched *s,
+                             bool (*zero)(const void *arg, int64_t value_id),
+                             const void *arg, uint64_t *peak, bool *skipped)
+{
+    *peak = 0;
+    *skipped = false;
+    if (!s)
+        return false;
+    for (size_t i = 0; i < s->n_steps; i++) {
+        oac_opt_u64 live = oac_plan_step_live(s, i);
+        const oac_plan_extra *x = oac_plan_step_extra(s, i);
+        bool skip = (x->loop_trip_input >= 0 && zero(arg, x->loop_trip_input)) ||
+                    (x->loop_cond_input >= 0 && zero(arg, x->loop_cond_input));
+        *skipped = *skipped || skip;
+        uint64_t here;
+        if (!live.known || !x->workspace.known || (!skip && !x->transient.known) ||
+            oac_add_overflow_u64(live.value, x->workspace.value, &here) ||
+            (!skip && oac_add_overflow_u64(here, x->transient.value, &here)))
+            return false;
+        if (here > *peak)
+            *peak = here;
+    }
+    return true;
 }
 
 static bool opt_zero(oac_opt_u64 v)
@@ -403,9 +429,10 @@ static int body_peak(walker *w, oac_scope *b, int depth, oac_opt_u64 *peak,
 
 /* Rule 10b: a Loop input (trip count, port 0; condition, port 1) that
  * stops it before the first iteration: *zero when known to be 0 (false);
- * *input names it when it is a main-graph input the check does not know. */
+ * *input is its value id when it is a main-graph input the check does
+ * not know. */
 static void loop_stopper(const walker *w, const oac_scope *s, long i, size_t port,
-                         bool *zero, const char **input)
+                         bool *zero, int64_t *input)
 {
     oac_value *v = oac_node_input(s, i, port);
     if (!v)
@@ -417,7 +444,7 @@ static void loop_stopper(const walker *w, const oac_scope *s, long i, size_t por
         return;
     }
     if (v->kind == OAC_VAL_INPUT && v->scope == w->st->graphs->scopes[0])
-        *input = v->name;
+        *input = (int64_t)v->id;
 }
 
 /* Rules 9-10: the transient of a node that runs a body (If, Loop, a call
@@ -434,7 +461,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
         return OAC_OK;
     if (is_loop) {
         bool zero = false;
-        const char *trip = NULL, *cond = NULL;
+        int64_t trip = OAC_PLAN_NO_INPUT, cond = OAC_PLAN_NO_INPUT;
         loop_stopper(w, s, i, 0, &zero, &trip);
         loop_stopper(w, s, i, 1, &zero, &cond);
         if (zero)
@@ -619,7 +646,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             goto done;
         rc = OAC_ENOMEM;
         if (!opt_zero(x.workspace) || !opt_zero(x.transient) ||
-            x.loop_trip_input || x.loop_cond_input) {
+            x.loop_trip_input >= 0 || x.loop_cond_input >= 0) {
             if (oac_grow(ctx, (void **)&p->extras, &cap_x, p->n_extras + 1,
                          sizeof *p->extras))
                 goto done;

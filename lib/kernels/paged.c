@@ -28,6 +28,7 @@
 
 #include "kernels/paged.h"
 #include "quant/quant.h"
+#include "rulebook.h"
 
 enum { T_FLOAT = 1, T_FLOAT16 = 10, T_BFLOAT16 = 16 };
 
@@ -177,14 +178,18 @@ int oac_paged_update(oac_paged_call *c)
                        "page_id %lld is outside the cache's %zu pages (a new "
                        "page is page_id %zu)", (long long)c->page_id,
                        p->n_pages, p->n_pages);
-    uint64_t end;
-    if (c->position < 0 ||
-        oac_add_overflow_u64((uint64_t)c->position, g.new_len, &end) ||
-        end > g.page_size)
-        return FINDING(c, OAC_CAPACITY_OVERFLOW,
-                       "position %lld + %llu rows exceeds page_size %llu",
-                       (long long)c->position, (unsigned long long)g.new_len,
-                       (unsigned long long)g.page_size);
+    /* The capacity rule (rulebook.h): page dims are >= 0 int64. */
+    oac_cap_case k = { .verdict = oac_capacity_rule(c->position, (int64_t)g.new_len,
+                                                    (int64_t)g.page_size, OAC_CAP_NORMAL),
+                       .what = "position", .row = "", .pos_known = true,
+                       .pos = c->position, .len = (int64_t)g.new_len,
+                       .cap = (int64_t)g.page_size,
+                       .cache = c->cache_name ? c->cache_name : "" };
+    if (k.verdict != OAC_CAP_FITS) {
+        oac_capacity_say(c->msg, sizeof c->msg, &k);
+        c->code = OAC_CAPACITY_OVERFLOW;
+        return OAC_ERUNTIME;
+    }
 
     bool create = (uint64_t)c->page_id == p->n_pages;
     int64_t q = c->quantized_type;
@@ -377,8 +382,12 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
         .cache = &cache->p, .page_id = page_id, .position = position,
         .values = values, .quantized_type = qa ? qa->i : -1,
         .workspace = workspace_cb, .workspace_arg = k,
+        .cache_name = k->node->n_input ? k->node->input[0] : NULL,
     };
     rc = oac_paged_update(&c);
+    /* A capacity verdict names the node as the rule's wording does. */
+    if (rc == OAC_ERUNTIME && c.code == OAC_CAPACITY_OVERFLOW)
+        return oac_kernel_fail(k, c.code, "node '%s': %s", k->node_name, c.msg);
     if (rc == OAC_ERUNTIME)
         return oac_kernel_fail(k, c.code, "node %s: %s", k->node_name, c.msg);
     return rc;

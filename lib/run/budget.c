@@ -158,7 +158,7 @@ static bool plan_peak(const rt_run *r, uint64_t *peak, long *at)
         uint64_t here = live.value;
         if (x->workspace.known && oac_add_overflow_u64(here, x->workspace.value, &here))
             here = UINT64_MAX;
-        if (!x->loop_trip_input && !x->loop_cond_input && x->transient.known &&
+        if (x->loop_trip_input < 0 && x->loop_cond_input < 0 && x->transient.known &&
             oac_add_overflow_u64(here, x->transient.value, &here))
             here = UINT64_MAX;
         if (here > *peak || *at < 0) {

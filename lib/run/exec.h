@@ -176,6 +176,8 @@ typedef struct oac_frame {
     oac_rtval **in_buf, **out_buf; /* the running node's ports */
     int *alias;
     const void **before;
+    oac_kstate **kstate;           /* per node at depth 0 (run/kernel_api.h), or NULL */
+    oac_kstate *kstates;           /* their storage */
 } oac_frame;
 
 /* ---- run/setup.c --------------------------------------------------- */

@@ -269,6 +269,18 @@ void oac_bindings_release_all(oac_binding *const *b, size_t n,
 typedef struct oac_session oac_session;   /* run/exec.h */
 struct oac_frame;                         /* run/exec.h */
 
+/* What a kernel resolves once for a node of a session and keeps across
+ * its steps (attributes, axes, strides, byte sizes): the main graph's
+ * frame, which lives for every step, holds one for each node of an
+ * operator flagged OAC_OPF_CACHE_UPDATE, zeroed when the session binds
+ * (run/interp.c); every other call has state NULL.  A kernel keys what it
+ * keeps on everything it was resolved from and resolves again when any
+ * of it differs, so a kept state never changes a result. */
+typedef struct oac_kstate {
+    bool ready;
+    uint64_t w[40];
+} oac_kstate;
+
 /* One node's execution.  in[i] is NULL for an omitted optional port.
  * out[i] is OAC_RTV_NONE on entry, except for a MUST_ALIAS output, which
  * is already the aliased value (out_alias[i] says which input, or
@@ -296,6 +308,7 @@ typedef struct oac_kernel_call {
     /* The frame the node runs in (run/exec.h; the main graph's is at depth 0):
      * control kernels run their bodies from it.  NULL outside a run. */
     struct oac_frame *frame;
+    oac_kstate *state;              /* this node's kept state, or NULL */
 } oac_kernel_call;
 
 /* out_alias value of an If output that aliases an outer value through
