@@ -308,7 +308,10 @@ typedef struct oac_unchecked {
     char *graph;
     char *node;
     char *value;
-    char *reason;
+    char *reason;        /* why, and what would decide it (an option) */
+    /* `run` decides it as it executes (a capacity rule: before each step,
+     * or in the kernel before it writes), so a run's report drops it. */
+    bool run_decides;
 } oac_unchecked;
 
 /* Contract section 4: the static memory plan at the dims known. */
@@ -370,6 +373,10 @@ size_t oac_analysis_class_count(const oac_analysis *a);
 const oac_alias_class *oac_analysis_class(const oac_analysis *a, size_t i);
 size_t oac_analysis_unchecked_count(const oac_analysis *a);
 const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i);
+/* Drop unchecked entries, so the reports list them no more: every one
+ * (`--ignore unchecked`), or only those a run decides (run_decides: a
+ * run's report, after it executed). */
+void oac_analysis_unchecked_drop(oac_analysis *a, bool run_decided_only);
 const oac_memory_plan *oac_analysis_plan(const oac_analysis *a);
 /* The value a dim_param is bound to (declared, --dim or unified), or -1. */
 int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param);

@@ -70,7 +70,14 @@ bool oac_code_is_failure(oac_code code)
     return (unsigned)code < OAC_CODE_COUNT && rules[code].kind == RULE_TOOL;
 }
 
-/* Levenshtein distance of two short names, capped at 9. */
+/* A code's letters as compared: case ignored, '_' is '-'
+ * ("ALIAS_MISMATCH" is alias-mismatch). */
+static int fold(char c)
+{
+    return c == '_' ? '-' : tolower((unsigned char)c);
+}
+
+/* Levenshtein distance of two short names (letters folded), capped at 9. */
 static int distance(const char *a, const char *b)
 {
     enum { MAX = 48 };
@@ -85,7 +92,7 @@ static int distance(const char *a, const char *b)
         row[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
             int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
+            int best = diag + (fold(a[i - 1]) != fold(b[j - 1]));
             if (up + 1 < best)
                 best = up + 1;
             if (row[j - 1] + 1 < best)
@@ -116,10 +123,20 @@ int oac_code_suggest(const char *name)
     return best;
 }
 
-/* A sentence: s with its first letter capitalized and a full stop. */
+/* A sentence: s with its first letter capitalized and a full stop,
+ * unless its first word is a name (output_alias, alias_of: one with
+ * '_', a digit or an upper-case letter), which keeps its spelling. */
 static void sentence(oac_sb *b, const char *s)
 {
-    oac_sb_add(b, "%c%s.", toupper((unsigned char)s[0]), s + 1);
+    size_t w = strcspn(s, " ,:;.(");
+    bool name = false;
+    for (size_t i = 0; i < w; i++)
+        name = name || s[i] == '_' || isdigit((unsigned char)s[i]) ||
+               isupper((unsigned char)s[i]);
+    if (name)
+        oac_sb_add(b, "%s.", s);
+    else
+        oac_sb_add(b, "%c%s.", toupper((unsigned char)s[0]), s + 1);
 }
 
 /* Each line of an example, after a prefix ("    " or nothing). */

@@ -1,36 +1,57 @@
 #!/usr/bin/env bash
-# deps.sh: install, from Debian 12 packages, whatever the build and the
-# tests need and the machine lacks.  Safe to run again: it installs only
-# what is missing and runs apt-get update only then.
+# deps.sh: install, from Debian 12 packages, what the machine lacks for
+# one part of the work.  Safe to run again: it installs only what is
+# missing and runs apt-get update only then.
+#
+#   bash scripts/deps.sh build   what `configure && make` needs (the
+#                                quickstart: compiler, C library headers,
+#                                Autotools, protobuf-c, jansson, Check)
+#   bash scripts/deps.sh suite   build, plus what `make check` and
+#                                scripts/test.sh use (Python with
+#                                jsonschema, onnx and yaml, ONNX's test
+#                                data, valgrind, time, git, curl for
+#                                the CI examples' lines); the default
+#   bash scripts/deps.sh node    Node and npm, for the two steps of
+#                                scripts/test.sh that install a package
+#                                from the npm registry (ONNX Runtime, the
+#                                SARIF Multitool); only when the machine
+#                                has no node/npm at all
+#
+# Several parts may be named at once.  OAC_FUZZ_DEPS=1 adds clang with
+# libFuzzer (a few hundred MB) for scripts/test.sh's fuzzing step.
 set -euo pipefail
 
-packages=(
-  gcc make autoconf automake libtool pkg-config
+build=(
+  gcc libc6-dev make autoconf automake libtool pkg-config
   protobuf-c-compiler libprotobuf-c-dev libjansson-dev check
-  python3 python3-jsonschema python3-onnx libonnx-testdata
-  time valgrind git
+)
+suite=(
+  python3 python3-jsonschema python3-onnx python3-yaml libonnx-testdata
+  time valgrind git curl
 )
 
-# Node and npm for tests/ort_diff.sh (ONNX Runtime side by side): Debian's,
-# only when the machine has no node/npm at all (another install is kept).
-command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+[ $# -gt 0 ] || set -- suite
+packages=()
+for part in "$@"; do
+  case $part in
+    build) packages+=("${build[@]}") ;;
+    suite) packages+=("${build[@]}" "${suite[@]}") ;;
+    node)
+      command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || packages+=(nodejs)
+      command -v npm >/dev/null 2>&1 || packages+=(npm) ;;
+    *) echo "deps: unknown part '$part' (build, suite or node)" >&2; exit 2 ;;
+  esac
+done
+if [ "${OAC_FUZZ_DEPS:-0}" = 1 ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
+  case " ${missing[*]} " in *" $p "*) continue ;; esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
     missing+=("$p")
 done
-
-# Optional: clang with libFuzzer for scripts/test.sh's fuzzing step
-# (a few hundred MB; without it that step says "fuzz: skipped (no
-# clang)").  Installed only when asked: OAC_FUZZ_DEPS=1.
-if [ "${OAC_FUZZ_DEPS:-0}" = 1 ]; then
-  for p in clang libclang-rt-14-dev; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-      missing+=("$p")
-  done
-fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}"

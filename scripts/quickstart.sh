@@ -4,11 +4,19 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-bash scripts/deps.sh
-autoreconf -fi >/dev/null
-mkdir -p build && cd build
-[ -f Makefile ] || ../configure -q
-make -j"$(nproc)" >/dev/null
+bash scripts/deps.sh build
+mkdir -p build
+# Each stage's output goes to a log, shown when the stage fails.
+stage() {
+  local log=$1; shift
+  "$@" > "$log" 2>&1 || { tail -40 "$log"; echo "quickstart: failed: $* (log: $log)" >&2; exit 1; }
+}
+echo "== build (autoreconf, configure, make; a few minutes on 2 cores; log in build/)"
+stage build/autoreconf.log autoreconf -fi
+cd build
+[ -f Makefile ] || stage configure.log ../configure -q
+stage make.log make -j"$(nproc)"
+echo "   built src/onnx-alias-check"
 tool=src/onnx-alias-check
 
 echo "== check: a valid dense cache and its broken twin"

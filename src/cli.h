@@ -25,7 +25,16 @@
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_ERRORS = 1, CLI_EXIT_USAGE = 2 };
 
-enum { CLI_FOR_CHECK = 1, CLI_FOR_RUN = 2, CLI_FOR_ANNOTATE = 4 };
+/* The word for the report's unchecked entries: no diagnostic code, but
+ * --list-rules lists it, --explain explains it, --select/--ignore take
+ * it (cli_opts.c, cmd_rules.c). */
+#define CLI_UNCHECKED "unchecked"
+enum { CLI_CODE_UNCHECKED = -2 };
+
+enum { CLI_FOR_CHECK = 1, CLI_FOR_RUN = 2, CLI_FOR_ANNOTATE = 4,
+       CLI_FOR_ALL = 7,
+       CLI_REPEAT = 8,           /* may be given again (cli_opts.def) */
+       CLI_MODE = 16 };          /* an action of its own: --help, --list-rules */
 
 typedef enum cli_opt_id {
 #define CLI_OPT(id, lng, shrt, arg, cmds, help) CLI_OPT_##id,
@@ -49,6 +58,9 @@ typedef struct cli {
     bool selecting;              /* --select given: keep starts all false */
     bool keep[OAC_CODE_COUNT];   /* codes reported (oac_diags_ignore) */
     bool ignoring[OAC_CODE_COUNT]; /* named by --ignore */
+    bool unchecked_selected;     /* --select unchecked */
+    bool unchecked_ignored;      /* --ignore unchecked */
+    bool hide_unchecked;         /* so: the reports list no unchecked entry */
     bool list_rules;             /* --list-rules */
     const char *explain;         /* --explain CODE, into argv */
     oac_dim_binding *dims;       /* names owned */

@@ -41,29 +41,161 @@ static const struct cli_opt {
 #undef CLI_OPT
 };
 
-/* The commands, in the order --help shows them; `help` is no cli_cmd. */
+/* The help an option has for some commands instead of its row's. */
+static const struct cli_opt_help {
+    cli_opt_id id;
+    unsigned cmds;
+    const char *help;
+} opt_helps[] = {
+#define CLI_OPT_HELP(id, cmds, help) { CLI_OPT_##id, cmds, help },
+#include "cli_opts.def"
+#undef CLI_OPT_HELP
+};
+enum { N_OPT_HELPS = sizeof opt_helps / sizeof opt_helps[0] };
+
+/* Option i's help for the command bit `bit` (0: the row's). */
+static const char *opt_help(int i, unsigned bit)
+{
+    for (int k = 0; k < N_OPT_HELPS; k++)
+        if ((int)opt_helps[k].id == i && (opt_helps[k].cmds & bit))
+            return opt_helps[k].help;
+    return opts[i].help;
+}
+
+/* The commands, in the order --help shows them; `help` is no cli_cmd.
+ * A command's synopsis is generated from the options table (synopsis()):
+ * `head`, then every option of the command that is no CLI_MODE action in
+ * table order, then `tail` (annotate's required -o is in its tail, so
+ * not among the bracketed options: `required`). */
 enum { CMD_HELP = -1 };
 static const struct cli_cmd_row {
     const char *name;
     int cmd;                     /* cli_cmd, or CMD_HELP */
     unsigned bit;                /* CLI_FOR_* */
-    const char *synopsis;        /* after the program's name */
+    const char *head;            /* after the program's name */
+    int required;                /* an option in the tail, or -1 */
+    const char *tail;
     const char *about;
+    const char *exit;            /* its exit statuses */
 } cmds[] = {
-    { "check", CLI_CMD_CHECK, CLI_FOR_CHECK, "[check] [OPTION]... MODEL...",
+    { "check", CLI_CMD_CHECK, CLI_FOR_CHECK, "[check]", -1, "MODEL...",
       "Check every MODEL statically (the default command) and write one report "
       "per model, in argument order.  A MODEL is an ONNX file, - for standard "
-      "input, or a folder: every *.onnx file below it, in sorted order." },
-    { "run", CLI_CMD_RUN, CLI_FOR_RUN, "run [OPTION]... MODEL",
+      "input, or a folder: every *.onnx file below it, in sorted order.",
+      "0 no error (warnings allowed unless --werror), 1 at least "
+      "one error diagnostic, 2 an unreadable model or bad usage; with several "
+      "models, the highest of theirs." },
+    { "run", CLI_CMD_RUN, CLI_FOR_RUN, "run", -1, "MODEL",
       "Check one MODEL (a file, or - for standard input), then execute it on the "
-      "reference runtime and report what it measured." },
-    { "annotate", CLI_CMD_ANNOTATE, CLI_FOR_ANNOTATE, "annotate [OPTION]... -o OUT.onnx MODEL",
+      "reference runtime and report what it measured.  Its decoder inputs are "
+      "driven as a generation loop drives them; every cache update is checked "
+      "against its capacity before each step.",
+      "0 the check and the run found no error (warnings allowed "
+      "unless --werror), 1 an error diagnostic (the check's, or the run's: a "
+      "refusal, capacity-overflow, binding-busy), 2 an unreadable model or bad "
+      "usage." },
+    { "annotate", CLI_CMD_ANNOTATE, CLI_FOR_ANNOTATE, "annotate", CLI_OPT_OUTPUT,
+      "MODEL",
       "Write the annotations that make an existing decoder's in-place cache "
-      "update explicit to OUT.onnx, checked, and report each past/present pair." },
-    { "help", CMD_HELP, 0, "help [COMMAND]",
-      "Print this help, or the help of COMMAND." },
+      "update explicit to OUT.onnx, checked, and report each past/present pair.",
+      "0 every pair annotated or kept (or none found), 1 a pair "
+      "refused or the written model fails the check, 2 an unreadable model or "
+      "config, or bad usage." },
+    { "help", CMD_HELP, 0, "help", -1, "[COMMAND]",
+      "Print this help, or the help of COMMAND.", NULL },
 };
 enum { N_CMDS = sizeof cmds / sizeof cmds[0] };
+
+/* How an option is spelt in a synopsis and in the help's left column:
+ * "-o FILE", "-q", "--dim NAME=VALUE" (an argument with '=' reads better
+ * apart), "--steps=N"; arg overrides the row's argument name. */
+static void opt_spelling(char *buf, size_t n, int i, const char *arg)
+{
+    const struct cli_opt *o = &opts[i];
+    const char *a = arg ? arg : o->arg;
+    /* An action is spelt long: "--help | --version". */
+    if (o->shrt && !(o->cmds & CLI_MODE))
+        snprintf(buf, n, "-%c%s%s", o->shrt, a ? " " : "", a ? a : "");
+    else
+        snprintf(buf, n, "--%s%s%s", o->lng, !a ? "" : strchr(a, '=') ? " " : "=",
+                 a ? a : "");
+}
+
+/* Print tokens after prefix, wrapped at 79 columns; continuation lines
+ * start at column indent.  A token never breaks. */
+static void put_tokens(FILE *out, const char *prefix, int indent, const char *const *tok,
+                       size_t n)
+{
+    int col = (int)strlen(prefix);
+    fputs(prefix, out);
+    for (size_t k = 0; k < n; k++) {
+        int w = (int)strlen(tok[k]);
+        if (k && col + 1 + w > 79) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (k) {
+            fputc(' ', out);
+            col++;
+        }
+        fputs(tok[k], out);
+        col += w;
+    }
+    fputc('\n', out);
+}
+
+/* The synopsis of a command row, generated from the options table:
+ * written after prefix ("Usage: onnx-alias-check " or its indent). */
+static void synopsis(FILE *out, const char *prefix, const struct cli_cmd_row *row)
+{
+    enum { TOK = 64 };
+    char words[CLI_OPT_COUNT + 4][TOK];
+    const char *tok[CLI_OPT_COUNT + 4];
+    size_t n = 0;
+    snprintf(words[n], TOK, "%s", row->head);
+    tok[n] = words[n];
+    n++;
+    for (int i = 0; i < CLI_OPT_COUNT && row->bit; i++) {
+        const struct cli_opt *o = &opts[i];
+        char sp[TOK - 8];
+        if (!(o->cmds & row->bit) || (o->cmds & CLI_MODE) || i == row->required)
+            continue;
+        opt_spelling(sp, sizeof sp, i, NULL);
+        snprintf(words[n], TOK, "[%s]%s", sp, o->cmds & CLI_REPEAT ? "..." : "");
+        tok[n] = words[n];
+        n++;
+    }
+    if (row->required >= 0) {
+        opt_spelling(words[n], TOK, row->required, "OUT.onnx");
+        tok[n] = words[n];
+        n++;
+    }
+    snprintf(words[n], TOK, "%s", row->tail);
+    tok[n] = words[n];
+    n++;
+    put_tokens(out, prefix, (int)strlen(prefix) + 2, tok, n);
+}
+
+/* The lines of the actions (CLI_MODE rows): those of one command (bit),
+ * or every one (bit 0): "--list-rules [--format=FORMAT]", ..., and the
+ * options of every command on one line, "--help | --version". */
+static void mode_synopses(FILE *out, const char *prefix, unsigned bit)
+{
+    char sp[64], fmt[64], all[160] = "";
+    opt_spelling(fmt, sizeof fmt, CLI_OPT_FORMAT, NULL);
+    for (int i = 0; i < CLI_OPT_COUNT; i++) {
+        if (!(opts[i].cmds & CLI_MODE) || (bit && !(opts[i].cmds & bit)))
+            continue;
+        opt_spelling(sp, sizeof sp, i, NULL);
+        if ((opts[i].cmds & CLI_FOR_ALL) == CLI_FOR_ALL) {
+            size_t l = strlen(all);
+            snprintf(all + l, sizeof all - l, "%s%s", l ? " | " : "", sp);
+        } else {
+            fprintf(out, "%s%s [%s]\n", prefix, sp, fmt);
+        }
+    }
+    if (!bit && *all)
+        fprintf(out, "%s%s\n", prefix, all);
+}
 
 static const struct cli_cmd_row *cmd_row_named(const char *name)
 {
@@ -212,12 +344,17 @@ static void help_wrapped(FILE *out, const char *prefix, const char *text)
 /* The help of one command (row), or of all (row NULL). */
 static void help_for(FILE *out, const struct cli_cmd_row *row)
 {
-    if (row && row->cmd != CMD_HELP) {
-        fprintf(out, "Usage: " OAC_TOOL_NAME " %s\n\n", row->synopsis);
+    const char *usage = "Usage: " OAC_TOOL_NAME " ", *more = "       " OAC_TOOL_NAME " ";
+    bool one = row && row->cmd != CMD_HELP;
+    if (one) {
+        synopsis(out, usage, row);
+        mode_synopses(out, more, row->bit);
+        fputc('\n', out);
         wrapped_at(out, 0, "", row->about);
     } else {
         for (int i = 0; i < N_CMDS; i++)
-            fprintf(out, "%s " OAC_TOOL_NAME " %s\n", i ? "      " : "Usage:", cmds[i].synopsis);
+            synopsis(out, i ? more : usage, &cmds[i]);
+        mode_synopses(out, more, 0);
         fputs("\n"
               "Check that an ONNX model's KV cache is updated in place (the alias\n"
               "contract; doc/annotations.md describes the annotations).  Commands:\n\n",
@@ -232,32 +369,46 @@ static void help_for(FILE *out, const struct cli_cmd_row *row)
     fputs("\nOptions:\n", out);
     for (int i = 0; i < CLI_OPT_COUNT; i++) {
         const struct cli_opt *o = &opts[i];
-        if (row && row->cmd != CMD_HELP && !(o->cmds & row->bit))
+        if (one && !(o->cmds & row->bit))
             continue;
         char left[64];
-        /* "--dim NAME=VALUE" reads better than "--dim=NAME=VALUE". */
-        const char *sep = !o->arg ? "" : (o->shrt || strchr(o->arg, '=')) ? " " : "=";
-        int n;
         /* Long names line up whether or not a short form exists. */
+        int n;
         if (o->shrt)
             n = snprintf(left, sizeof left, "-%c, --%s%s%s", o->shrt, o->lng,
-                         sep, o->arg ? o->arg : "");
+                         o->arg ? " " : "", o->arg ? o->arg : "");
         else
             n = snprintf(left, sizeof left, "    --%s%s%s", o->lng,
-                         sep, o->arg ? o->arg : "");
+                         !o->arg ? "" : strchr(o->arg, '=') ? " " : "=",
+                         o->arg ? o->arg : "");
         fprintf(out, "  %-24s", left);
         if (n >= 24)
             fprintf(out, "\n%26s", "");
-        help_wrapped(out, row && row->cmd != CMD_HELP ? ""
-                          : o->cmds == CLI_FOR_RUN ? "run only:"
-                          : o->cmds == CLI_FOR_ANNOTATE ? "annotate only:" : "", o->help);
+        unsigned only = o->cmds & CLI_FOR_ALL;
+        help_wrapped(out, one ? "" : only == CLI_FOR_RUN ? "run only:"
+                              : only == CLI_FOR_ANNOTATE ? "annotate only:"
+                              : only == CLI_FOR_CHECK ? "check only:" : "",
+                     opt_help(i, one ? row->bit : 0));
+        /* --help alone: what the option means for the commands it differs for. */
+        for (int k = 0; !one && k < N_OPT_HELPS; k++)
+            if ((int)opt_helps[k].id == i)
+                for (int c = 0; c < N_CMDS; c++)
+                    if (cmds[c].bit & opt_helps[k].cmds) {
+                        char lead[40];
+                        snprintf(lead, sizeof lead, "%s:", cmds[c].name);
+                        fprintf(out, "%26s", "");
+                        help_wrapped(out, lead, opt_helps[k].help);
+                    }
     }
-    fputs("\nExit status: 0 no error (warnings allowed unless --werror), 1 at least\n"
-          "one error diagnostic, 2 unreadable model or bad usage.  With several\n"
-          "models, the highest of theirs.  annotate: 0 every pair annotated or\n"
-          "kept (or none found), 1 a pair refused or the written model fails the\n"
-          "check, 2 unreadable model or config, or bad usage.\n"
-          "\nSee onnx-alias-check(1) for the diagnostic codes and the report keys.\n",
+    fputc('\n', out);
+    for (int i = 0; i < N_CMDS; i++)
+        if (cmds[i].exit && (!one || &cmds[i] == row)) {
+            char lead[48];
+            snprintf(lead, sizeof lead, one ? "Exit status:" : "Exit status of %s:",
+                     cmds[i].name);
+            wrapped_at(out, 0, lead, cmds[i].exit);
+        }
+    fputs("\nSee onnx-alias-check(1) for the diagnostic codes and the report keys.\n",
           out);
 }
 
@@ -460,6 +611,10 @@ static int code_arg(const char *opt, const char *name, size_t len, int *code)
                      opt, (int)(len < 60 ? len : 60), name);
     memcpy(buf, name, len);
     buf[len] = '\0';
+    if (!strcmp(buf, CLI_UNCHECKED)) {
+        *code = CLI_CODE_UNCHECKED;
+        return CLI_PARSE_GO;
+    }
     *code = oac_code_lookup(buf);
     if (*code >= 0)
         return CLI_PARSE_GO;
@@ -494,6 +649,17 @@ static int add_codes(cli *c, bool select, const char *arg)
         int code, rc;
         if ((rc = code_arg(opt, p, len, &code)) != CLI_PARSE_GO)
             return rc;
+        if (code == CLI_CODE_UNCHECKED) {
+            /* The unchecked entries: shown unless ignored or not selected. */
+            if (!select)
+                c->unchecked_ignored = true;
+            else
+                c->unchecked_selected = true;
+            if (!p[len])
+                break;
+            p += len + 1;
+            continue;
+        }
         if (!select && oac_code_is_failure((oac_code)code))
             return usage("--ignore: %s cannot be ignored: it says the model could not be "
                          "read or checked", oac_code_name((oac_code)code));
@@ -743,6 +909,9 @@ int cli_parse(cli *c, int argc, char **argv)
             }
         }
     }
+    /* `unchecked` as a code: hidden when ignored, or when --select does
+     * not name it. */
+    c->hide_unchecked = c->unchecked_ignored || (c->selecting && !c->unchecked_selected);
     if (c->list_rules || c->explain) {
         if (c->list_rules && c->explain)
             return usage("--list-rules and --explain go one at a time");

@@ -164,6 +164,8 @@ void cli_model_settle(const cli *c, cli_model *m)
 {
     if (c->filter)
         oac_diags_ignore(m->diags, c->keep);
+    if (c->hide_unchecked && m->analysis)
+        oac_analysis_unchecked_drop(m->analysis, false);
     oac_report_input in = { .diags = m->diags, .werror = c->werror };
     int e = oac_report_failed(&in) ? CLI_EXIT_ERRORS : CLI_EXIT_OK;
     /* Unreadable input, the model or an --input file (contract 5), or a
@@ -187,6 +189,28 @@ static oac_report_input report_input(const cli *c, const cli_model *m,
         .werror = c->werror, .srcroot = cwd, .quiet = c->quiet,
     };
     return in;
+}
+
+/* Text, several models: one last line of totals, "19 models: 7 with
+ * errors (1 unreadable), 2 with warnings only, 10 ok", so a folder's
+ * verdict needs no counting.  It starts with a count, never a PATH:. */
+static int totals_line(const cli_model *models, const oac_report_input *ins, size_t n,
+                       FILE *out)
+{
+    size_t errors = 0, unreadable = 0, warned = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (models[i].exit == CLI_EXIT_USAGE)
+            unreadable++;
+        if (oac_report_failed(&ins[i]) || models[i].exit != CLI_EXIT_OK)
+            errors++;
+        else if (oac_diags_count_severity(models[i].diags, OAC_SEV_WARNING))
+            warned++;
+    }
+    char extra[64] = "";
+    if (unreadable)
+        snprintf(extra, sizeof extra, " (%zu unreadable)", unreadable);
+    return fprintf(out, "%zu models: %zu with errors%s, %zu with warnings only, %zu ok\n",
+                   n, errors, extra, warned, n - errors - warned);
 }
 
 /* jansson hands its dump over in tokens of a few bytes; json_dumpf
@@ -275,6 +299,8 @@ static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
             }
             oac_free(s);
         }
+        if (n > 1 && rc == 0 && totals_line(models, ins, n, out) < 0)
+            rc = -1;
         break;
     case CLI_FMT_JSON:
         if (n == 1) {

@@ -127,6 +127,11 @@ int cmd_run(oac_ctx *ctx, const cli *c)
              * check, and says why (invariant 3). */
             cli_model_fail(ctx, &m, rc, "the run stopped");
         }
+        /* What the run decided as it executed is not "unchecked" in its
+         * report: a step ran, or the pre-check stopped one. */
+        if (m.execution && (m.execution->steps_completed > 0 ||
+                            oac_diags_find(m.diags, OAC_CAPACITY_OVERFLOW) >= 0))
+            oac_analysis_unchecked_drop(m.analysis, true);
     }
     cli_model_settle(c, &m);
     status = m.exit;

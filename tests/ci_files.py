@@ -1,12 +1,29 @@
-"""ci_files.py: the CI wiring files (issue 13, item 7), each parsed as
-YAML and, where this machine can, run as its CI would run it:
+"""ci_files.py: the CI wiring files (issue 13, item 7; issue 19), each
+parsed as YAML and, where this machine can, run as its CI would run it:
 
-- examples/ci/github-actions.yml: its steps are named; it checks out,
-  builds, checks and uploads with github/codeql-action/upload-sarif the
+- both jobs' apt-get install lines resolve here (`apt-get -s install
+  --no-install-recommends`, which needs no root and installs nothing;
+  GitHub's Ubuntu names are tried on this Debian), with what a bare
+  image lacks for a C build (libc6-dev) named;
+- with OAC_CI_TARBALL (a `make dist` tarball; scripts/test.sh gives the
+  one distcheck made), each job's build lines run as written, with these
+  changes only: the tarball's address is file://OAC_CI_TARBALL, /tmp/oac
+  and $RUNNER_TEMP are a scratch folder, --prefix=/usr/local is a scratch
+  prefix, `sudo ` is dropped and `ldconfig` does nothing; then the check
+  script runs with that installed tool on PATH.  Without it this part
+  says so and the check scripts run the build's tool;
+
+- examples/ci/github-actions.yml: its steps are named; it checks out
+  with Git LFS, builds, checks and uploads with github/codeql-action/upload-sarif the
   very file its check step writes, with the permission that needs, even
   when the check fails; the check step's script, run with bash in a git
   repository holding a clean and a broken example, exits 1 and leaves a
-  SARIF 2.1.0 log naming the broken model's finding.
+  SARIF 2.1.0 log naming the broken model's finding; in a repository
+  without models it exits 0 and writes no SARIF, which the upload's
+  condition (hashFiles) then skips (upload-sarif rejects empty runs);
+  the upload is skipped for pull requests from forks; the header says
+  how to make the tarball (make dist) and names both GitHub limits
+  (forks, private repositories without code scanning).
 - examples/ci/gitlab-ci.yml: one job whose Code Quality report is the
   file its script writes with --format=gitlab; the script, run the same
   way, writes GitLab Code Quality JSON (description, check_name,
@@ -72,6 +89,58 @@ def scratch_repo():
     return d, env
 
 
+def apt_resolves(what, script):
+    """The packages of the apt-get install lines of script resolve here."""
+    pkgs = []
+    for m in re.finditer(r"apt-get install ((?:[^\n\\]|\\\n)*)", script):
+        pkgs += [w for w in m.group(1).replace("\\\n", " ").split() if not w.startswith("-")]
+    expect(pkgs, "%s: an apt-get install line" % what)
+    expect("libc6-dev" in pkgs, "%s: libc6-dev installed (a bare image has no C headers)" % what)
+    if not shutil.which("apt-get") or not pkgs:
+        print("%s: apt-get install --dry-run: skipped (no apt-get)" % what)
+        return
+    p = subprocess.run(["apt-get", "-s", "install", "--no-install-recommends"] + pkgs,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    expect(p.returncode == 0, "%s: apt-get -s install %s resolves (%d: %s)"
+           % (what, " ".join(pkgs), p.returncode, p.stdout[-600:]))
+
+
+TARBALL = os.environ.get("OAC_CI_TARBALL")
+if TARBALL:
+    TARBALL = os.path.abspath(TARBALL)
+    expect(os.path.isfile(TARBALL), "OAC_CI_TARBALL %s is a file" % TARBALL)
+else:
+    print("build lines: skipped (set OAC_CI_TARBALL to a make dist tarball; "
+          "scripts/test.sh does)")
+
+
+def build_as_ci(what, lines, scratch):
+    """Run a job's build lines with the changes listed at the top; the
+    prefix its tool is installed in, or None."""
+    prefix = os.path.join(scratch, "prefix")
+    oac_dir = os.path.join(scratch, "oac")
+    text = "\n".join(lines)
+    for a, b in (("/tmp/oac", oac_dir), ("--prefix=/usr/local", "--prefix=" + prefix),
+                 ("sudo ", ""), ("ldconfig", "true")):
+        text = text.replace(a, b)
+    env = dict(os.environ, ONNX_ALIAS_CHECK_TARBALL="file://" + TARBALL,
+               RUNNER_TEMP=scratch, MAKEFLAGS="", MFLAGS="", MAKELEVEL="")
+    p = subprocess.run(["bash", "-e", "-c", text], cwd=scratch, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    expect(p.returncode == 0, "%s: the build lines run (%d: %s)" % (what, p.returncode,
+                                                                     p.stdout[-1500:]))
+    tool = os.path.join(prefix, "bin", "onnx-alias-check")
+    expect(os.access(tool, os.X_OK), "%s: the build installs %s" % (what, tool))
+    return prefix if p.returncode == 0 and os.access(tool, os.X_OK) else None
+
+
+def installed_env(env, prefix):
+    """env with the tool installed under prefix first on PATH."""
+    if prefix:
+        env = dict(env, PATH=os.path.join(prefix, "bin") + os.pathsep + env["PATH"])
+    return env
+
+
 # ---- GitHub Actions ------------------------------------------------------
 wf = load("examples/ci/github-actions.yml")
 expect(isinstance(wf, dict) and wf.get("name"), "workflow: a named workflow")
@@ -90,8 +159,25 @@ steps = job.get("steps") or []
 expect(all(s.get("name") for s in steps), "workflow: every step is named")
 names = [s.get("name", "") for s in steps]
 uses = [s.get("uses", "") for s in steps]
-expect(any(u.startswith("actions/checkout@") for u in uses), "workflow: checks out")
+checkout = [st for st in steps if st.get("uses", "").startswith("actions/checkout@")]
+expect(len(checkout) == 1, "workflow: checks out")
+expect(checkout and (checkout[0].get("with") or {}).get("lfs") is True,
+       "workflow: checks out with lfs: true (models in Git LFS)")
+head = open(os.path.join(SRC, "examples/ci/github-actions.yml")).read().split("\nname:")[0]
+for word, why in (("make dist", "how to make the tarball"), ("fork", "pull requests from forks"),
+                  ("private", "private repositories without code scanning")):
+    expect(word in head, "workflow: its header says %s (%r)" % (why, word))
 expect(any("apt-get install" in s.get("run", "") for s in steps), "workflow: Debian packages")
+apt_resolves("workflow", "\n".join(st.get("run", "") for st in steps))
+gh_prefix = None
+if TARBALL:
+    d = tempfile.mkdtemp(prefix="ci_files_gh_")
+    try:
+        builds = [st["run"] for st in steps if "make install" in st.get("run", "")]
+        gh_prefix = build_as_ci("workflow", builds, d) and d
+    finally:
+        if not gh_prefix:
+            shutil.rmtree(d)
 expect(any("make install" in s.get("run", "") for s in steps), "workflow: builds and installs")
 upload = [s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
 expect(len(upload) == 1, "workflow: one upload-sarif step")
@@ -104,7 +190,12 @@ if upload and check:
     sarif = m.group(1) if m else None
     expect((up.get("with") or {}).get("sarif_file") == sarif,
            "workflow: upload-sarif reads the file the check writes (%s)" % sarif)
-    expect(str(up.get("if", "")).startswith("always()"), "workflow: uploads when the check fails")
+    cond = " ".join(str(up.get("if", "")).split())
+    expect(cond.startswith("always()"), "workflow: uploads when the check fails")
+    expect("hashFiles('%s') != ''" % sarif in cond,
+           "workflow: no upload without a SARIF file (upload-sarif rejects empty runs)")
+    expect("github.event.pull_request.head.repo.full_name == github.repository" in cond,
+           "workflow: no upload from a fork's pull request (read-only token)")
     expect(ck.get("continue-on-error") is True and ck.get("id"),
            "workflow: the check step continues and has an id")
     expect(steps.index(ck) < steps.index(up) < len(steps) - 1 and
@@ -112,6 +203,7 @@ if upload and check:
            "workflow: a last step fails the job after the upload")
     # The check step as the runner runs it (bash, -e), in a repository.
     d, env = scratch_repo()
+    env = installed_env(env, gh_prefix and os.path.join(gh_prefix, "prefix"))
     try:
         p = subprocess.run(["bash", "-e", "-c", ck["run"]], cwd=d, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -126,8 +218,22 @@ if upload and check:
         uris = json.dumps(log)
         expect(BROKEN + ".onnx" in uris and CLEAN + ".onnx" in uris,
                "workflow: both models are in the log")
+        if gh_prefix:
+            expect(log.get("runs") and log["runs"][0]["tool"]["driver"].get("name") ==
+                   "onnx-alias-check", "workflow: the installed tool wrote the log")
+        # A repository without models: exit 0, no SARIF for upload-sarif.
+        subprocess.run(["git", "rm", "-q", "-r", "--cached", "models"], cwd=d, env=env,
+                       check=True)
+        os.remove(os.path.join(d, sarif))
+        p = subprocess.run(["bash", "-e", "-c", ck["run"]], cwd=d, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        expect(p.returncode == 0 and not os.path.exists(os.path.join(d, sarif)),
+               "workflow: without models the check exits 0 and writes no SARIF (%d)"
+               % p.returncode)
     finally:
         shutil.rmtree(d)
+        if gh_prefix:
+            shutil.rmtree(gh_prefix)
 
 # ---- GitLab CI -----------------------------------------------------------
 gl = load("examples/ci/gitlab-ci.yml")
@@ -140,12 +246,22 @@ m = re.search(r"--format=gitlab\s+-o\s+(\S+)", " ".join(script))
 expect(m is not None and m.group(1) == cq,
        "gitlab: the Code Quality report is the file the script writes (%s)" % cq)
 expect("debian" in str(job.get("image", "")), "gitlab: builds on Debian")
+before = job.get("before_script") or []
+apt_resolves("gitlab", "\n".join(before))
+expect("make dist" in open(os.path.join(SRC, "examples/ci/gitlab-ci.yml")).read(),
+       "gitlab: its header says how to make the tarball (make dist)")
+gl_prefix = None
+if TARBALL:
+    gl_scratch = tempfile.mkdtemp(prefix="ci_files_gl_")
+    lines = [l for l in before if "apt-get" not in l]
+    gl_prefix = build_as_ci("gitlab", lines, gl_scratch) and gl_scratch
 knows_gitlab = subprocess.run([OAC, "--format=gitlab", example(CLEAN)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL).returncode != 2
 if not knows_gitlab:
     print("gitlab: the tool has no --format=gitlab yet: its script is not run")
 elif cq:
     d, env = scratch_repo()
+    env = installed_env(env, gl_prefix and os.path.join(gl_prefix, "prefix"))
     try:
         p = subprocess.run(["bash", "-e", "-c", "\n".join(script)], cwd=d, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -164,6 +280,8 @@ elif cq:
                "gitlab: the broken model's findings")
     finally:
         shutil.rmtree(d)
+if TARBALL and gl_scratch:
+    shutil.rmtree(gl_scratch)
 
 # ---- pre-commit ----------------------------------------------------------
 hooks = load(".pre-commit-hooks.yaml")

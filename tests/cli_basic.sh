@@ -16,8 +16,8 @@ missing="$tmp/no-such-file.onnx"
 
 # ---- exit statuses and the text format ---------------------------------
 run_oac 0 "$ok"
-# Its one note is a capacity rule it could not decide (`unchecked`).
-expect_eq "clean text report" "$(tail -n 1 "$out")" "$ok: 0 errors, 0 warnings, 1 note (status: ok)"
+# Its one unchecked entry is a capacity rule it could not decide (no note).
+expect_eq "clean text report" "$(tail -n 1 "$out")" "$ok: 0 errors, 0 warnings, 0 notes, 1 unchecked (status: ok)"
 # Its pair's verdict line (KV caches) is no finding.
 grep -v '^  \|\[unchecked\]$\|^KV caches: 1 in place, 0 implied, 0 copied, 0 not a cache$' "$out" |
     grep -qv "^$ok: 0 errors" && fail "clean report has findings: $(cat "$out")"
@@ -27,7 +27,7 @@ run_oac 0 check "$ok"
 run_oac 1 "$broken"
 grep -q "^$broken: error: .* \[alias-mismatch\]\$" "$out" ||
     fail "no GCC-style alias-mismatch line: $(cat "$out")"
-tail -n 1 "$out" | grep -q "^$broken: [1-9][0-9]* errors\{0,1\}, 0 warnings, [0-9]* notes\{0,1\} (status: error)\$" ||
+tail -n 1 "$out" | grep -q "^$broken: [1-9][0-9]* errors\{0,1\}, 0 warnings, [0-9]* notes\{0,1\}\(, [0-9]* unchecked\)\{0,1\} (status: error)\$" ||
     fail "bad summary line: $(tail -n 1 "$out")"
 
 # Warnings pass unless --werror; --werror keeps the severity.
@@ -130,5 +130,16 @@ grep -q "\[capacity-overflow\]\$" "$out" || fail "--input position 15 + 2 > 16 n
 run_oac 0 --dim max_length=16 --dim new_length=1 --input position="$tmp/pos15.pb" "$ok"
 run_oac 2 --input position="$tmp/missing.pb" "$ok"
 run_oac 2 --input position="$garbage" "$ok"
+
+# ---- several models: a last line of totals (text only) ---------------------
+run_oac 2 "$ok" "$broken" "$ex/dense_cache_implied.onnx" "$tmp/missing.onnx"
+expect_eq "totals line" "$(tail -n 1 "$out")" \
+    "4 models: 2 with errors (1 unreadable), 1 with warnings only, 1 ok"
+run_oac 1 --werror "$ok" "$ex/dense_cache_implied.onnx"
+expect_eq "totals with --werror" "$(tail -n 1 "$out")" "2 models: 1 with errors, 0 with warnings only, 1 ok"
+run_oac 0 "$ok"
+tail -n 1 "$out" | grep -q '^[0-9]* models:' && fail "one model got a totals line"
+run_oac 1 --format=json "$ok" "$broken"
+expect_eq "JSON has no totals line" "$(json 'len(r)' "$out")" 2
 
 finish

@@ -177,13 +177,15 @@ expect_eq "second cache at --dim" "$(json 'r["memory_plan"]["second_cache_bytes"
 
 # ---- 5: text format ------------------------------------------------------------
 run_oac 1 "$ex/chained_updates_broken.onnx" "$dense"
-# (Indented help:/note: lines and the notes of undecided rules, issue 13,
-# are tests/cli_rules.sh's.)
-expect_eq "text lines" "$(grep -v '^  \|\[unchecked\]$' "$out" | sed 's/: error: .* \[/: error: [/; s/, [0-9]* notes\{0,1\} (/, K notes (/')" \
+# (Indented help:/note: lines and the lines of undecided rules are
+# tests/cli_rules.sh's; the last line, the totals of several models,
+# tests/cli_basic.sh's.)
+expect_eq "text lines" "$(grep -v '^  \|\[unchecked\]$' "$out" | sed 's/: error: .* \[/: error: [/; s/, [0-9]* notes\{0,1\}\(, [0-9]* unchecked\)\{0,1\} (/, K notes (/')" \
 "$ex/chained_updates_broken.onnx: error: [alias-mismatch]
 $ex/chained_updates_broken.onnx: 1 error, 0 warnings, K notes (status: error)
 KV caches: 1 in place, 0 implied, 0 copied, 0 not a cache
-$dense: 0 errors, 0 warnings, K notes (status: ok)"
+$dense: 0 errors, 0 warnings, K notes (status: ok)
+2 models: 1 with errors, 0 with warnings only, 1 ok"
 [ -s "$err" ] && fail "text report wrote to stderr"
 
 # A newline in a path or name cannot break the one-line-per-diagnostic form.
@@ -193,7 +195,7 @@ cp "$broken" "$nlpath"
 run_oac 1 -q "$nlpath"
 # The diagnostic, the KV caches line of its one pair, the summary.
 expect_eq "text lines with a newline in the path" "$(grep -vc '^  ' "$out" | tr -d ' ')" 3
-grep -q "^$tmp/new line.onnx: 1 error, 0 warnings, [0-9]* notes\{0,1\} (status: error)\$" "$out" ||
+grep -q "^$tmp/new line.onnx: 1 error, 0 warnings, [0-9]* notes\{0,1\}\(, [0-9]* unchecked\)\{0,1\} (status: error)\$" "$out" ||
     fail "newline in the path not written as a space: $(cat "$out")"
 
 # ---- 5: stdout/stderr and -o for every format -----------------------------------

@@ -8,7 +8,9 @@
 #    ignored finding is counted (summary.ignored, "N ignored"), a failure
 #    of the tool cannot be ignored;
 #  - text: help: after each error and warning, note: for a related party,
-#    unchecked entries as notes counted in the summary, -q;
+#    unchecked entries apart from notes (as JSON counts them), each naming
+#    the option that decides it, -q; `unchecked` in --select, --ignore,
+#    --explain and --list-rules;
 #  - JSON: help on every error, the table's; related parties;
 #  - SARIF: %SRCROOT%-relative and file:// URIs, fingerprints stable
 #    across runs and unique, relatedLocations, the official schema
@@ -135,13 +137,49 @@ run_oac 1 --format=json "$broken"
 expect_eq "JSON help is the table's" "$(json '[d.get("help") for d in r["diagnostics"]][0]' "$out")" "$help"
 expect_eq "every error has help" "$(json 'all(d.get("help") for d in r["diagnostics"] if d["severity"] == "error")' "$out")" true
 unchecked=$(json 'len(r["unchecked"])' "$out")
+notes=$(json 'r["summary"]["notes"]' "$out")
 [ "$unchecked" -ge 1 ] || fail "$broken: expected an unchecked entry to show"
 run_oac 1 "$broken"
-expect_eq "unchecked notes" "$(grep -c ': note: .* \[unchecked\]$' "$out")" "$unchecked"
-tail -n 1 "$out" | grep -q ", $unchecked notes\{0,1\} (status: error)\$" || fail "notes not counted: $(tail -n 1 "$out")"
+expect_eq "unchecked lines" "$(grep -c ': unchecked: .* \[unchecked\]$' "$out")" "$unchecked"
+grep -q ': note: .*\[unchecked\]' "$out" && fail "an unchecked entry printed as a note: $(cat "$out")"
+# Text and JSON agree on what a note is; the unchecked entries are counted apart.
+tail -n 1 "$out" | grep -q ", $notes notes\{0,1\}, $unchecked unchecked (status: error)\$" ||
+    fail "summary: notes as in JSON ($notes), then $unchecked unchecked: $(tail -n 1 "$out")"
+# Each says what would decide it: the position is a graph input here.
+grep -q ": unchecked: capacity not checked at node 'update' for 'cache': position is not known; --input position=FILE.pb gives its value \[unchecked\]$" "$out" ||
+    fail "the unchecked line names no option: $(grep unchecked: "$out")"
 run_oac 1 -q "$broken"
-grep -q 'note:' "$out" && fail "-q printed a note: $(grep note: "$out")"
-tail -n 1 "$out" | grep -q ", $unchecked notes\{0,1\} (status: error)\$" || fail "-q: notes not counted: $(tail -n 1 "$out")"
+grep -q 'note:\|unchecked:' "$out" && fail "-q printed a note: $(cat "$out")"
+tail -n 1 "$out" | grep -q ", $unchecked unchecked (status: error)\$" || fail "-q: unchecked not counted: $(tail -n 1 "$out")"
+# `unchecked` is a word --select, --ignore, --explain and --list-rules know.
+run_oac 1 --ignore unchecked "$broken"
+grep -q 'unchecked' "$out" && fail "--ignore unchecked: still listed: $(cat "$out")"
+run_oac 1 --ignore unchecked --format=json "$broken"
+expect_eq "--ignore unchecked: JSON" "$(json 'len(r["unchecked"])' "$out")" 0
+run_oac 1 --select alias-mismatch "$broken"
+grep -q 'unchecked' "$out" && fail "--select without unchecked: still listed: $(cat "$out")"
+run_oac 1 --select alias-mismatch,unchecked "$broken"
+expect_eq "--select alias-mismatch,unchecked" "$(grep -c ': unchecked: ' "$out")" "$unchecked"
+run_oac 0 --select unchecked "$broken"
+expect_eq "--select unchecked alone" "$(grep -c 'error: \|: unchecked: ' "$out")" "$unchecked"
+run_oac 1 --ignore alias-implied "$broken"
+expect_eq "--ignore of another code keeps them" "$(grep -c ': unchecked: ' "$out")" "$unchecked"
+run_oac 0 --explain unchecked
+head -n 1 "$out" | grep -q '^unchecked (no severity: no diagnostic): A rule ' || fail "--explain unchecked: $(head -n 1 "$out")"
+grep -q '^How to fix: .*--input NAME=FILE.pb' "$out" || fail "--explain unchecked: no option to decide it"
+run_oac 0 --explain unchecked --format=json
+expect_eq "--explain unchecked json" "$(json '[r["code"], r["severity"], r["failure"]]' "$out")" '["unchecked", null, false]'
+run_oac 0 --list-rules
+tail -n 1 "$out" | grep -q '^unchecked  *-  ' || fail "--list-rules: no unchecked row: $(tail -n 1 "$out")"
+run_oac 2 --explain uncheked
+# A name spelt in capitals or with '_' gets the code as suggestion.
+run_oac 2 --explain ALIAS-MISMATCH
+grep -q "did you mean 'alias-mismatch'" "$err" || fail "--explain ALIAS-MISMATCH: no suggestion: $(cat "$err")"
+run_oac 2 --ignore Alias_Implied "$broken"
+grep -q "did you mean 'alias-implied'" "$err" || fail "--ignore Alias_Implied: no suggestion: $(cat "$err")"
+# A field name keeps its spelling at the start of a sentence.
+run_oac 0 --explain alias-cycle
+grep -q 'Output_alias\|Alias_of' "$out" && fail "--explain capitalises a field name: $(grep 'Output_alias\|Alias_of' "$out")"
 # If's other branch is the related party of branch-mismatch.
 run_oac 1 "$branch"
 grep -q "^  note: the else_branch output that differs: value 'else_cache'" "$out" ||

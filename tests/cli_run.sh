@@ -134,4 +134,20 @@ run_oac 2 --steps 2 "$toy"
 run_oac 2 run "$tmp/missing.onnx"
 grep -q "\[parse-error\]" "$out" || fail "run of a missing file has no parse-error report"
 
+# ---- what the run decides is not "unchecked" in its report ---------------
+# check cannot know the toy decoder's position (a graph input), so its
+# capacity rules are unchecked; run drives the position and checks every
+# update before each step, so its report lists none of them, and at step
+# 17 says capacity-overflow without a "not checked" line beside it.
+run_oac 0 --format=json "$toy"
+expect_eq "check: capacity unchecked" "$(json 'sorted({u["rule"] for u in r["unchecked"]})' "$out")" '["capacity"]'
+run_oac 0 run --steps 2 --format=json "$toy"
+expect_eq "run: nothing unchecked" "$(json 'r["unchecked"]' "$out")" "[]"
+run_oac 1 run --steps 17 "$toy"
+grep -q 'capacity-overflow\]$' "$out" || fail "step 17: no capacity-overflow: $(cat "$out")"
+grep -q 'not checked\|unchecked' "$out" && fail "run says a rule it checks is not checked: $(cat "$out")"
+# A run that executes nothing (its check has an error) decided nothing.
+run_oac 1 run --steps 2 --format=json $dims "$ex/dense_cache_broken.onnx"
+expect_eq "run with a check error keeps them" "$(json 'len(r["unchecked"]) > 0' "$out")" true
+
 finish

@@ -53,14 +53,14 @@ has_opts() {  # COMMAND WANTED... -- UNWANTED...
     done
 }
 run_oac 0 help run
-head -n 1 "$out" | grep -qF "Usage: onnx-alias-check run [OPTION]... MODEL" ||
+head -n 1 "$out" | grep -qF "Usage: onnx-alias-check run [--format=FORMAT] [-o FILE]" ||
     fail "help run: usage line: $(head -n 1 "$out")"
 has_opts run --steps --dim --format --max-memory -- --config --partial
 cp "$out" "$tmp/help-run"
 run_oac 0 run --help
 cmp -s "$out" "$tmp/help-run" || fail "run --help differs from help run"
 run_oac 0 help annotate
-has_opts annotate --config --capacity --format -- --steps --dim
+has_opts annotate --config --capacity --format -- --steps --dim --werror sarif gitlab
 run_oac 0 help check
 has_opts check --dim --input --werror --config -- --steps
 usage_says "did you mean 'run'?" help rnu

@@ -129,14 +129,19 @@ for word in sorted(set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", doc))):
         fail("doc names `%s`, which is no code of include/oac_diag.def" % word)
 
 # ---- 4. the examples ---------------------------------------------------------------
-def check_model(what, path, want):
-    r = subprocess.run([oac, "--format=json", path], capture_output=True, text=True)
+def check_model(what, path, want, args=None):
+    r = subprocess.run([oac, "--format=json"] + (args or []) + [path], capture_output=True,
+                       text=True)
     try:
         rep = json.loads(r.stdout)
     except ValueError:
         fail("%s: no JSON report (exit %d): %s" % (what, r.returncode, r.stderr.strip()))
         return
-    got = sorted({d["code"] for d in rep["diagnostics"]})
+    got = {d["code"] for d in rep["diagnostics"]}
+    # With options, the example says they decide every rule: none unchecked.
+    if args is not None and rep.get("unchecked"):
+        got.add("unchecked")
+    got = sorted(got)
     exp = [] if want == ["ok"] else sorted(want)
     if got != exp:
         fail("%s: the tool reports %s, the doc says %s" % (what, got or "ok", want))
@@ -144,7 +149,7 @@ def check_model(what, path, want):
 
 tmp = tempfile.mkdtemp()
 py = "\n".join(re.findall(r"^```python\n(.*?)^```", doc, re.M | re.S))
-expects = re.findall(r"^<!-- expect ([\w.]+): ([\w -]+?) -->", doc, re.M)
+expects = re.findall(r"^<!-- expect ([\w.]+)(?: with ([^:]+))?: ([\w -]+?) -->", doc, re.M)
 if not py or len(expects) < 2:
     fail("no python example or no expect FILE lines in doc/annotations.md")
 else:
@@ -152,8 +157,12 @@ else:
     if r.returncode != 0:
         fail("the python example fails:\n" + r.stderr)
     else:
-        for name, want in expects:
-            check_model("python example " + name, os.path.join(tmp, name), want.split())
+        for name, args, want in expects:
+            arg_list = [a if not a.startswith(tuple("-")) and "=" not in a else
+                        re.sub(r"=(\w+\.pb)$", lambda m: "=" + os.path.join(tmp, m.group(1)), a)
+                        for a in args.split()] if args else None
+            check_model("python example %s %s" % (name, args or ""), os.path.join(tmp, name),
+                        want.split(), arg_list)
 blocks = re.findall(r"^<!-- expect: ([\w -]+?) -->\n```textproto\n(.*?)^```", doc, re.M | re.S)
 if len(blocks) < 3:
     fail("only %d textproto examples with an expectation" % len(blocks))

@@ -1,17 +1,18 @@
 #!/bin/sh
 # ort_diff.sh: onnx-alias-check's `run` side by side with ONNX Runtime
-# (issue 11 item 6; acceptance 1's ONNX Runtime half and 3's differential
-# half).  Run from a build folder after `make` (scripts/test.sh does, and
+# Run from a build folder after `make` (scripts/test.sh does, and
 # so does `make ort-diff`):
 #
 #     sh ../tests/ort_diff.sh
 #
-# 1. Without Node it prints "ort_diff: skipped (no node)" and exits 77.
+# 1. Without Node or npm, or when the npm registry does not answer
+#    `npm ping`, it prints "ort_diff: skipped (REASON)" and exits 77; with
+#    OAC_REQUIRE_ONLINE=1 (CI) that is a failure (exit 1) instead.
 # 2. It installs onnxruntime-node@1.30.0 with `npm install --ignore-scripts`
 #    into ort-node/ of the build folder (never the source tree), or reuses
-#    the copy already there.  A failed install is a failure (exit 1), with
-#    npm's last words and the log's path: where Node exists, the
-#    comparison is expected to run.
+#    the copy already there.  A failed install from a registry that
+#    answers is a failure (exit 1), with npm's last words and the log's
+#    path.
 # 3. tests/ort_diff.py runs, model by model, the same inputs through
 #    ONNX Runtime (tests/ort_diff.js, presents fed back as pasts) and
 #    through `run --steps k --dump DIR` for k = 1..N, and compares every
@@ -27,7 +28,8 @@
 # Environment: top_srcdir (default: this script's parent folder), OAC (the
 # program; default src/onnx-alias-check), PYTHON3 (Debian's python3 with
 # onnx and numpy; default /usr/bin/python3), OAC_REAL_MODELS (the real
-# models' folder, overriding the search), NPM_TIMEOUT (seconds, 900).
+# models' folder, overriding the search), NPM_TIMEOUT (seconds, 900),
+# NPM_PING_TIMEOUT (seconds, 60), OAC_REQUIRE_ONLINE (1: never skip).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(dirname "$here")}
@@ -36,10 +38,25 @@ OAC=${OAC:-$build/src/onnx-alias-check}
 PYTHON3=${PYTHON3:-/usr/bin/python3}
 version=1.30.0
 
-node=$(command -v node || command -v nodejs) || {
-    echo "ort_diff: skipped (no node)"
+# Skipped, with the reason (exit 77), when this machine cannot run the
+# step: unless OAC_REQUIRE_ONLINE=1 (CI), which makes it a failure.
+cannot_run() {
+    if [ "${OAC_REQUIRE_ONLINE:-0}" = 1 ]; then
+        echo "ort_diff: FAIL: $* (OAC_REQUIRE_ONLINE=1: this step must run)"
+        exit 1
+    fi
+    echo "ort_diff: skipped ($*)"
     exit 77
 }
+# The npm registry answers (npm ping: it is reachable and its TLS
+# certificate verifies); else the install cannot work here.
+registry_reachable() {
+    timeout "${NPM_PING_TIMEOUT:-60}" "$1" ping --fetch-retries=0 > "$2" 2>&1 && return 0
+    cannot_run "the npm registry $("$1" config get registry 2>/dev/null) is not reachable from" \
+        "this machine: $(sed -n 's/.*reason: //p; s/.*npm error code //p' "$2" | head -1 | cut -c1-120)"
+}
+node=$(command -v node || command -v nodejs) ||
+    cannot_run "no node: bash scripts/deps.sh node installs Debian's"
 [ -x "$OAC" ] || { echo "ort_diff: FAIL: no program at $OAC (run make first)"; exit 1; }
 [ -d "$build/examples" ] || { echo "ort_diff: FAIL: no examples/ in $build (run make first)"; exit 1; }
 [ -d "$build/op-models" ] || { echo "ort_diff: FAIL: no op-models/ in $build (run make first)"; exit 1; }
@@ -53,11 +70,10 @@ have() {
                 process.exit(p.version === process.argv[2] ? 0 : 1)' "$ortdir" "$version" 2>/dev/null
 }
 if ! have; then
-    npm=$(command -v npm) || {
-        echo "ort_diff: FAIL: node is installed but npm is not (scripts/deps.sh installs Debian's nodejs and npm)"
-        exit 1
-    }
+    npm=$(command -v npm) ||
+        cannot_run "node is installed but npm is not: bash scripts/deps.sh node installs Debian's"
     mkdir -p "$ortdir" || exit 1
+    registry_reachable "$npm" "$ortdir/npm-ping.log"
     [ -f "$ortdir/package.json" ] || echo '{ "private": true }' > "$ortdir/package.json"
     echo "ort_diff: installing onnxruntime-node@$version into $ortdir"
     timeout "${NPM_TIMEOUT:-900}" "$npm" install --prefix "$ortdir" --ignore-scripts --no-audit \
@@ -65,8 +81,8 @@ if ! have; then
     rc=$?
     if [ $rc -ne 0 ] || ! have; then
         echo "ort_diff: FAIL: npm install --ignore-scripts onnxruntime-node@$version failed" \
-            "(exit $rc$([ $rc -eq 124 ] && echo ', timed out')): is the npm registry reachable" \
-            "from this machine? Its log: $ortdir/npm.log; last lines:"
+            "(exit $rc$([ $rc -eq 124 ] && echo ', timed out')), though the registry answers" \
+            "npm ping. Its log: $ortdir/npm.log; last lines:"
         tail -5 "$ortdir/npm.log" | sed 's/^/    /'
         exit 1
     fi

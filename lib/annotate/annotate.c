@@ -601,7 +601,7 @@ static int trace(ast *st, size_t k)
         else
             refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
                    "'%s' is computed from '%s' by node '%s' (%s), which is not a cache "
-                   "operator annotate knows: %s", present, past,
+                   "operator annotate knows (doc/annotations.md lists them): %s", present, past,
                    n->display, op_of(n), advice(NULL));
         return OAC_OK;
     }
@@ -643,7 +643,7 @@ static int trace(ast *st, size_t k)
     st->a->pairs[k].input_port = -1;
     refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
            "'%s' is made from '%s' by node '%s' (%s), which is not a cache operator "
-           "annotate knows, e.g. a rank-changing Reshape: "
+           "annotate knows (doc/annotations.md lists them), e.g. a rank-changing Reshape: "
            "annotate follows only Identity links and one cache operator; make the "
            "cache operator's output the graph output '%s'", present, past, n->display,
            op_of(n), present);

@@ -94,6 +94,17 @@ const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i)
     return a && i < a->n_unchecked ? &a->unchecked[i] : NULL;
 }
 
+void oac_analysis_unchecked_drop(oac_analysis *a, bool run_decided_only)
+{
+    size_t k = 0;
+    /* The strings live in the arena: dropping an entry frees nothing. */
+    for (size_t i = 0; a && i < a->n_unchecked; i++)
+        if (run_decided_only && !a->unchecked[i].run_decides)
+            a->unchecked[k++] = a->unchecked[i];
+    if (a)
+        a->n_unchecked = k;
+}
+
 const oac_memory_plan *oac_analysis_plan(const oac_analysis *a)
 {
     return a ? &a->plan : NULL;

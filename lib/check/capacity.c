@@ -68,12 +68,60 @@ static int finding(cap_ctx *c, int port, const char *fmt, ...)
     return oac_scope_diag(c->st, c->s, OAC_CAPACITY_OVERFLOW, &w, "%s", msg);
 }
 
+static const oac_vshape *port_vs(const cap_ctx *c, int port, const char **name);
+
+/* An undecided rule: why, and what would decide it (hint, may be "").
+ * A run decides every capacity rule as it executes (oac_rt_precheck
+ * before a step, the kernel before it writes), except run false. */
+static int unchecked_run(cap_ctx *c, const char *why, const char *hint, bool run)
+{
+    oac_analysis *a = c->st->out;
+    if (!a)
+        return OAC_OK;
+    int rc = *hint ? oac_unchecked_add(a, "capacity", c->s->name, c->nd->display,
+                                       c->cache, "%s; %s", why, hint)
+                   : oac_unchecked_add(a, "capacity", c->s->name, c->nd->display,
+                                       c->cache, "%s", why);
+    if (rc == OAC_OK)
+        a->unchecked[a->n_unchecked - 1].run_decides = run;
+    return rc;
+}
+
+static int unchecked_how(cap_ctx *c, const char *why, const char *hint)
+{
+    return unchecked_run(c, why, hint, true);
+}
+
 static int unchecked(cap_ctx *c, const char *why)
 {
-    if (!c->st->out)
-        return OAC_OK;
-    return oac_unchecked_add(c->st->out, "capacity", c->s->name, c->nd->display,
-                             c->cache, "%s", why);
+    return unchecked_how(c, why, "");
+}
+
+/* A value the rule needs is not known: a main-graph input is given with
+ * --input; a value the model computes is known only when it runs. */
+static int unchecked_value(cap_ctx *c, const char *why, int port)
+{
+    char hint[320] = "";
+    oac_value *v = port >= 0 ? oac_node_input(c->s, c->i, (size_t)port) : NULL;
+    if (v && v->kind == OAC_VAL_INPUT && c->s->kind == OAC_SCOPE_MAIN)
+        snprintf(hint, sizeof hint, "--input %.200s=FILE.pb gives its value", v->name);
+    else if (v)
+        snprintf(hint, sizeof hint, "'%.200s' is computed by the model: run checks it "
+                 "as it executes", v->name);
+    return unchecked_how(c, why, hint);
+}
+
+/* A dimension the rule needs is not known (dim `axis` of input `port`):
+ * --dim binds its dim_param. */
+static int unchecked_dim(cap_ctx *c, const char *why, int port, int64_t axis)
+{
+    char hint[320] = "";
+    const oac_vshape *vs = port_vs(c, port, NULL);
+    const char *sym = vs && vs->rank > axis && axis >= 0
+                      ? oac_shapes_dim_name(c->sh, vs->dims[axis]) : NULL;
+    if (sym)
+        snprintf(hint, sizeof hint, "--dim %.200s=N binds it", sym);
+    return unchecked_how(c, why, hint);
 }
 
 static const oac_vshape *port_vs(const cap_ctx *c, int port, const char **name)
@@ -175,11 +223,12 @@ int oac_capacity_cache_update(cap_ctx *c)
         length_alone(c, c->op->values_port, "position", len, cap, OAC_CAP_NORMAL, &rc))
         return rc;
     if (!pk || pk->n != 1)
-        return unchecked(c, "position is not known");
+        return unchecked_value(c, "position is not known", c->op->position_port);
     if (cap < 0)
-        return unchecked(c, "the capacity (cache dimension on the axis) is not known");
+        return unchecked_dim(c, "the capacity (cache dimension on the axis) is not known",
+                             0, axis);
     if (len < 0)
-        return unchecked(c, "the update length is not known");
+        return unchecked_dim(c, "the update length is not known", c->op->values_port, axis);
     return check_one(c, c->op->position_port, "position", pk->v[0], len, cap, "");
 }
 
@@ -205,7 +254,7 @@ int oac_capacity_tensor_scatter(cap_ctx *c)
             if ((rc = unchecked(c, "the update length or the capacity is not known")))
                 return rc;
         if (have_wi && !wk)
-            return unchecked(c, "write_indices are not known");
+            return unchecked_value(c, "write_indices are not known", port);
         for (size_t b = 0; wk && b < wk->n; b++)
             if (wk->v[b] < 0) {
                 char row[48];
@@ -226,11 +275,11 @@ int oac_capacity_tensor_scatter(cap_ctx *c)
                                        max_len, OAC_CAP_NORMAL, &rc))
         return rc;
     if (have_wi && !wk)
-        return unchecked(c, "write_indices are not known");
+        return unchecked_value(c, "write_indices are not known", port);
     if (max_len < 0)
-        return unchecked(c, "the capacity (max_seq_len) is not known");
+        return unchecked_dim(c, "the capacity (max_seq_len) is not known", 0, axis);
     if (len < 0)
-        return unchecked(c, "the update length is not known");
+        return unchecked_dim(c, "the update length is not known", c->op->values_port, axis);
     if (!have_wi)
         return check_one(c, c->op->values_port, "position", 0, len, max_len, "");
     for (size_t b = 0; b < wk->n; b++) {
@@ -259,7 +308,7 @@ int oac_capacity_paged(cap_ctx *c)
                           c->nd->display, pg->v[0], c->cache)))
             return rc;
     } else if (!pg || pg->n != 1) {
-        if ((rc = unchecked(c, "page_id is not known")))
+        if ((rc = unchecked_value(c, "page_id is not known", c->op->page_id_port)))
             return rc;
     }
     /* A known page_id >= 0 beyond the end depends on the run's page count
@@ -270,11 +319,11 @@ int oac_capacity_paged(cap_ctx *c)
         length_alone(c, c->op->values_port, "position", len, cap, OAC_CAP_NORMAL, &rc))
         return rc;
     if (!pk || pk->n != 1)
-        return unchecked(c, "position is not known");
+        return unchecked_value(c, "position is not known", c->op->position_port);
     if (cap < 0)
-        return unchecked(c, "the page size is not known");
+        return unchecked_dim(c, "the page size is not known", 0, 2);
     if (len < 0)
-        return unchecked(c, "the update length is not known");
+        return unchecked_dim(c, "the update length is not known", c->op->values_port, 2);
     return check_one(c, c->op->position_port, "position", pk->v[0], len, cap, "");
 }
 
@@ -375,8 +424,8 @@ int oac_capacity_length(cap_ctx *c)
         const oac_vshape *pv = port_vs(c, pairs[k].in, &past);
         c->cache = past ? past : c->nd->proto->input[pairs[k].in];
         if (L->kind == OAC_LEN_UNCHECKED)
-            return unchecked(c, "the length lives in the block table "
-                                "(section 6: unchecked)");
+            return unchecked_run(c, "the length lives in the block table, which "
+                                    "no rule reads", "", false);
         if (L->kind != OAC_LEN_VALUE)
             return OAC_OK;
         int64_t axis = op->axis_default;
@@ -427,11 +476,13 @@ int oac_capacity_length(cap_ctx *c)
                            msg);
         }
         if (cap < 0)
-            rc = unchecked(c, "the capacity (the past's dimension on the "
-                              "capacity axis) is not known");
+            rc = unchecked_dim(c, "the capacity (the past's dimension on the "
+                                  "capacity axis) is not known", pairs[k].in, axis);
         else if (!exact)
-            rc = unchecked(c, v_known ? "the number of new positions is not known"
-                                      : "the past or total sequence length is not known");
+            rc = v_known ? unchecked_dim(c, "the number of new positions is not known",
+                                         L->seq_port, L->seq_axis)
+                         : unchecked_value(c, "the past or total sequence length is not "
+                                              "known", L->port);
         if (rc)
             return rc;
     }

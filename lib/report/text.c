@@ -7,23 +7,23 @@
  *     PATH: SEVERITY: MESSAGE [CODE]          per diagnostic, in list order
  *       help: HOW TO FIX                      the code's help (lib/rules.def)
  *       note: WHAT: GRAPH/NODE/VALUE (LOCATION)  its related party, if any
- *     PATH: note: RULE not checked ...: REASON [unchecked]
+ *     PATH: unchecked: RULE not checked ...: REASON [unchecked]
  *                                             per entry of `unchecked`
  *       run: ...                              only when the model was run:
  *       ...                                   a short execution summary
- *     PATH: N errors, M warnings, K notes[, I ignored] (status: ok|error)
+ *     PATH: N errors, M warnings, K notes[, U unchecked][, I ignored] (status: ok|error)
  *
  * Invariants:
  *  1. Every diagnostic line matches `^PATH: (error|warning|note): .* \[CODE\]$`
  *     and the summary is the last line starting with `PATH:`; execution,
  *     help: and related note: lines are indented so they never look like
- *     either.  An unchecked rule's note ends in "[unchecked]", which is no
- *     code.
+ *     either.  An unchecked rule's line is "PATH: unchecked: ... [unchecked]":
+ *     it is no diagnostic (a rule not decided, not a finding).
  *  2. A message or path cannot break a line: control characters in them
  *     are written as spaces, so one diagnostic is always one line.
- *  3. Counts are taken from the diagnostics, as in the JSON report, except
- *     that K notes also counts the `unchecked` entries shown as notes;
- *     I ignored (only when not 0) is oac_diags_ignored.  -q (in->quiet)
+ *  3. Counts are taken from the diagnostics, as in the JSON report (K
+ *     notes is summary.notes); U unchecked (only when not 0) counts the
+ *     `unchecked` entries; I ignored (only when not 0) is oac_diags_ignored.  -q (in->quiet)
  *     hides every note line (note diagnostics, related parties, unchecked
  *     entries) but still counts them.
  *  4. The result is malloc'ed through the context allocator (so it is
@@ -95,14 +95,14 @@ static void add_diags(oac_sb *b, const char *path, const oac_diags *diags, bool 
     }
 }
 
-/* The analysis's undecided rules as notes: PATH: note: ... [unchecked]. */
+/* The analysis's undecided rules: PATH: unchecked: ... [unchecked]. */
 static size_t add_unchecked(oac_sb *b, const char *path, const oac_analysis *a, bool quiet)
 {
     size_t n = oac_analysis_unchecked_count(a);
     for (size_t i = 0; i < n && !quiet; i++) {
         const oac_unchecked *u = oac_analysis_unchecked(a, i);
         oac_sb_flat(b, path);
-        oac_sb_raw(b, ": note: ");
+        oac_sb_raw(b, ": unchecked: ");
         oac_sb_flat(b, u->rule ? u->rule : "");
         oac_sb_raw(b, " not checked");
         if (u->node) {
@@ -126,7 +126,11 @@ static void add_execution(oac_sb *b, const oac_execution *e)
 {
     oac_sb_add(b, "  run: %" PRIu64 " of %" PRIu64 " steps completed\n",
         e->steps_completed, e->steps_requested);
-    oac_sb_add(b, "  cache bytes bound once: %" PRIu64 "\n", e->cache_bytes_bound);
+    /* Held identities with no bytes bound: paged caches, which start
+     * empty and take pages as the run writes them. */
+    oac_sb_add(b, "  cache bytes bound once: %" PRIu64 "%s\n", e->cache_bytes_bound,
+               !e->cache_bytes_bound && e->identity_checked
+               ? " (paged caches start empty and take pages as the run writes them)" : "");
     oac_sb_add(b, "  second-cache bytes: %" PRIu64 "\n", e->second_cache_bytes);
     /* Copied bytes, then per step (the first and last few of a long run). */
     oac_sb_add(b, "  copied bytes: %" PRIu64, e->copied_bytes);
@@ -213,13 +217,15 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
     add_kv_line(&b, in->analysis);
     size_t errors = oac_diags_count_severity(in->diags, OAC_SEV_ERROR);
     size_t warnings = oac_diags_count_severity(in->diags, OAC_SEV_WARNING);
-    size_t notes = oac_diags_count_severity(in->diags, OAC_SEV_NOTE) + unchecked;
+    size_t notes = oac_diags_count_severity(in->diags, OAC_SEV_NOTE);
     size_t ignored = oac_diags_ignored(in->diags);
     oac_sb_flat(&b, path);
     oac_sb_add(&b, ": %zu %s, %zu %s, %zu %s",
         errors, plural(errors, "error", "errors"),
         warnings, plural(warnings, "warning", "warnings"),
         notes, plural(notes, "note", "notes"));
+    if (unchecked)
+        oac_sb_add(&b, ", %zu unchecked", unchecked);
     if (ignored)
         oac_sb_add(&b, ", %zu ignored", ignored);
     oac_sb_add(&b, " (status: %s)\n", oac_report_failed(in) ? "error" : "ok");

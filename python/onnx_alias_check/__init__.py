@@ -16,18 +16,22 @@ bytearray, memoryview) or any object with SerializeToString(), such as
 an onnx.ModelProto built with onnx.helper: nothing is written to disk.
 
 The shared library is the one `make install` installed (its libdir is
-recorded in _paths.py at build time); the environment variable
+recorded in _paths.py at build time), else the one the dynamic loader
+finds by its soname (LD_LIBRARY_PATH, ldconfig's cache: after `make
+install DESTDIR=...`, say); the environment variable
 ONNX_ALIAS_CHECK_LIBRARY, the path of a libonnx-alias-check.so, overrides
-it (the package's tests point it to the build tree).
+both (the package's tests point it to the build tree).
 
 Errors: a usage error (a dims name the model does not declare, a
-negative value) raises ValueError, out of memory MemoryError; a model
+negative value, an inputs name that is no graph input) raises
+ValueError, naming the argument (dims['x'], inputs['x']), out of memory MemoryError; a model
 that is unreadable or wrong is no exception but the report's
 diagnostics, with "status": "error".
 """
 
 import ctypes
 import json
+import re
 import os
 
 __all__ = ["check", "annotate", "library_path", "LIBRARY_ENV"]
@@ -60,23 +64,51 @@ class _AnnotateOpts(ctypes.Structure):
 _lib = None
 
 
-def library_path():
-    """The shared library this module loads (or would load)."""
+SONAME = "libonnx-alias-check.so.0"
+
+
+def _library_paths():
+    """What to load, in order: the environment's (only), else the
+    recorded install's, then the soname (the loader's search)."""
     path = os.environ.get(LIBRARY_ENV)
     if path:
-        return path
+        return [path]
     try:
         from . import _paths
     except ImportError:  # the source tree: no install recorded
-        return "libonnx-alias-check.so.0"
-    return os.path.join(_paths.LIBDIR, _paths.LIBNAME or "libonnx-alias-check.so")
+        return [SONAME]
+    return [os.path.join(_paths.LIBDIR, _paths.LIBNAME or SONAME), _paths.LIBNAME or SONAME]
+
+
+def library_path():
+    """The shared library this module loads (or would load first)."""
+    return _library_paths()[0]
+
+
+def _open_library():
+    tried = []
+    for path in _library_paths():
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise OSError("onnx-alias-check: cannot load its shared library: tried %s; set %s to "
+                  "its path, or LD_LIBRARY_PATH to its folder" % ("; ".join(tried), LIBRARY_ENV))
+
+
+def _py_words(msg):
+    """A library message in this module's words: the command line's
+    --dim NAME and --input NAME are dims['NAME'] and inputs['NAME']."""
+    msg = re.sub(r"--dim ([^\s:=]+)(=[^\s:]*)?", lambda m: "dims[%r]" % m.group(1), msg)
+    msg = re.sub(r"--input ([^\s:=]+)(=[^\s:]*)?", lambda m: "inputs[%r]" % m.group(1), msg)
+    return msg.replace("--dim", "dims").replace("--input", "inputs")
 
 
 def _load():
     global _lib
     if _lib is not None:
         return _lib
-    lib = ctypes.CDLL(library_path())
+    lib = _open_library()
     vp, sz = ctypes.c_void_p, ctypes.c_size_t
     lib.oac_ctx_new.restype = vp
     lib.oac_ctx_new.argtypes = []
@@ -122,7 +154,7 @@ def _call(fn):
         if rc != _OAC_OK:
             msg = (lib.oac_errmsg(ctx) or b"").decode("utf-8", "replace")
             if rc == _OAC_EINVAL:
-                raise ValueError(msg)
+                raise ValueError(_py_words(msg))
             if rc == _OAC_ENOMEM:
                 raise MemoryError(msg or "onnx-alias-check: out of memory")
             raise RuntimeError("onnx-alias-check: status %d: %s" % (rc, msg))
@@ -179,7 +211,7 @@ def check(model, dims=None, werror=False, inputs=None, name=None, config=None):
 
 def annotate(model, config=None, ignore_config=False, capacity=None, partial=False,
              name=None):
-    """Annotate one decoder in memory (contract 7).
+    """Annotate one decoder in memory, as `onnx-alias-check annotate` does.
 
     Return (data, report): data, the annotated model's bytes, when every
     past/present pair holds (or partial) and the annotated model checks
