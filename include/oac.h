@@ -612,6 +612,21 @@ int oac_annotate_json(oac_ctx *ctx, uint8_t **out, size_t *out_len, char **repor
 /* Output files                                                         */
 /* ------------------------------------------------------------------ */
 
+/* The inputs of a call (contract 12): the models, their external-data
+ * files, every --input file and its external data, the genai_config.json
+ * given or found.  The context records each file the library reads for
+ * the call; oac_guard_add records one more (what: a static phrase such
+ * as "the model").  oac_guard_add_output records a file the call writes
+ * (-o), which no other writer of the call may name (writer: the
+ * writer's name, e.g. "-o").  oac_guard_check is the gate: OAC_EINVAL
+ * (the reason on ctx) when path is an input of the call (same device and
+ * inode, or for a file not there yet the same resolved path) or another
+ * writer's output; oac_outfile_open and annotate's writer pass it
+ * themselves.  OAC_ENOMEM only otherwise. */
+int oac_guard_add(oac_ctx *ctx, const char *path, const char *what);
+int oac_guard_add_output(oac_ctx *ctx, const char *path, const char *writer);
+int oac_guard_check(oac_ctx *ctx, const char *path, const char *writer);
+
 /* A file written whole or not at all, never through a symbolic link
  * (contract 8: -o and --dump).  oac_outfile_open refuses a final path
  * that is a symbolic link, a folder or a special file other than a

@@ -25,6 +25,7 @@ oac_ctx *oac_ctx_new(void)
 
 void oac_ctx_free(oac_ctx *ctx)
 {
+    oac_guard_free(ctx);
     free(ctx);
 }
 

@@ -28,6 +28,7 @@
 
 #include "checker.h"
 #include "graph.h"
+#include "runtime.h"   /* OAC_RT_MAX_RANK */
 #include "shapes.h"
 
 int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
@@ -39,7 +40,11 @@ int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
     else if (kind == OAC_VK_MAP)
         desc = &onnx__map_proto__descriptor;
     *out = NULL;
-    int rc = oac_pbfile_load(ctx, out, in->path, desc, NULL);
+    /* An input of the call, readable or not (guard.c). */
+    int rc = oac_guard_add(ctx, in->path, "an --input file");
+    if (rc != OAC_OK)
+        return rc;
+    rc = oac_pbfile_load(ctx, out, in->path, desc, NULL);
     if (rc == OAC_ENOMEM)
         return rc;
     if (rc) {
@@ -56,8 +61,8 @@ int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
 /* The first tensor anywhere in message m (a TensorProto, or one inside
  * a SequenceProto, MapProto or OptionalProto, sparse parts included)
  * whose payload does not fit its dims: false with why set. */
-static bool tensors_fit(oac_ctx *ctx, const ProtobufCMessage *m, int depth,
-                        char *why, size_t why_len)
+static bool tensors_fit(oac_ctx *ctx, const oac_model *model,
+                        const ProtobufCMessage *m, int depth, char *why, size_t why_len)
 {
     if (!m)
         return true;
@@ -69,6 +74,24 @@ static bool tensors_fit(oac_ctx *ctx, const ProtobufCMessage *m, int depth,
     if (d == &onnx__tensor_proto__descriptor) {
         const Onnx__TensorProto *t = (const Onnx__TensorProto *)m;
         char part[400];
+        /* External data: refused exactly as the run's reader refuses it
+         * (extdata.c), so check and run agree on every file. */
+        if (oac_external_judge(ctx, model, t, part, sizeof part) != OAC_OK) {
+            snprintf(why, why_len, "out of memory");
+            return false;
+        }
+        if (part[0]) {
+            snprintf(why, why_len, "tensor '%s': %s", t->name ? t->name : "", part);
+            return false;
+        }
+        /* What the runtime can hold (rank), refused here as run refuses
+         * it, not first at the run. */
+        if (t->n_dims > OAC_RT_MAX_RANK) {
+            snprintf(why, why_len, "tensor '%s' has rank %zu; the reference runtime holds "
+                     "tensors of rank %d at most", t->name ? t->name : "", t->n_dims,
+                     OAC_RT_MAX_RANK);
+            return false;
+        }
         if (oac_tensor_payload_fits(ctx, t, part, sizeof part))
             return true;
         snprintf(why, why_len, "tensor '%s' %s", t->name ? t->name : "", part);
@@ -91,12 +114,12 @@ static bool tensors_fit(oac_ctx *ctx, const ProtobufCMessage *m, int depth,
             memcpy(&n, base + fd->quantifier_offset, sizeof n);
             memcpy(&arr, base + fd->offset, sizeof arr);
             for (size_t j = 0; arr && j < n; j++)
-                if (!tensors_fit(ctx, arr[j], depth + 1, why, why_len))
+                if (!tensors_fit(ctx, model, arr[j], depth + 1, why, why_len))
                     return false;
         } else {
             ProtobufCMessage *sub;
             memcpy(&sub, base + fd->offset, sizeof sub);
-            if (!tensors_fit(ctx, sub, depth + 1, why, why_len))
+            if (!tensors_fit(ctx, model, sub, depth + 1, why, why_len))
                 return false;
         }
     }
@@ -161,7 +184,7 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
                 return rc;
             continue;
         }
-        if (!tensors_fit(ctx, f->msg, 0, why, sizeof why)) {
+        if (!tensors_fit(ctx, st->model, f->msg, 0, why, sizeof why)) {
             oac_pbfile_free(f);
             if ((rc = unreadable(st, v, in, why)))
                 return rc;

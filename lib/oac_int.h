@@ -30,7 +30,11 @@ struct oac_ctx {
     char errmsg[1024];
     unsigned long alloc_calls;   /* allocations attempted */
     unsigned long fail_after;    /* 0: never fail; else fail from this call on */
+    struct oac_guard *guard;     /* the inputs of the call (guard.c), NULL: none yet */
 };
+typedef struct oac_guard oac_guard;
+/* Release ctx's list of inputs (guard.c; oac_ctx_free calls it). */
+void oac_guard_free(oac_ctx *ctx);
 
 /* Store a failure message on the context and return status. */
 int oac_err(oac_ctx *ctx, int status, const char *fmt, ...) OAC_PRINTF(3, 4);
@@ -357,6 +361,18 @@ void oac_pbfile_free(oac_pbfile *f);
 int oac_model_save_temp(oac_ctx *ctx, const oac_model *model, const char *target,
                         char **tmp_out);
 
+/* A new temporary file beside target (outfile.c), named so that it fits
+ * NAME_MAX whenever target's name does, O_EXCL | O_NOFOLLOW, with old's
+ * permission bits when old is given: its fd, *tmp_out its path
+ * (oac_dealloc it); negative with the reason on ctx. */
+struct stat;
+int oac_tempfile_open(oac_ctx *ctx, const char *target, const struct stat *old,
+                      char **tmp_out);
+/* oac_outfile_open for the named writer ("-o", "--dump"): guard.c's
+ * output entries of another writer are refused too. */
+int oac_outfile_open_as(oac_ctx *ctx, oac_outfile **out, const char *path,
+                        const char *writer);
+
 /* Validate every external-data reference of the model (extdata.c). */
 int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
                             oac_diags *diags);
@@ -365,6 +381,14 @@ int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
  * another size, OAC_EIO when reading fails. */
 int oac_external_read(oac_ctx *ctx, const oac_model *model,
                       const Onnx__TensorProto *t, void *dst, size_t len);
+
+/* Judge an --input file's EXTERNAL tensor t as oac_external_read would
+ * before reading it (relative to model's folder): OAC_OK with why empty
+ * when run could read it, with why set when run refuses it; OAC_ENOMEM.
+ * The file it resolves to is recorded as an input of the call (guard.c).
+ * Not external: OAC_OK, why empty. */
+int oac_external_judge(oac_ctx *ctx, const oac_model *model,
+                       const Onnx__TensorProto *t, char *why, size_t why_len);
 
 /* A node's attributes (attr.c), for the checker's rules and the kernels
  * alike: the first attribute of that name, or NULL; an INT or FLOAT

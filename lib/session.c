@@ -217,6 +217,14 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         opts = &no_opts;
     if (!model || !model->proto)
         return oac_err(ctx, OAC_EINVAL, "no model to run");
+    /* Contract 12: a dump that would write over an input of the call or
+     * the -o file, or into a symbolic link, is a usage error before any
+     * step (dump.c). */
+    if (opts->dump_dir) {
+        int grc = oac_dump_gate(ctx, model, opts->dump_dir);
+        if (grc != OAC_OK)
+            return grc;
+    }
     size_t errors_before = oac_diags_count_severity(diags, OAC_SEV_ERROR);
     long stop_node = -1;
     rt_run r = { .ctx = ctx, .model = model, .opts = opts, .hooks = hooks,

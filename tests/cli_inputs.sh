@@ -1,0 +1,144 @@
+#!/bin/sh
+# cli_inputs.sh: nothing a call reads is ever written (contract section
+# 12).  The inputs of a call are its models, their external data, the
+# --input files and theirs, and the genai_config.json given or found;
+# -o, annotate -o and --dump never name one (exit 2, nothing written),
+# -o and --dump never name one file, only a regular file is replaced
+# (a character device or a FIFO is refused: copies made here with mknod
+# and mkfifo, /dev/null itself is never named), a --dump folder that is
+# a symbolic link is refused, and check and run refuse the same --input
+# files.  Each case compares the bytes of every input before and after,
+# and runs under a 20-second limit (timeout exits 124, which no
+# expectation accepts).
+. "${top_srcdir:?}/tests/cli_lib.sh"
+
+hm="$tmp/h"
+am="$tmp/a"
+mkdir "$hm" "$am" || exit 99
+"$top_builddir/tests/hostile_models" "$hm" || { echo "FAIL: hostile_models"; exit 1; }
+"$top_builddir/tests/annotate_models" "$am" || { echo "FAIL: annotate_models"; exit 1; }
+
+run_t() {
+    want=$1
+    shift
+    timeout 20 "$OAC" "$@" > "$out" 2> "$err"
+    got=$?
+    if [ "$got" != "$want" ]; then
+        fail "onnx-alias-check $* exited $got, expected $want"
+        sed 's/^/  stdout: /' "$out" | head -10
+        sed 's/^/  stderr: /' "$err" | head -10
+    fi
+}
+
+# sums FILE...: the bytes of each (cksum), or "missing".
+sums() {
+    for f in "$@"; do
+        if [ -e "$f" ]; then cksum < "$f"; else echo "missing $f"; fi
+    done
+}
+
+# guarded WHAT FILES -- STATUS ARGS...: run_t STATUS ARGS, then every file
+# of FILES must hold the bytes it held before.
+guarded() {
+    what=$1
+    shift
+    files=""
+    while [ "$1" != "--" ]; do files="$files $1"; shift; done
+    shift
+    # shellcheck disable=SC2086
+    before=$(sums $files)
+    run_t "$@"
+    # shellcheck disable=SC2086
+    after=$(sums $files)
+    [ "$before" = "$after" ] || fail "$what: an input of the call was changed"
+}
+
+# F1: the configuration, given or found beside the model.
+cd "$am" || exit 99
+cp scatter.genai_config.json given.json
+guarded "F1 annotate --config c -o c" given.json scatter.onnx -- \
+    2 annotate --config given.json -o given.json scatter.onnx
+grep -q 'configuration' "$err" || fail "F1: the message does not name the configuration"
+guarded "F1 annotate -o found config" scatter.genai_config.json scatter.onnx -- \
+    2 annotate -o scatter.genai_config.json scatter.onnx
+guarded "F1 run -o found config" scatter.genai_config.json scatter.onnx -- \
+    2 run --dim seq=1 -o scatter.genai_config.json scatter.onnx
+grep -q 'configuration' "$err" || fail "F1 run: the message does not name the configuration"
+[ -s "$out" ] && fail "F1 run: a report was written on a usage error"
+# The near misses: a new file beside it is written, the config read.
+run_t 0 run --dim seq=1 -o run.json scatter.onnx
+[ -s run.json ] || fail "F1 near miss: no report written"
+run_t 0 annotate --format=json -o "$am/annotated.onnx" scatter.onnx
+[ -s annotated.onnx ] || fail "F1 near miss: nothing written"
+expect_eq "F1: the config still read" "$(json 'r["config"] is not None' "$out")" true
+
+# F2: the model's external data (check, run, annotate).
+cd "$hm" || exit 99
+for cmd in check run annotate; do
+    guarded "F2 $cmd -o external data" ext_near.onnx ext_near.bin -- \
+        2 $cmd -o ext_near.bin ext_near.onnx
+done
+grep -q "external data" "$err" || fail "F2: the message does not name the external data"
+run_t 0 check --format=json ext_near.onnx
+[ "$(json 'r["status"]' "$out")" = ok ] || fail "F2: the model no longer checks"
+# By inode: a hard link to the data is the data.
+ln ext_near.bin "$tmp/hard.bin"
+guarded "F2 -o hard link of the data" ext_near.bin -- 2 check -o "$tmp/hard.bin" ext_near.onnx
+
+# F3: annotate -o (and -o) onto a character device or a FIFO.
+mknod "$tmp/null" c 1 3 || exit 99
+mkfifo "$tmp/fifo" || exit 99
+for t in null fifo; do
+    guarded "F3 annotate -o $t" "$am/scatter.onnx" -- \
+        2 annotate -o "$tmp/$t" "$am/scatter.onnx"
+    guarded "F3 check -o $t" "$am/scatter.onnx" -- 2 check -o "$tmp/$t" "$am/scatter.onnx"
+done
+[ -c "$tmp/null" ] || fail "F3: the device was replaced"
+[ -p "$tmp/fifo" ] || fail "F3: the FIFO was replaced"
+
+# F4: --dump over the model's external data, over an --input file.
+cp -r "$hm" "$tmp/d4"
+cd "$tmp/d4" || exit 99
+guarded "F4 --dump . over external data y.pb" ext_y.onnx y.pb -- \
+    2 run --dump . ext_y.onnx
+mkdir inp && cp x4.pb inp/x.pb
+guarded "F4 --dump over --input" raw_near.onnx inp/x.pb -- \
+    2 run --dump inp --input x=inp/x.pb raw_near.onnx
+grep -q "input file" "$err" || fail "F4: the message does not name the --input file"
+run_t 0 run --dump inp2 --input x=inp/x.pb raw_near.onnx
+[ -s inp2/y.pb ] || fail "F4 near miss: nothing dumped"
+
+# F15: -o inside the dump's set.
+guarded "F15 --dump o -o o/y.pb" raw_near.onnx -- 2 run --dump o -o o/y.pb raw_near.onnx
+[ -e o/y.pb ] && fail "F15: a file was written"
+# --dump that is a symbolic link is refused.
+mkdir real && ln -s real link
+run_t 2 run --dump link raw_near.onnx
+[ -z "$(ls real)" ] || fail "--dump through a symbolic link wrote into its target"
+
+# A 245-byte -o name: annotate writes it as check does.
+long=$(printf 'n%.0s' $(seq 1 240)).onnx
+run_t 0 annotate -o "$tmp/$long" "$am/scatter.onnx"
+[ -s "$tmp/$long" ] || fail "annotate -o of a 245-byte name was not written"
+run_t 0 check -o "$tmp/$long.j" "$am/scatter.onnx"
+ls -a "$tmp" | grep -q oac-tmp && fail "a temporary file was left behind"
+
+# Repeated -o is a usage error, nothing written.
+run_t 2 check -o "$tmp/a.txt" -o "$tmp/b.txt" raw_near.onnx
+[ -e "$tmp/a.txt" ] || [ -e "$tmp/b.txt" ] && fail "-o given twice wrote a file"
+
+# check and run agree on --input files: one refusal, one code.
+for f in x4_two x4_rank100 x4_passwd; do
+    for cmd in check run; do
+        guarded "--input $f $cmd" "$f.pb" /etc/passwd -- \
+            2 $cmd --format=json --input "x=$f.pb" raw_near.onnx
+        expect_eq "--input $f $cmd: codes" \
+            "$(json '[d["code"] for d in r["diagnostics"]]' "$out")" '["parse-error"]'
+    done
+done
+run_t 0 check --input x=x4_ext.pb raw_near.onnx
+run_t 0 run --input x=x4_ext.pb raw_near.onnx
+# --input's own external data is an input of the call too.
+guarded "-o --input's external data" x4.bin -- 2 check -o x4.bin --input x=x4_ext.pb raw_near.onnx
+
+finish
