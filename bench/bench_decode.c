@@ -26,7 +26,7 @@
  *
  * Measured, for C = 1K, 2K, 4K, 8K, 16K: the time of each decode step
  * (steps 2 .. 1 + DECODE_STEPS; step 1 binds and fills the caches),
- * taken between the runtime's step_done hooks (runtime.h), so it
+ * taken between the runtime's step_done hooks (run/kernel_api.h), so it
  * includes the feed-back copy of a stock run; per run the median step,
  * and of REPEATS runs per form the best (both forms alternate, so no
  * form always runs on a cold machine).  alloc_bytes and copied_bytes per
@@ -44,7 +44,7 @@
 
 #include "half.h"
 #include "oac_build.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 enum {
     LAYERS = 2, HEADS = 4, KV_HEADS = 2, HEAD = 16, HIDDEN = HEADS * HEAD,

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "half.h"
-#include "quant.h"
+#include "quant/quant.h"
 
 #define ROUNDS 15
 #define TARGET 0.25

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 enum { HEADS = 8, HEAD_SIZE = 64, NEW = 1 };
 

@@ -31,7 +31,7 @@
 
 #include <jansson.h>
 
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 #define MAX_DIMS 16
 

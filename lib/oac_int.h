@@ -2,8 +2,8 @@
  *
  * Owns: the context layout, the one allocator every file allocates
  * through, checked arithmetic, the diagnostic appender, the model layout
- * and the lazy payload accessors.  Module headers (graph.h, shapes.h,
- * runtime.h, quant.h, ...) include this one.
+ * and the lazy payload accessors.  Module headers (check/graph.h, check/shapes.h,
+ * run/kernel_api.h, quant/quant.h, ...) include this one.
  *
  * Invariants:
  *  1. Every allocation goes through oac_alloc and friends, so that
@@ -22,9 +22,23 @@
 #include "oac.h"
 #include "onnx.pb-c.h"
 
+/* ONNX TensorProto.DataType numbers, for readability at call sites. */
+enum {
+    OAC_T_FLOAT = 1, OAC_T_UINT8 = 2, OAC_T_INT8 = 3, OAC_T_UINT16 = 4,
+    OAC_T_INT16 = 5, OAC_T_INT32 = 6, OAC_T_INT64 = 7, OAC_T_STRING = 8,
+    OAC_T_BOOL = 9, OAC_T_FLOAT16 = 10, OAC_T_DOUBLE = 11, OAC_T_UINT32 = 12,
+    OAC_T_UINT64 = 13, OAC_T_BFLOAT16 = 16, OAC_T_FLOAT8E4M3FN = 17,
+    OAC_T_UINT4 = 21, OAC_T_INT4 = 22
+};
+
 #define OAC_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 /* ---- ctx.c ---------------------------------------------------------- */
+
+/* The reference runtime's largest rank (the contract's caches are rank
+ * 4; the toy decoder stays below 6): run/ refuses higher ones with
+ * OAC_EUNSUPPORTED, check/inputs.c an --input file of a higher rank. */
+#define OAC_RT_MAX_RANK 8
 
 struct oac_ctx {
     char errmsg[1024];
@@ -114,7 +128,7 @@ static inline size_t oac_hash_slot(uint32_t h, size_t cap)
  * murmur-style finalizer: value names are short and a byte-at-a-time
  * hash was most of a lookup.  Keys come from the model, so the
  * finalizer's avalanche keeps probe runs short for ordinary names; no
- * adversarial key control is worth more here.  Inline: graph.c hashes
+ * adversarial key control is worth more here.  Inline: check/graph.c hashes
  * every name of a model once, and a call cost a third of a hash. */
 static inline uint32_t oac_str_hash(const char *s)
 {
@@ -152,7 +166,7 @@ static inline uint32_t oac_str_hash(const char *s)
 
 /* An index over entries the caller stores (an array at base, which the
  * caller updates when the array moves; each entry's string key at
- * key_off): probe slots only (8 bytes each), no copy of keys or values.  graph.c names a scope's values this way,
+ * key_off): probe slots only (8 bytes each), no copy of keys or values.  check/graph.c names a scope's values this way,
  * once per name of the model, so the probes are inline. */
 typedef struct oac_strindex {
     oac_ctx *ctx;
@@ -265,7 +279,7 @@ unsigned oac_elem_bits(int32_t elem_type);
  * element type without a fixed size. */
 bool oac_elem_bytes(int32_t elem_type, uint64_t n, uint64_t *out);
 
-/* ---- load.c / save.c / extdata.c: models ---------------------------- */
+/* ---- model/load.c / model/save.c / model/extdata.c: models ---------------------------- */
 
 struct oac_model {
     oac_ctx *ctx;
@@ -280,15 +294,15 @@ struct oac_model {
     struct oac_arena *arena; /* owns every byte of proto */
     /* StringStringEntryProto strings of proto whose bytes held a NUL (the
      * decoder's list, in the arena; NULL when none): such a string is
-     * only the text before the NUL (extdata.c refuses it as a location). */
+     * only the text before the NUL (model/extdata.c refuses it as a location). */
     const struct oac_decode_nul *nul_strings;
 };
 
-/* The parsed ModelProto (load.c); borrowed, as long as the model. */
+/* The parsed ModelProto (model/load.c); borrowed, as long as the model. */
 const Onnx__ModelProto *oac_model_proto(const oac_model *model);
 
 /* Payload access that works whether a field was kept in the parsed
- * message or left in the mapping (load.c).  Raw little-endian bytes of
+ * message or left in the mapping (model/load.c).  Raw little-endian bytes of
  * the tensor's raw_data, or of a packed typed field. */
 typedef struct oac_payload {
     int field;               /* TensorProto field number: 4,5,7,9,10,11 */
@@ -320,7 +334,7 @@ int oac_tensor_payload_bytes(oac_ctx *ctx, const Onnx__TensorProto *t,
                              uint64_t *out);
 /* Does t's inline payload hold exactly its element count times its
  * element size (a STRING tensor: one string_data entry per element)?
- * True also when that cannot be judged here (EXTERNAL data, extdata.c's;
+ * True also when that cannot be judged here (EXTERNAL data, model/extdata.c's;
  * segments; types without a fixed size).  False with why set to what is
  * wrong and how to mend it, a phrase to follow the tensor's name
  * ("(FLOAT[4]) holds 12 bytes of data, but its 4 elements need 16: ...").
@@ -354,14 +368,14 @@ int oac_pbfile_load(oac_ctx *ctx, oac_pbfile **out, const char *path,
                     const ProtobufCMessageDescriptor *desc, oac_diags *diags);
 void oac_pbfile_free(oac_pbfile *f);
 
-/* Write the model to a new temporary file beside target (save.c; the
+/* Write the model to a new temporary file beside target (model/save.c; the
  * mode of target when it is a regular file) and return its name in
  * *tmp_out (oac_dealloc it); the caller renames or removes it.  OAC_EIO
  * with nothing left behind when writing fails. */
 int oac_model_save_temp(oac_ctx *ctx, const oac_model *model, const char *target,
                         char **tmp_out);
 
-/* A new temporary file beside target (outfile.c), named so that it fits
+/* A new temporary file beside target (model/outfile.c), named so that it fits
  * NAME_MAX whenever target's name does, O_EXCL | O_NOFOLLOW, with old's
  * permission bits when old is given: its fd, *tmp_out its path
  * (oac_dealloc it); negative with the reason on ctx. */
@@ -373,10 +387,10 @@ int oac_tempfile_open(oac_ctx *ctx, const char *target, const struct stat *old,
 int oac_outfile_open_as(oac_ctx *ctx, oac_outfile **out, const char *path,
                         const char *writer);
 
-/* Validate every external-data reference of the model (extdata.c). */
+/* Validate every external-data reference of the model (model/extdata.c). */
 int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
                             oac_diags *diags);
-/* Read an EXTERNAL tensor's len payload bytes into dst (extdata.c), after
+/* Read an EXTERNAL tensor's len payload bytes into dst (model/extdata.c), after
  * the same checks; OAC_EPARSE when the reference is invalid or holds
  * another size, OAC_EIO when reading fails. */
 int oac_external_read(oac_ctx *ctx, const oac_model *model,

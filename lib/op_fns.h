@@ -1,12 +1,12 @@
 /* op_fns.h: every function the operator table (ops.def) names.
  *
- * Owns nothing but declarations: the shape inference rules (infer.c),
- * the known-value folding rules (consts.c), the capacity rules
- * (capacity.c) and the runtime's kernels (kernel_*.c), so ops.c can build the table and each defining file sees
+ * Owns nothing but declarations: the shape inference rules (check/infer.c),
+ * the known-value folding rules (check/consts.c), the capacity rules
+ * (check/capacity.c) and the runtime's kernels (kernel_*.c), so ops.c can build the table and each defining file sees
  * its own prototypes.  Contract: as ops.def.
  * Invariants: a function named by a row is declared here (the build
  * fails otherwise); the structs are forward declarations only, so this
- * header (like ops.h) pulls in neither shapes.h nor runtime.h.
+ * header (like ops.h) pulls in neither check/shapes.h nor run/kernel_api.h.
  */
 #ifndef OAC_OP_FNS_H
 #define OAC_OP_FNS_H
@@ -15,7 +15,7 @@ struct oac_infer;
 struct oac_cap;
 struct oac_kernel_call;
 
-/* ---- shape inference (infer.c) ---- */
+/* ---- shape inference (check/infer.c) ---- */
 int oac_infer_same(struct oac_infer *c);       /* output 0 = input 0's type */
 int oac_infer_cast(struct oac_infer *c);
 int oac_infer_bcast(struct oac_infer *c);      /* numpy broadcasting */
@@ -49,7 +49,7 @@ int oac_infer_layer_normalization(struct oac_infer *c);
 int oac_infer_rms_normalization(struct oac_infer *c);   /* and Simplified */
 int oac_infer_skip_layer_normalization(struct oac_infer *c);
 
-/* ---- known-value folding (consts.c) ---- */
+/* ---- known-value folding (check/consts.c) ---- */
 int oac_fold_constant(struct oac_infer *c);
 int oac_fold_relabel(struct oac_infer *c);     /* same elements, new shape */
 int oac_fold_cast(struct oac_infer *c);
@@ -62,7 +62,7 @@ int oac_fold_max(struct oac_infer *c);
 int oac_fold_shape(struct oac_infer *c);
 int oac_fold_size(struct oac_infer *c);
 
-/* ---- capacity rules (capacity.c) ---- */
+/* ---- capacity rules (check/capacity.c) ---- */
 int oac_capacity_cache_update(struct oac_cap *c);
 int oac_capacity_tensor_scatter(struct oac_cap *c);   /* linear / circular */
 int oac_capacity_paged(struct oac_cap *c);            /* page_size, page_id */
@@ -71,12 +71,12 @@ int oac_capacity_scatter_nd(struct oac_cap *c);       /* indices in data */
 int oac_capacity_scatter_elements(struct oac_cap *c);
 
 /* ---- kernels ---- */
-/* kernel_cache.c (contract 2) */
+/* kernels/cache.c (contract 2) */
 int oac_kernel_cache_update(struct oac_kernel_call *k);
 int oac_kernel_tensor_scatter(struct oac_kernel_call *k);
-/* kernel_paged.c (paged, quantized cache; codecs in quant.h) */
+/* kernels/paged.c (paged, quantized cache; codecs in quant/quant.h) */
 int oac_kernel_paged_cache_update(struct oac_kernel_call *k);
-/* kernel_math.c (element-wise) */
+/* kernels/math.c (element-wise) */
 int oac_kernel_identity(struct oac_kernel_call *k);
 int oac_kernel_add(struct oac_kernel_call *k);
 int oac_kernel_sub(struct oac_kernel_call *k);
@@ -104,14 +104,14 @@ int oac_kernel_or(struct oac_kernel_call *k);
 int oac_kernel_not(struct oac_kernel_call *k);
 int oac_kernel_where(struct oac_kernel_call *k);
 int oac_kernel_cast(struct oac_kernel_call *k);
-/* kernel_linalg.c (products, softmax, reductions) */
+/* kernels/linalg.c (products, softmax, reductions) */
 int oac_kernel_matmul(struct oac_kernel_call *k);
 int oac_kernel_gemm(struct oac_kernel_call *k);
 int oac_kernel_softmax(struct oac_kernel_call *k);
 int oac_kernel_reduce_sum(struct oac_kernel_call *k);
 int oac_kernel_reduce_mean(struct oac_kernel_call *k);
 int oac_kernel_reduce_max(struct oac_kernel_call *k);
-/* kernel_shape.c (data movement) */
+/* kernels/shape.c (data movement) */
 int oac_kernel_reshape(struct oac_kernel_call *k);
 int oac_kernel_transpose(struct oac_kernel_call *k);
 int oac_kernel_slice(struct oac_kernel_call *k);
@@ -126,30 +126,30 @@ int oac_kernel_split(struct oac_kernel_call *k);
 int oac_kernel_expand(struct oac_kernel_call *k);
 int oac_kernel_tile(struct oac_kernel_call *k);
 int oac_kernel_pad(struct oac_kernel_call *k);
-/* kernel_fill.c (values from a few numbers) */
+/* kernels/fill.c (values from a few numbers) */
 int oac_kernel_range(struct oac_kernel_call *k);
 int oac_kernel_constant_of_shape(struct oac_kernel_call *k);
 int oac_kernel_trilu(struct oac_kernel_call *k);
-/* kernel_scatter.c */
+/* kernels/scatter.c */
 int oac_kernel_scatter_nd(struct oac_kernel_call *k);
 int oac_kernel_scatter_elements(struct oac_kernel_call *k);
-/* kernel_attn.c: attention with its KV-cache semantics */
+/* kernels/attn.c: attention with its KV-cache semantics */
 int oac_kernel_group_query_attention(struct oac_kernel_call *k);
 int oac_kernel_multi_head_attention(struct oac_kernel_call *k);
 int oac_kernel_attention(struct oac_kernel_call *k);
-/* kernel_rope.c: rotary embeddings (ONNX, com.microsoft) */
+/* kernels/rope.c: rotary embeddings (ONNX, com.microsoft) */
 int oac_kernel_rotary_embedding(struct oac_kernel_call *k);
 int oac_kernel_ms_rotary_embedding(struct oac_kernel_call *k);
-/* kernel_norm.c: normalizations */
+/* kernels/norm.c: normalizations */
 int oac_kernel_layer_normalization(struct oac_kernel_call *k);
 int oac_kernel_rms_normalization(struct oac_kernel_call *k);
 int oac_kernel_simplified_layer_normalization(struct oac_kernel_call *k);
 int oac_kernel_skip_layer_normalization(struct oac_kernel_call *k);
 int oac_kernel_skip_simplified_layer_normalization(struct oac_kernel_call *k);
-/* kernel_control.c: bodies run in frames with the main graph's memory
+/* run/control.c: bodies run in frames with the main graph's memory
  * rule.  Calls of local functions are no row: a node whose (domain,
  * op_type) has no row with a kernel but names a ModelProto.functions
- * entry runs oac_kernel_call_function (runtime.h). */
+ * entry runs oac_kernel_call_function (run/kernel_api.h). */
 int oac_kernel_if(struct oac_kernel_call *k);
 int oac_kernel_loop(struct oac_kernel_call *k);
 

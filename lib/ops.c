@@ -10,7 +10,7 @@
  * Invariants: the table is const and rows are in ops.def order, so
  * oac_op_get(id) is an index; a lookup scans the rows' name lengths 8 at
  * a time and compares the names of equal length only: O(1) in the size
- * of the model (graph.c keeps a per-scope cache in front of it).
+ * of the model (check/graph.c keeps a per-scope cache in front of it).
  */
 #include <string.h>
 

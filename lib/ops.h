@@ -24,16 +24,16 @@
 #include <stdint.h>
 
 struct Onnx__NodeProto;   /* onnx.pb-c.h */
-struct oac_infer;         /* shapes.h */
-struct oac_cap;           /* capacity.c */
-struct oac_kernel_call;   /* runtime.h */
+struct oac_infer;         /* check/shapes.h */
+struct oac_cap;           /* check/capacity.c */
+struct oac_kernel_call;   /* run/kernel_api.h */
 
-/* A shape inference or constant-folding rule (infer.c, consts.c): fills
+/* A shape inference or constant-folding rule (check/infer.c, check/consts.c): fills
  * the node's output facts; fails only with OAC_ENOMEM. */
 typedef int (*oac_rule_fn)(struct oac_infer *c);
-/* A capacity rule (capacity.c): capacity-overflow findings of one node. */
+/* A capacity rule (check/capacity.c): capacity-overflow findings of one node. */
 typedef int (*oac_capacity_fn)(struct oac_cap *c);
-/* A kernel of the reference runtime (kernel_*.c); see runtime.h. */
+/* A kernel of the reference runtime (kernel_*.c); see run/kernel_api.h. */
 typedef int (*oac_kernel_fn)(struct oac_kernel_call *k);
 
 /* How outputs may alias inputs. */
@@ -65,7 +65,7 @@ typedef enum oac_op_cond {
  * input's dim on the capacity axis, the row's .axis_default): data for
  * a .capacity rule that reads it (section 6, oac_capacity_length and
  * the scatter rules).  The section-2 operators' rules are functions of
- * their own (position + values length, capacity.c). */
+ * their own (position + values length, check/capacity.c). */
 typedef enum oac_op_len {
     OAC_LEN_NONE = 0,       /* nothing checked by this column */
     OAC_LEN_VALUE,          /* known value of input `port` + `plus` +
@@ -144,9 +144,9 @@ typedef struct oac_op {
 
     /* What the passes run for it; NULL: nothing (outputs unknown, no
      * folding, unsupported-operator at run time). */
-    oac_rule_fn infer;        /* shape inference (infer.c) */
-    oac_rule_fn fold;         /* known-value folding (consts.c), after infer */
-    oac_capacity_fn capacity; /* capacity-overflow (capacity.c) */
+    oac_rule_fn infer;        /* shape inference (check/infer.c) */
+    oac_rule_fn fold;         /* known-value folding (check/consts.c), after infer */
+    oac_capacity_fn capacity; /* capacity-overflow (check/capacity.c) */
     oac_kernel_fn kernel;     /* the runtime's kernel (kernel_*.c) */
 } oac_op;
 

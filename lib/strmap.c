@@ -3,7 +3,7 @@
  * Keys are not copied: they point into the parsed model, which outlives
  * every map built over it.  Lookups are O(1) so analysis stays linear in
  * the size of the graph.  Both kinds of map share one probe: a strindex
- * indexes entries its owner stores (graph.c's values), and a strmap is
+ * indexes entries its owner stores (check/graph.c's values), and a strmap is
  * a strindex over its own (key, value) entries.
  */
 #include <stddef.h>

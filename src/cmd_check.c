@@ -339,7 +339,7 @@ int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
             return CLI_EXIT_USAGE;
         }
     if (c->output) {
-        /* Whole or not at all, never through a symlink (outfile.c). */
+        /* Whole or not at all, never through a symlink (model/outfile.c). */
         if (oac_outfile_open(ctx, &of, c->output) != OAC_OK) {
             cli_error("-o %s", oac_errmsg(ctx));
             return CLI_EXIT_USAGE;

@@ -75,7 +75,7 @@ def main():
     top = pathlib.Path(sys.argv[1])
     makefile = (top / 'Makefile.am').read_text()
     tests = set(re.findall(r'\btests/check_\w+', ' '.join(
-        m.group(1) for m in re.finditer(r'^TESTS\s*\+?=((?:.*\\\n)*.*)$', makefile, re.M))))
+        m.group(1) for m in re.finditer(r'^(?:TESTS|OAC_SUITES)\s*\+?=((?:.*\\\n)*.*)$', makefile, re.M))))
     fail = 0
     for path in sorted((top / 'tests').glob('check_*.c')):
         rel = 'tests/' + path.name
@@ -91,7 +91,7 @@ def main():
                 fail = 1
                 continue
             if rel[:-2] not in tests:
-                print('FAIL: %s: its program %s is not in TESTS of Makefile.am'
+                print('FAIL: %s: its program %s is not in TESTS (or OAC_SUITES) of Makefile.am'
                       % (rel, rel[:-2]))
                 fail = 1
                 continue

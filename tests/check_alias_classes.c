@@ -1,4 +1,4 @@
-/* check_alias_classes.c: lib/alias_classes.c — alias classes (roots,
+/* check_alias_classes.c: lib/check/alias_classes.c — alias classes (roots,
  * members in topological order, read_write) and alias-mismatch,
  * alias-unknown-value, alias-unbacked, alias-missing-boundary,
  * alias-cycle, alias-root-immutable.  Contract section 3 and "Details the

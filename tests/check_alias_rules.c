@@ -1,4 +1,4 @@
-/* check_alias_rules.c: lib/alias_rules.c — access-invalid, the
+/* check_alias_rules.c: lib/check/alias_rules.c — access-invalid, the
  * output_alias port rules (alias-index-out-of-range, alias-kind-undefined,
  * alias-duplicate, self-aliasing), alias-implied, operand-invalid (its
  * non-type parts) and metadata-alias.  Contract section 3.

@@ -1,11 +1,11 @@
-/* check_alloc.c: the runtime's instrumented allocator (lib/alloc.c;
+/* check_alloc.c: the runtime's instrumented allocator (lib/run/alloc.c;
  * contract 4: per-step alloc_calls/alloc_bytes and the measured peak
  * count runtime allocations only, not caller-bound storage).
  */
 #include <string.h>
 
 #include "harness.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 START_TEST(counts_calls_live_and_peak)
 {

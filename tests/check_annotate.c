@@ -1,5 +1,5 @@
-/* check_annotate.c: `annotate` through the library (lib/annotate.c,
- * lib/genai_config.c; contract, section 7; issue 10, acceptance 2).
+/* check_annotate.c: `annotate` through the library (lib/annotate/annotate.c,
+ * lib/annotate/genai_config.c; contract, section 7; issue 10, acceptance 2).
  *
  * Every look-alike of tests/genai_models.c is written to a temporary
  * folder with its config, loaded, annotated and written as the command
@@ -17,7 +17,7 @@
 #include <jansson.h>
 #include <sys/stat.h>
 
-#include "genai_config.h"
+#include "annotate/genai_config.h"
 #include "genai_models.h"
 #include "harness.h"
 

@@ -1,4 +1,4 @@
-/* check_bind.c: bindings of READ_WRITE inputs (lib/bind.c; contract 3
+/* check_bind.c: bindings of READ_WRITE inputs (lib/run/bind.c; contract 3
  * runtime codes binding-readonly, binding-overlap, binding-busy,
  * binding-too-small; contract 5 --readonly and --sessions).
  *
@@ -10,7 +10,7 @@
 #include <pthread.h>
 
 #include "harness.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 /* dense_cache, checked at cap 8, length 1: FLOAT16 [2,1,2,8,4] = 256 B. */
 enum { DENSE_BYTES = 2 * 1 * 2 * 8 * 4 * 2 };

@@ -1,4 +1,4 @@
-/* check_bindings.c: the suite of lib/bindings.c, oac_check_json and
+/* check_bindings.c: the suite of lib/report/api_json.c, oac_check_json and
  * oac_annotate_json (issue 13, item 8: what the Python module calls).
  *
  * The one-call functions must say what the library's own pipeline says

@@ -1,6 +1,6 @@
-/* check_branches.c: lib/branches.c — branch-mismatch and the Loop/Scan
+/* check_branches.c: lib/check/branches.c — branch-mismatch and the Loop/Scan
  * part of alias-implied; If outputs taking their alias from their
- * branches (alias_classes.c).  Contract section 3, "Details the rules
+ * branches (check/alias_classes.c).  Contract section 3, "Details the rules
  * rely on".
  */
 #include "harness.h"

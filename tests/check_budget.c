@@ -1,4 +1,4 @@
-/* check_budget.c: the run's memory budget (lib/budget.c, alloc.c
+/* check_budget.c: the run's memory budget (lib/run/budget.c, run/alloc.c
  * invariant 5; contract 8 `memory-budget`; issue 12 item 6).
  *
  * Acceptance: a run whose known need passes the budget is refused before
@@ -13,7 +13,7 @@
 #include <pthread.h>
 
 #include "harness.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 /* x FLOAT[n] -> Neg -> y0 .. y(copies-1), all graph outputs. */
 static void neg_copies(fx *f, const char *n, int copies)

@@ -1,5 +1,5 @@
 /* check_capacity.c: capacity-overflow and the "capacity" unchecked list
- * (lib/capacity.c; contract 2 and 3): CacheUpdate position rules,
+ * (lib/check/capacity.c; contract 2 and 3): CacheUpdate position rules,
  * TensorScatter linear/circular, PagedCacheUpdate page size and negative
  * page_id, overflow of position + length, an update longer than the
  * capacity at an unknown position (issue 10, item 4), undecidable checks
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alias.h"
-#include "graph.h"
-#include "shapes.h"
+#include "check/alias.h"
+#include "check/graph.h"
+#include "check/shapes.h"
 
 static size_t unchecked_count(const fx *r, const char *node, const char *reason)
 {

@@ -1,4 +1,4 @@
-/* check_consts.c: known values (lib/consts.c, lib/inputs.c), exactly the
+/* check_consts.c: known values (lib/check/consts.c, lib/check/inputs.c), exactly the
  * contract's list (section 3, "A value is known when ..."): Constant,
  * initializers that are not graph inputs, --input files, and Add, Sub,
  * Mul, Neg, Min, Max, Identity, Cast, Squeeze, Unsqueeze, Reshape over
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alias.h"
-#include "graph.h"
-#include "shapes.h"
+#include "check/alias.h"
+#include "check/graph.h"
+#include "check/shapes.h"
 
 /* Known value of a main-graph value: element count, or -1 when unknown. */
 static long known_of(fx *r, const char *name, int64_t *v, size_t max)

@@ -1,4 +1,4 @@
-/* check_decode.c: the direct decoder (lib/decode.c) against the loader's
+/* check_decode.c: the direct decoder (lib/model/decode.c) against the loader's
  * former parser (tests/legacy_parse.c: wire pre-pass, protobuf-c unpack,
  * post-pass).
  *
@@ -20,8 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "decode.h"
+#include "model/arena.h"
+#include "model/decode.h"
 #include "legacy_parse.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -549,7 +549,7 @@ static long mapping_rss_kb(const void *addr)
 }
 
 /* OAC_DECODE_DROP_PAGES: decoding a file mapping with many weights, the
- * pages the walk has passed leave the resident set as it goes (load.c
+ * pages the walk has passed leave the resident set as it goes (model/load.c
  * drops the rest after the walk), and payloads read back right after. */
 START_TEST(test_drop_pages)
 {

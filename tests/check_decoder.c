@@ -1,4 +1,4 @@
-/* check_decoder.c: the generation loop a run drives (lib/decoder.c;
+/* check_decoder.c: the generation loop a run drives (lib/run/generate.c;
  * contract 8, "Decoder inputs"; issue 11 item 3).
  *
  * An echo model returns each decoder input through an Identity node
@@ -17,7 +17,7 @@
 
 #include "half.h"
 #include "harness.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 /* ---- the recorder ------------------------------------------------------ */
 

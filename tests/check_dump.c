@@ -1,4 +1,4 @@
-/* check_dump.c: lib/dump.c and lib/outfile.c — the files a run is asked
+/* check_dump.c: lib/run/dump.c and lib/model/outfile.c — the files a run is asked
  * to write (contract 8: -o and --dump never follow a symlink they did not
  * create and never write two values to one file; a file that cannot be
  * written is output-write-failed), and the tool's own failures in the

@@ -1,4 +1,4 @@
-/* check_extdata.c: validation of external-data references (lib/extdata.c,
+/* check_extdata.c: validation of external-data references (lib/model/extdata.c,
  * contract 3 `external-data-invalid`).
  *
  * Each case builds a model in a fresh folder with one external tensor in

@@ -1,11 +1,11 @@
-/* check_graph.c: lib/graph.c — the graph index: scopes (main graph,
+/* check_graph.c: lib/check/graph.c — the graph index: scopes (main graph,
  * subgraphs, local functions) with locations, nodes with display names,
  * values with kinds, producers, consumers, declarations, outer-scope
  * resolution, implicit uses by enclosing nodes, call sites, and the
  * per-call-site reporting helper.  Contract section 3, "Details".
  */
 #include "harness.h"
-#include "graph.h"
+#include "check/graph.h"
 
 /* main: x (input), w (initializer), b (input with initializer default);
  *   #0: t = Add(x, w)

@@ -1,4 +1,4 @@
-/* check_hazards.c: lib/hazards.c — alias-hazard.  Contract section 3,
+/* check_hazards.c: lib/check/hazards.c — alias-hazard.  Contract section 3,
  * "Details the rules rely on": a stale name read by a node not ordered
  * before the in-place write by a data-dependency path (file order is not
  * enough), written twice, or returned beside its update; Shape/Size read

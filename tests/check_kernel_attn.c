@@ -1,5 +1,5 @@
-/* check_kernel_attn.c: the attention and rotary kernels (lib/kernel_attn.c,
- * lib/kernel_rope.c; contract sections 5, 6 and 8).
+/* check_kernel_attn.c: the attention and rotary kernels (lib/kernels/attn.c,
+ * lib/kernels/rope.c; contract sections 5, 6 and 8).
  *
  * Every case builds a one-node model with the builder, runs it through
  * oac_run and reads the outputs back through --dump; the expected values
@@ -20,7 +20,7 @@
 
 #include "harness.h"
 #include "half.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 /* The relative tolerance of a result rounded once to type t (the
  * reference and the kernel differ by summation order and that rounding). */

@@ -1,5 +1,5 @@
 /* check_kernel_fill.c: Range, ConstantOfShape and Trilu
- * (lib/kernel_fill.c).
+ * (lib/kernels/fill.c).
  *
  * Range's elements are start + i * delta and its length ceil((limit -
  * start) / delta) (ONNX's formula), checked by hand for rising, falling
@@ -11,7 +11,7 @@
  */
 #include "harness.h"
 
-#include "kernel_elem.h"
+#include "kernels/elem_io.h"
 
 /* y = Range(start, limit, delta) of type t over scalar initializers. */
 static void range_model(fx *f, int32_t t, double s, double l, double d)

@@ -1,5 +1,5 @@
 /* check_kernel_linalg.c: MatMul, Gemm, Softmax and the reductions
- * (lib/kernel_linalg.c; contract section 8).
+ * (lib/kernels/linalg.c; contract section 8).
  *
  * Each runs in a builder-made one-node model through oac_check and
  * oac_run (the measured peak must equal the plan), per element type it
@@ -12,7 +12,7 @@
 
 #include "harness.h"
 
-#include "kernel_elem.h"
+#include "kernels/elem_io.h"
 
 static const int32_t mm_types[] = { OAC_T_FLOAT, OAC_T_FLOAT16, OAC_T_BFLOAT16,
                                     OAC_T_DOUBLE, OAC_T_INT32, OAC_T_INT64 };

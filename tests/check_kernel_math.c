@@ -1,5 +1,5 @@
-/* check_kernel_math.c: the element-type layer (lib/kernel_elem.h) and the
- * element-wise kernels (lib/kernel_math.c; contract section 8).
+/* check_kernel_math.c: the element-type layer (lib/kernels/elem_io.h) and the
+ * element-wise kernels (lib/kernels/math.c; contract section 8).
  *
  * Every kernel runs in a builder-made one-node model through oac_check
  * and oac_run (kt_run: the measured peak must equal the plan), once per
@@ -18,7 +18,7 @@
 #include "harness.h"
 
 #include "half.h"
-#include "kernel_elem.h"
+#include "kernels/elem_io.h"
 
 static const int32_t float_types[] = { OAC_T_FLOAT, OAC_T_FLOAT16, OAC_T_BFLOAT16,
                                        OAC_T_DOUBLE };

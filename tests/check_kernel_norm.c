@@ -1,4 +1,4 @@
-/* check_kernel_norm.c: the normalization kernels (lib/kernel_norm.c;
+/* check_kernel_norm.c: the normalization kernels (lib/kernels/norm.c;
  * contract sections 5 and 8): LayerNormalization, RMSNormalization,
  * SimplifiedLayerNormalization, SkipLayerNormalization and
  * SkipSimplifiedLayerNormalization.

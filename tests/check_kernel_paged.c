@@ -1,4 +1,4 @@
-/* check_kernel_paged.c: the PagedCacheUpdate kernel (lib/kernel_paged.c,
+/* check_kernel_paged.c: the PagedCacheUpdate kernel (lib/kernels/paged.c,
  * contract section 2), driven through its core oac_paged_update with the
  * runtime's own instrumented allocator, so every case asserts its exact
  * allocation count and bytes, where the values landed (dequantized within
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_paged.h"
+#include "kernels/paged.h"
 #include "half.h"
-#include "quant.h"
+#include "quant/quant.h"
 
 /* Page [2, heads 2, page_size 16, head_size 4]: 256 elements. */
 enum { HEADS = 2, PSIZE = 16, HSIZE = 4, NEL = 2 * HEADS * PSIZE * HSIZE };

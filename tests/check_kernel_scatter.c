@@ -1,5 +1,5 @@
 /* check_kernel_scatter.c: ScatterND and ScatterElements
- * (lib/kernel_scatter.c).
+ * (lib/kernels/scatter.c).
  *
  * The expected outputs are ONNX's own examples (docs/Operators.md) and
  * small cases worked out by hand: rows and single elements replaced,
@@ -8,7 +8,7 @@
  */
 #include "harness.h"
 
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 /* data [4, 3] (1..12), indices [2, 1] = rows, updates [2, 3]. */
 START_TEST(scatter_nd_rows_and_elements)

@@ -1,4 +1,4 @@
-/* check_kernel_shape.c: the data-movement kernels (lib/kernel_shape.c):
+/* check_kernel_shape.c: the data-movement kernels (lib/kernels/shape.c):
  * Split (opsets 11, 13, 18), Expand, Tile, Pad (constant, edge, reflect,
  * wrap; pads as attribute and input, axes), Slice (negative steps, opset 9
  * attributes), Concat, Gather, Squeeze, Unsqueeze, Shape (start/end),

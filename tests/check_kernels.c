@@ -1,5 +1,5 @@
-/* check_kernels.c: the kernel lookup and the kernels (lib/kernels.c,
- * kernel_cache.c, kernel_math.c, kernel_shape.c; contract 2 and 5).
+/* check_kernels.c: the kernel lookup and the kernels (lib/kernels/lookup.c,
+ * kernels/cache.c, kernels/math.c, kernels/shape.c; contract 2 and 5).
  *
  * The cache kernels are compared with an independent reference: after N
  * steps the caller's cache holds exactly what the same updates applied
@@ -13,7 +13,7 @@
 #include <math.h>
 
 #include "harness.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 START_TEST(table_lookup)
 {

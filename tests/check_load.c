@@ -1,4 +1,4 @@
-/* check_load.c: the loader (lib/load.c, arena.c, tensor.c, save.c).
+/* check_load.c: the loader (lib/model/load.c, model/arena.c, model/tensor.c, model/save.c).
  *
  * What the contract and oac.h promise and these tests hold the loader to:
  *  - a model loads, its payloads stay in the mapping (no copy) and decode
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arena.h"
+#include "model/arena.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* check_model_names.c: lib/model_names.c — which dim_params and graph
+/* check_model_names.c: lib/model/names.c — which dim_params and graph
  * inputs a model declares (oac_model_has_dim_param, oac_model_has_input;
  * contract 5: --dim and --input must name something of the model).
  *

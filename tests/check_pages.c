@@ -1,4 +1,4 @@
-/* check_pages.c: page-type-invalid in every form (lib/pages.c, contract
+/* check_pages.c: page-type-invalid in every form (lib/check/pages.c, contract
  * sections 1-3).  Models come from the builder (lib/oac_build.h) and
  * the example table; concrete pages from SequenceProto / MapProto files
  * this test writes into a temporary folder and passes as --input.  Each

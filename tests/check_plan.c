@@ -1,14 +1,14 @@
-/* check_plan.c: the static memory plan (lib/plan.c, contract 4): numbers
+/* check_plan.c: the static memory plan (lib/check/plan.c, contract 4): numbers
  * computed by hand for small graphs (in place, out of place, a chain that
  * frees temporaries, a temporary updated in place, paged workspace,
  * unknown dims, bodies of If/Loop/local functions), the schedule of
- * plan.h, and the example rows: valid rows
+ * check/plan.h, and the example rows: valid rows
  * get no error from the shapes/capacity/plan passes, and each row's
  * expected codes of those passes appear.
  */
 #include "harness.h"
-#include "graph.h"
-#include "plan.h"
+#include "check/graph.h"
+#include "check/plan.h"
 
 #define KNOWN(f, v) do { ck_assert_msg((f).known, #f " unknown"); \
                          ck_assert_uint_eq((f).value, (v)); } while (0)
@@ -438,7 +438,7 @@ START_TEST(test_runtime_agrees)
 }
 END_TEST
 
-/* ---- bodies: If, Loop, local functions (plan.c rules 8-10b) ---------- */
+/* ---- bodies: If, Loop, local functions (check/plan.c rules 8-10b) ---------- */
 
 /* x [4] FLOAT; y = If(c): then Mul(Neg(x), x) (16 + 16 at Mul, the
  * product handed over), else x itself (copied: 16); z = Neg(y). */
@@ -481,7 +481,7 @@ START_TEST(test_if_takes_larger_branch)
     for (size_t a = 0; a < ifn->n_attribute; a++)
         if (!strcmp(ifn->attribute[a]->name, "then_branch"))
             then_g = ifn->attribute[a]->g;
-    /* Schedules are by scope index (graph.h): find the branch's. */
+    /* Schedules are by scope index (check/graph.h): find the branch's. */
     const oac_plan_sched *bs = NULL;
     for (size_t si = 0; si < r.a->graphs->n_scopes; si++)
         if (r.a->graphs->scopes[si]->graph == then_g)

@@ -1,4 +1,4 @@
-/* check_precheck.c: the capacity pre-check of a step (lib/precheck.c;
+/* check_precheck.c: the capacity pre-check of a step (lib/run/precheck.c;
  * contract 8: "an overflow is capacity-overflow on the update node and
  * the step executes no node, so every bound cache keeps its contents").
  *
@@ -9,10 +9,10 @@
  * first update writes its cache before the second overflows.  A
  * position computed by a node is not known before the step: its kernel
  * checks it, after the first cache was written, and that binding is then
- * invalid (binding-invalid, bind.c).
+ * invalid (binding-invalid, run/bind.c).
  */
 #include "harness.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 static const char *const toy_caches[4] = {
     "key_cache_0", "value_cache_0", "key_cache_1", "value_cache_1",

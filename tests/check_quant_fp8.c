@@ -1,12 +1,12 @@
-/* check_quant_fp8.c: the FLOAT8 E4M3FN codec (lib/quant_fp8.c) and its
- * declarations and grouping (lib/quant.c), contract section 1. */
+/* check_quant_fp8.c: the FLOAT8 E4M3FN codec (lib/quant/fp8.c) and its
+ * declarations and grouping (lib/quant/quant.c), contract section 1. */
 #include "harness.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "half.h"
-#include "quant.h"
+#include "quant/quant.h"
 
 enum { FLOAT = 1, FLOAT16 = 10, BFLOAT16 = 16 };
 

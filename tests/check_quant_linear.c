@@ -1,5 +1,5 @@
-/* check_quant_linear.c: the linear codec (lib/quant_linear.c) and the
- * declaration rules and front door it shares with FP8 (lib/quant.c),
+/* check_quant_linear.c: the linear codec (lib/quant/linear.c) and the
+ * declaration rules and front door it shares with FP8 (lib/quant/quant.c),
  * contract section 1.  Expected bytes are computed by hand in comments. */
 #include "harness.h"
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "half.h"
-#include "quant.h"
+#include "quant/quant.h"
 
 enum { FLOAT = 1, UINT8 = 2, INT8 = 3, FLOAT16 = 10, BFLOAT16 = 16,
        UINT4 = 21, INT4 = 22 };

@@ -1,5 +1,5 @@
-/* check_runtime.c: the reference executor (lib/interp.c, session.c,
- * steps.c, positions.c; contract 4 `execution`, 5 `run`, runtime codes
+/* check_runtime.c: the reference executor (lib/run/interp.c, run/session.c,
+ * run/steps.c, run/positions.c; contract 4 `execution`, 5 `run`, runtime codes
  * of 3).
  *
  * Acceptance: pointer identity over many steps with no allocation in the
@@ -13,7 +13,7 @@
  * peak equal to its plan, and a cycle is refused before anything runs.
  */
 #include "harness.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 /* dense_cache at batch 1, heads 2, head_size 4, given capacity/length. */
 static size_t dense_dims(oac_dim_binding *d, int64_t cap, int64_t len)
@@ -175,7 +175,7 @@ START_TEST(toy_decoder_fills_its_capacity)
 }
 END_TEST
 
-/* The step_done hook (runtime.h; bench/bench_decode times steps with it):
+/* The step_done hook (run/kernel_api.h; bench/bench_decode times steps with it):
  * once per completed step, in order, with that step's figures; never for
  * a step that did not complete. */
 typedef struct seen_steps {

@@ -1,5 +1,5 @@
 /* check_runtime_control.c: If, Loop and local functions on the reference
- * runtime (lib/kernel_control.c, lib/interp.c; plan.c rules 8-10;
+ * runtime (lib/run/control.c, lib/run/interp.c; check/plan.c rules 8-10;
  * contract 3 "Details", 4 `execution`, 5 `run`).
  *
  * Acceptance: the shipped examples if_branches, loop_cache and
@@ -13,7 +13,7 @@
  * reports one; a refusal with nothing measured matches a plan of 0.
  */
 #include "harness.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 /* ---- the shipped examples -------------------------------------------- */
 

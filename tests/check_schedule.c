@@ -1,17 +1,17 @@
-/* check_schedule.c: lib/schedule.c — the order nodes run in, and
+/* check_schedule.c: lib/check/order.c — the order nodes run in, and
  * model-invalid for a cycle.  Contract: section 3 ("ordered before" is a
  * data-dependency path; file order is not enough), section 4 (the memory
  * plan walks the same order), section 8 (model-invalid).
  *
  * A graph need not be sorted: each case is a model and the finding it
  * must (or must not) produce, the unsorted ones beside their sorted
- * twins; the order itself is read from the analysis (analysis.h).
+ * twins; the order itself is read from the analysis (check/analysis.h).
  */
 #include "harness.h"
 
-#include "analysis.h"
-#include "graph.h"
-#include "schedule.h"
+#include "check/analysis.h"
+#include "check/graph.h"
+#include "check/order.h"
 
 /* A small decoder layer, x -> q -> s -> y, with the update of a cache
  * in between; `reverse` lists the nodes last to first. */

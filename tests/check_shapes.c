@@ -1,4 +1,4 @@
-/* check_shapes.c: the ShapesContext (lib/shapes.c, lib/infer.c):
+/* check_shapes.c: the ShapesContext (lib/check/shapes.c, lib/check/infer.c):
  * declared types, symbols, --dim, per-op inference, alias-class
  * unification (type-/rank-/shape-mismatch), the type parts of
  * operand-invalid and the alias_classes facts (contract 2, 3, 4).
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alias.h"
-#include "graph.h"
-#include "shapes.h"
+#include "check/alias.h"
+#include "check/graph.h"
+#include "check/shapes.h"
 
 /* ---- alias-class unification ---- */
 
@@ -553,7 +553,7 @@ START_TEST(test_infer_rule_memo_and_shared_dims)
 {
     /* Unknown operator types sharing the first bytes of "Sqrt" fill the
      * rule memo's probes: Sqrt itself still gets its rule.  Equal shapes
-     * share one dims array (shapes.h invariant 7), whether declared,
+     * share one dims array (check/shapes.h invariant 7), whether declared,
      * copied from an input or built by a rule. */
     char b[128];
     fx r;

@@ -1,4 +1,4 @@
-/* check_structure.c: lib/structure.c — model-invalid (contract 8): a
+/* check_structure.c: lib/check/structure.c — model-invalid (contract 8): a
  * node without op_type, unnamed and duplicate inputs, outputs and
  * initializers in every kind of scope, inline payloads that are not
  * their element count times their element size, a read of a name nothing
@@ -201,7 +201,7 @@ static void raw_exact(oac_mb *mb) { raw(mb, 16); }
 
 /* A FLOAT[32] initializer from len bytes of raw_data, or from n of 32
  * float_data values: over the loader's threshold, so the payload stays in
- * the file as an unknown field (lib/decode.h) and is measured there. */
+ * the file as an unknown field (lib/model/decode.h) and is measured there. */
 static void big(oac_mb *mb, size_t len, size_t n)
 {
     float v[40] = { 0 };

@@ -13,9 +13,9 @@
  */
 #include "harness.h"
 
-#include "alias.h"
-#include "graph.h"
-#include "shapes.h"
+#include "check/alias.h"
+#include "check/graph.h"
+#include "check/shapes.h"
 
 /* ---- the fixture ------------------------------------------------------ */
 

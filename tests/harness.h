@@ -22,7 +22,7 @@
  *    (write_tensor) and the every-allocation-fails loop of the runtime.
  *
  * The runtime's helpers are in tests/harness_run.c; tests of the runtime
- * include runtime.h, tests of the checker's passes graph.h (the two may
+ * include run/kernel_api.h, tests of the checker's passes check/graph.h (the two may
  * be included together: the runtime's value type is oac_rtval).
  *
  * Invariants: every helper frees what it took (in fx_end for the
@@ -44,7 +44,7 @@
 #include "oac.h"
 #include "oac_int.h"
 #include "oac_build.h"
-#include "checker.h"
+#include "check/checker.h"
 #include "../examples/models.h"
 
 /* The suite of this program's module (defined once per tests/check_*.c;
@@ -68,7 +68,7 @@ typedef struct fx {
 } fx;
 
 typedef void (*model_fn)(oac_mb *mb);
-struct oac_run_hooks;   /* lib/runtime.h */
+struct oac_run_hooks;   /* lib/run/kernel_api.h */
 
 /* A context and an empty diagnostics list. */
 void fx_begin(fx *f);

@@ -18,7 +18,7 @@
 #include "harness.h"
 
 #include "half.h"
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 double kt_round(int32_t type, double v)
 {

@@ -9,7 +9,7 @@
  */
 #include "harness.h"
 
-#include "runtime.h"
+#include "run/kernel_api.h"
 
 int fx_check_run(fx *f, const oac_dim_binding *dims, size_t nd,
                  const oac_input_file *in, size_t ni, oac_run_opts *ro,

@@ -1,6 +1,6 @@
 /* legacy_parse.c: the loader's former parser, kept as a test oracle.
  *
- * Until the direct decoder (lib/decode.c) replaced it, lib/load.c parsed a
+ * Until the direct decoder (lib/model/decode.c) replaced it, lib/model/load.c parsed a
  * buffer in three steps: a wire pre-pass that validated everything and
  * wrote a "stripped" copy in which payload spans were replaced by marker
  * fields, protobuf-c's protobuf_c_message_unpack of that copy, and a
@@ -496,7 +496,7 @@ static int strip_msg(strip *s, const ProtobufCMessageDescriptor *d,
         if (f.wt == 2 && natural_wt(fd->type) != 2 && (rc = check_packed(s, fd, &f)))
             return rc;
         /* TensorProto.data_location: only then can a tensor be external
-         * (extdata.c is skipped for models without one). */
+         * (model/extdata.c is skipped for models without one). */
         if (f.number == 14 && d == &onnx__tensor_proto__descriptor)
             s->external = true;
         /* protobuf-c keeps lengths in 32 bits and adds to them. */

@@ -8,7 +8,7 @@
 
 typedef struct legacy_tree legacy_tree;
 
-/* Parse buf as desc the way lib/load.c did before lib/decode.c.  OAC_OK:
+/* Parse buf as desc the way lib/model/load.c did before lib/model/decode.c.  OAC_OK:
  * *msg_out lives in *tree (free with legacy_free).  OAC_EPARSE: err holds
  * the message without a file name.  OAC_ENOMEM: out of memory. */
 int legacy_parse(oac_ctx *ctx, const ProtobufCMessageDescriptor *desc,

@@ -62,18 +62,17 @@ check_lib() {
     while read -r name kern; do
         own=
         if [ "$kern" != - ]; then
-            own=$(grep -l "^int $kern(" "$lib"/*.c | head -n 1)
+            own=$(grep -rl --include='*.c' "^int $kern(" "$lib" | sort | head -n 1)
             if [ -z "$own" ]; then
-                echo "op_names.sh: no lib/*.c defines $kern ($name)" >&2
+                echo "op_names.sh: no file of lib/ defines $kern ($name)" >&2
                 return 2
             fi
         fi
-        for f in "$lib"/*.c "$lib"/*.h "$lib"/*.def; do
-            [ -f "$f" ] || continue
+        for f in $(find "$lib" \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | sort); do
             case $f in */ops.def|*/ops.c) continue ;; esac
             [ "$f" = "$own" ] && continue
             if grep -nF -- "\"$name\"" "$f" > /dev/null; then
-                grep -nF -- "\"$name\"" "$f" | sed "s|^|${f##*/}:|; s|\$|  (\"$name\" outside its row)|"
+                grep -nF -- "\"$name\"" "$f" | sed "s|^|${f#"$lib"/}:|; s|\$|  (\"$name\" outside its row)|"
                 bad=1
             fi
         done
@@ -106,10 +105,10 @@ plant() {   # plant FILE NAME EXPECTED_RC
         exit 1
     fi
 }
-plant shapes.c Relu 1               # a pass naming an operator
-plant kernel_control.c If 0         # the If kernel's own file
-plant kernel_math.c Concat 1        # Concat's kernel is kernel_shape.c's
-plant kernel_shape.c Concat 0
-plant runtime.h CacheUpdate 1       # headers too
-plant graph.c Reluctant 0           # not an operator name
+plant check/shapes.c Relu 1               # a pass naming an operator
+plant run/control.c If 0         # the If kernel's own file
+plant kernels/math.c Concat 1        # Concat's kernel is kernels/shape.c's
+plant kernels/shape.c Concat 0
+plant run/kernel_api.h CacheUpdate 1       # headers too
+plant check/graph.c Reluctant 0           # not an operator name
 exit 0

@@ -1,0 +1,690 @@
+/* check/alias_rules.c: the node- and declaration-level alias rules.
+ *
+ * Owns three passes (check/checker.h order 2, 3, 7):
+ *  - access:   access-invalid (READ_WRITE off a graph input, on an input
+ *              that is also an initializer, an access value not 0/1);
+ *  - ports:    output_alias entries (alias-index-out-of-range,
+ *              alias-kind-undefined, alias-duplicate, a node aliasing a
+ *              value to itself = alias-cycle), the resolved must-alias
+ *              port of every node output (oac_node.alias_in, also for
+ *              calls of local functions, whose conflicting output_alias is
+ *              alias-mismatch), alias-implied for cache updates and for
+ *              the pairs of section 6's KV-cache operators that hold
+ *              without output_alias, alias-unsupported (section 6: a pair
+ *              the operator's row refuses, or half of a K/V pair; the
+ *              port is then OAC_ALIAS_REFUSED), and the non-type parts
+ *              of operand-invalid (domain not imported, input count,
+ *              missing operand, attribute kinds);
+ *  - metadata: metadata-alias (the prototype convention in metadata_props
+ *              used where the real field is absent).
+ * Contract: sections 2 and 3 and "Details the rules rely on", section 6.
+ *
+ * Invariants:
+ *  1. alias_in[p] is set only for a MUST_ALIAS entry whose ports are in
+ *     range, not omitted, not duplicated, and whose input is not the
+ *     output's own name; every other entry aliases nothing.
+ *  2. Each node is visited once per pass; per-node work is proportional
+ *     to its ports and entries (duplicate checks use small per-node
+ *     arrays), so the passes are linear in the model.
+ *  3. Findings inside function bodies go through oac_scope_diag (once per
+ *     call site).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check/alias.h"
+#include "check/graph.h"
+#include "ops.h"
+
+#define LOC_MAX 512
+
+static bool empty(const char *s)
+{
+    return !s || !*s;
+}
+
+/* ---- pass 2: access ------------------------------------------------- */
+
+int oac_pass_access(oac_check_state *st)
+{
+    oac_graphs *g = st->graphs;
+    int rc = OAC_OK;
+    for (size_t si = 0; si < g->n_scopes && !rc; si++) {
+        oac_scope *s = g->scopes[si];
+        for (size_t k = 0; k < s->n_vinfos && !rc; k++) {
+            const oac_vinfo *e = &s->vinfos[k];
+            const Onnx__ValueInfoProto *vi = e->vi;
+            if (!vi || !vi->has_access)
+                continue;
+            oac_where w = { .graph = s->name, .value = vi->name,
+                            .location = e->loc };
+            int acc = (int)vi->access;
+            if (acc != 0 && acc != 1) {
+                rc = oac_scope_diag(st, s, OAC_ACCESS_INVALID, &w,
+                    "'%s' in graph '%s' has access %d, which is neither "
+                    "READ_ONLY (0) nor READ_WRITE (1)",
+                    vi->name ? vi->name : "", s->name, acc);
+                continue;
+            }
+            if (acc != 1)
+                continue;
+            /* Graph inputs (of any graph) and, in a function body, the
+             * function's inputs are what a caller binds. */
+            bool is_input = e->field == OAC_VI_INPUT ||
+                (s->kind == OAC_SCOPE_FUNCTION && e->value &&
+                 e->value->kind == OAC_VAL_INPUT);
+            if (!is_input) {
+                static const char *const what[] = { "input", "output",
+                                                    "value_info entry" };
+                rc = oac_scope_diag(st, s, OAC_ACCESS_INVALID, &w,
+                    "'%s' is declared READ_WRITE as a graph %s of graph '%s'; "
+                    "only graph inputs may be READ_WRITE",
+                    vi->name ? vi->name : "", what[e->field], s->name);
+            } else if (e->value && oac_value_is_initializer(e->value)) {
+                rc = oac_scope_diag(st, s, OAC_ACCESS_INVALID, &w,
+                    "graph input '%s' of graph '%s' is READ_WRITE but is also "
+                    "an initializer (a constant default cannot be updated)",
+                    vi->name ? vi->name : "", s->name);
+            }
+        }
+    }
+    return rc;
+}
+
+/* ---- pass 3: ports -------------------------------------------------- */
+
+static const Onnx__AttributeProto *find_attr(const Onnx__NodeProto *n,
+                                             const char *name, size_t *idx)
+{
+    for (size_t a = 0; a < n->n_attribute; a++)
+        if (n->attribute[a] && n->attribute[a]->name &&
+            strcmp(n->attribute[a]->name, name) == 0) {
+            if (idx)
+                *idx = a;
+            return n->attribute[a];
+        }
+    return NULL;
+}
+
+/* Is the attribute an int?  type INT, or (untyped, old writers) only i. */
+static bool attr_is_int(const Onnx__AttributeProto *a)
+{
+    if (a->has_type)
+        return a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    return !a->has_f && !a->s.len && !a->t && !a->g && !a->n_ints &&
+           !a->n_floats && !a->n_strings && !a->n_tensors && !a->n_graphs;
+}
+
+static int check_operands(oac_check_state *st, oac_scope *s, long i)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    const oac_op *op = n->op;
+    char loc[LOC_MAX];
+    int rc = OAC_OK;
+    const char *out0 = np->n_output ? np->output[0] : NULL;
+
+    if (!s->imports_alias && !oac_domain_is_onnx(np->domain) &&
+        strcmp(np->domain, "onnx_alias") == 0) {
+        oac_where w = oac_where_node(s, i, out0, "/domain", loc, sizeof loc);
+        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
+                "node '%s' (%s) of graph '%s' uses domain onnx_alias, which "
+                "the %s does not import", n->display,
+                np->op_type ? np->op_type : "", s->name,
+                s->kind == OAC_SCOPE_FUNCTION ? "function" : "model")))
+            return rc;
+    }
+    if (!oac_op_has(op, OAC_OPF_CACHE_UPDATE))
+        return OAC_OK;
+
+    /* The where (a location printed from the node's loc) is made only
+     * for a finding: every cache update comes here. */
+    oac_where w;
+    if (op->min_inputs >= 0 &&
+        (np->n_input < (size_t)op->min_inputs ||
+         np->n_input > (size_t)op->max_inputs)) {
+        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
+        if (op->min_inputs == op->max_inputs)
+            rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
+                "node '%s' (%s) of graph '%s' has %zu inputs; %s takes %d",
+                n->display, op->op_type, s->name, np->n_input, op->op_type,
+                op->min_inputs);
+        else
+            rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
+                "node '%s' (%s) of graph '%s' has %zu inputs; %s takes %d to %d",
+                n->display, op->op_type, s->name, np->n_input, op->op_type,
+                op->min_inputs, op->max_inputs);
+        if (rc)
+            return rc;
+    }
+    /* Required operands (all but the optional tail) must be named. */
+    for (size_t p = 0; p < np->n_input && p < (size_t)op->min_inputs; p++) {
+        if (!empty(np->input[p]))
+            continue;
+        char l2[LOC_MAX];
+        oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
+        oac_node_loc(l2, sizeof l2, s, i, "/input/%zu", p);
+        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
+                "node '%s' (%s) of graph '%s' omits its required input %zu",
+                n->display, op->op_type, s->name, p)))
+            return rc;
+    }
+    if (np->n_output < 1 || empty(np->output[0])) {
+        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
+        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
+                "node '%s' (%s) of graph '%s' has no output 0 (updated cache)",
+                n->display, op->op_type, s->name)))
+            return rc;
+    } else if (np->n_output > 1) {
+        w = oac_where_node(s, i, out0, NULL, loc, sizeof loc);
+        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w,
+                "node '%s' (%s) of graph '%s' has %zu outputs; %s has one",
+                n->display, op->op_type, s->name, np->n_output, op->op_type)))
+            return rc;
+    }
+    /* Integer attributes of the row: the capacity axis, and the page's
+     * quantized_type for paged updates. */
+    const char *int_attrs[2] = { op->axis_attr,
+        oac_op_has(op, OAC_OPF_PAGED) ? "quantized_type" : NULL };
+    for (size_t k = 0; k < 2; k++) {
+        size_t ai;
+        const Onnx__AttributeProto *a;
+        if (!int_attrs[k] || !(a = find_attr(np, int_attrs[k], &ai)))
+            continue;
+        if (attr_is_int(a))
+            continue;
+        char l2[LOC_MAX];
+        oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
+        oac_node_loc(l2, sizeof l2, s, i, "/attribute/%zu", ai);
+        if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
+                "node '%s' (%s) of graph '%s': attribute '%s' must be an int",
+                n->display, op->op_type, s->name, int_attrs[k])))
+            return rc;
+    }
+    /* A closed-set string attribute (TensorScatter mode). */
+    size_t ai;
+    const Onnx__AttributeProto *ea = op->enum_attr
+        ? find_attr(np, op->enum_attr, &ai) : NULL;
+    if (ea) {
+        bool is_str = ea->has_type
+            ? ea->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
+            : ea->has_s;
+        if (!is_str || !oac_op_enum_ok(op, (const char *)ea->s.data, ea->s.len)) {
+            char l2[LOC_MAX];
+            oac_where w2 = oac_where_node(s, i, out0, "", l2, sizeof l2);
+            oac_node_loc(l2, sizeof l2, s, i, "/attribute/%zu", ai);
+            if ((rc = oac_scope_diag(st, s, OAC_OPERAND_INVALID, &w2,
+                    "node '%s' (%s) of graph '%s': attribute '%s' must be "
+                    "one of %s", n->display, op->op_type, s->name,
+                    op->enum_attr, op->enum_values)))
+                return rc;
+        }
+    }
+    return OAC_OK;
+}
+
+/* Index of `name` among the function's inputs, or -1. */
+static long func_input_index(const oac_scope *f, const char *name)
+{
+    oac_value *v = oac_scope_local(f, name);
+    return v && v->kind == OAC_VAL_INPUT ? v->input_index : -1;
+}
+
+/* "/output_alias/K", the location suffix of entry k, in buf. */
+static const char *entry_suffix(char *buf, size_t len, size_t k)
+{
+    snprintf(buf, len, "/output_alias/%zu", k);
+    return buf;
+}
+
+/* ---- section 6: pairs of the table's operators ---------------------- */
+
+/* "3->1, 4->2": the row's pairs, in buf. */
+static const char *pair_list(const oac_op *op, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < op->n_pairs && op->alias == OAC_AL_PAIRS; k++) {
+        int w = snprintf(buf + at, len - at, "%s%d->%d", k ? ", " : "",
+                         op->pairs[k].in, op->pairs[k].out);
+        if (w < 0 || (size_t)w >= len - at)
+            break;
+        at += (size_t)w;
+    }
+    return at ? buf : "none";
+}
+
+/* alias-unsupported on output_alias entry `entry` (of output p), and
+ * the port refused. */
+static int refuse(oac_check_state *st, oac_scope *s, long i, long entry,
+                  size_t p, const char *fmt, ...) OAC_PRINTF(6, 7);
+
+static int refuse(oac_check_state *st, oac_scope *s, long i, long entry,
+                  size_t p, const char *fmt, ...)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    char loc[LOC_MAX], suffix[64], msg[2048];
+    entry_suffix(suffix, sizeof suffix, (size_t)entry);
+    oac_where w = oac_where_node(s, i, np->output[p], suffix, loc, sizeof loc);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    n->alias_in[p] = OAC_ALIAS_REFUSED;
+    return oac_scope_diag(st, s, OAC_ALIAS_UNSUPPORTED, &w, "%s", msg);
+}
+
+/* Section 6: every declared pair of a table operator must be a pair of
+ * its row whose condition holds in the file, and a K/V row's two pairs
+ * are declared together.  entry_of_out: each output's first entry. */
+static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
+                             const long *entry_of_out)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    const oac_op *op = n->op;
+    const char *op_type = np->op_type ? np->op_type : "";
+    char pl[64];
+    int rc = OAC_OK;
+    for (size_t p = 0; p < np->n_output && !rc; p++) {
+        int in = n->alias_in[p];
+        if (in < 0 || entry_of_out[p] < 0)
+            continue;
+        const char *why = NULL;
+        oac_pair_verdict v = oac_op_pair_judge(op, np, in, (int)p, &why);
+        if (v == OAC_PAIR_IN_PLACE || v == OAC_PAIR_UNVERIFIED)
+            continue;
+        if (v == OAC_PAIR_NOT_IN_ROW)
+            rc = refuse(st, s, i, entry_of_out[p], p,
+                "node '%s' (%s) of graph '%s': output_alias pairs output %zu "
+                "('%s') with input %d ('%s'), which is not a pair of %s "
+                "(input->output: %s), so the output cannot share that input's "
+                "storage. %s", n->display, op_type, s->name, p, np->output[p],
+                in, np->input[in], op_type, pair_list(op, pl, sizeof pl),
+                why ? why : "");
+        else
+            rc = refuse(st, s, i, entry_of_out[p], p,
+                "node '%s' (%s) of graph '%s': output %zu ('%s') cannot share "
+                "the storage of input %d ('%s') as the node is %s. %s",
+                n->display, op_type, s->name, p, np->output[p], in,
+                np->input[in],
+                v == OAC_PAIR_GROWS ? "defined: the output grows"
+                                    : "configured in the file",
+                why ? why : "");
+    }
+    if (rc || !oac_op_has(op, OAC_OPF_KV_CACHE))
+        return rc;
+    /* Both halves of a K/V pair, or neither. */
+    oac_op_pair pairs[OAC_OP_MAX_PAIRS];
+    size_t np_ = oac_op_pairs(op, np, pairs, OAC_OP_MAX_PAIRS);
+    if (np_ != 2)
+        return OAC_OK;
+    for (size_t k = 0; k < 2 && !rc; k++) {
+        oac_op_pair a = pairs[k], b = pairs[1 - k];
+        bool a_on = n->alias_in[a.out] == a.in;
+        bool b_declared = entry_of_out[b.out] >= 0;
+        if (!a_on || b_declared)
+            continue;
+        rc = refuse(st, s, i, entry_of_out[a.out], (size_t)a.out,
+            "node '%s' (%s) of graph '%s': output_alias pairs output %d ('%s') "
+            "with input %d ('%s') but not output %d ('%s') with input %d "
+            "('%s'): the two halves of a K/V pair share their storage "
+            "together or not at all; declare both (onnx-alias-check "
+            "annotate writes them)", n->display, op_type, s->name, a.out,
+            np->output[a.out], a.in, np->input[a.in], b.out,
+            np->output[b.out], b.in, np->input[b.in]);
+    }
+    return rc;
+}
+
+/* alias-implied for a section-6 KV-cache operator: each pair whose
+ * condition holds in the file but whose present states no output_alias
+ * (a node that states any entry on its pairs' outputs was judged by
+ * check_table_pairs instead). */
+static int implied_pairs(oac_check_state *st, oac_scope *s, long i,
+                         const long *entry_of_out)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    const oac_op *op = n->op;
+    oac_op_pair pairs[OAC_OP_MAX_PAIRS];
+    size_t count = oac_op_pairs(op, np, pairs, OAC_OP_MAX_PAIRS);
+    if (count > OAC_OP_MAX_PAIRS)
+        count = OAC_OP_MAX_PAIRS;
+    for (size_t k = 0; k < count; k++)
+        if (entry_of_out && entry_of_out[pairs[k].out] >= 0)
+            return OAC_OK;
+    if (!oac_op_cond_holds(op, np))
+        return OAC_OK;          /* the present grows: nothing to share */
+    int rc = OAC_OK;
+    char loc[LOC_MAX];
+    for (size_t k = 0; k < count && !rc; k++) {
+        oac_op_pair p = pairs[k];
+        oac_where w = oac_where_node(s, i, np->output[p.out], NULL, loc,
+                                     sizeof loc);
+        rc = oac_scope_diag(st, s, OAC_ALIAS_IMPLIED, &w,
+            "node '%s' (%s) of graph '%s': '%s' (output %d) can share the "
+            "storage of '%s' (input %d), but the node has no output_alias "
+            "{output %d, input %d, MUST_ALIAS}: the model relies on a "
+            "runtime's configuration to avoid a second cache; "
+            "`onnx-alias-check annotate` writes the annotation", n->display,
+            np->op_type ? np->op_type : "", s->name, np->output[p.out], p.out,
+            np->input[p.in], p.in, p.out, p.in);
+    }
+    return rc;
+}
+
+static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
+{
+    oac_ctx *ctx = st->ctx;
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    char loc[LOC_MAX];
+    int rc = OAC_OK;
+    size_t n_out = np->n_output, n_in = np->n_input;
+    long *entry_of_out = NULL;   /* first entry per output port */
+    long *out_of_in = NULL;      /* first output must-aliasing an input */
+    /* Most nodes with output_alias have a few ports: their arrays live on
+     * the stack, a larger node's on the heap. */
+    enum { SMALL_PORTS = 8 };
+    long small_out[SMALL_PORTS], small_in[SMALL_PORTS];
+
+    if (n_out) {
+        n->alias_in = alias_in;
+        for (size_t p = 0; p < n_out; p++)
+            n->alias_in[p] = -1;
+    }
+    if (np->n_output_alias) {
+        entry_of_out = n_out <= SMALL_PORTS ? small_out
+            : oac_alloc(ctx, n_out * sizeof *entry_of_out);
+        out_of_in = n_in <= SMALL_PORTS ? small_in
+            : oac_alloc(ctx, n_in * sizeof *out_of_in);
+        if (!entry_of_out || !out_of_in) {
+            rc = OAC_ENOMEM;
+            goto done;
+        }
+        for (size_t p = 0; p < n_out; p++)
+            entry_of_out[p] = -1;
+        for (size_t p = 0; p < n_in; p++)
+            out_of_in[p] = -1;
+    }
+    const char *op_type = np->op_type ? np->op_type : "";
+    for (size_t k = 0; k < np->n_output_alias; k++) {
+        const Onnx__ValueAliasProto *e = np->output_alias[k];
+        if (!e)
+            continue;
+        /* The location suffix is printed only for a finding. */
+        char suffix[64];
+        int32_t oi = e->has_output_index ? e->output_index : 0;
+        int32_t ii = e->has_input_index ? e->input_index : 0;
+        bool ok = true;
+        const char *oname = oi >= 0 && (size_t)oi < n_out ? np->output[oi] : NULL;
+        const char *iname = ii >= 0 && (size_t)ii < n_in ? np->input[ii] : NULL;
+
+        if (oi < 0 || (size_t)oi >= n_out || empty(oname)) {
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+            rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
+                (oi < 0 || (size_t)oi >= n_out)
+                    ? "node '%s' (%s) of graph '%s': output_alias %zu names "
+                      "output %d, but the node has %zu outputs"
+                    : "node '%s' (%s) of graph '%s': output_alias %zu names "
+                      "output %d, an omitted optional output",
+                n->display, op_type, s->name, k, (int)oi, n_out);
+            if (rc)
+                goto done;
+            ok = false;
+        }
+        if (ii < 0 || (size_t)ii >= n_in || empty(iname)) {
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+            rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
+                (ii < 0 || (size_t)ii >= n_in)
+                    ? "node '%s' (%s) of graph '%s': output_alias %zu names "
+                      "input %d, but the node has %zu inputs"
+                    : "node '%s' (%s) of graph '%s': output_alias %zu names "
+                      "input %d, an omitted optional input",
+                n->display, op_type, s->name, k, (int)ii, n_in);
+            if (rc)
+                goto done;
+            ok = false;
+        }
+        if (!e->has_kind || e->kind != ONNX__VALUE_ALIAS_PROTO__KIND__MUST_ALIAS) {
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+            if (!e->has_kind)
+                rc = oac_scope_diag(st, s, OAC_ALIAS_KIND_UNDEFINED, &w,
+                    "node '%s' (%s) of graph '%s': output_alias %zu has no "
+                    "kind (UNDEFINED)", n->display, op_type, s->name, k);
+            else
+                rc = oac_scope_diag(st, s, OAC_ALIAS_KIND_UNDEFINED, &w,
+                    "node '%s' (%s) of graph '%s': output_alias %zu has kind "
+                    "%d, not MUST_ALIAS", n->display, op_type, s->name, k,
+                    (int)e->kind);
+            if (rc)
+                goto done;
+            ok = false;
+        }
+        if (oi >= 0 && (size_t)oi < n_out) {
+            if (entry_of_out[oi] >= 0) {
+                oac_where w = oac_where_node(s, i, oname,
+                    entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+                if ((rc = oac_scope_diag(st, s, OAC_ALIAS_DUPLICATE, &w,
+                        "node '%s' (%s) of graph '%s': output %d ('%s') has "
+                        "two output_alias entries (%ld and %zu)", n->display,
+                        op_type, s->name, (int)oi, oname ? oname : "",
+                        entry_of_out[oi], k)))
+                    goto done;
+                /* The port aliases nothing: which entry wins is unknown. */
+                n->alias_in[oi] = -2;
+                continue;
+            }
+            entry_of_out[oi] = (long)k;
+        }
+        if (!ok)
+            continue;
+        if (out_of_in[ii] >= 0) {
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+            if ((rc = oac_scope_diag(st, s, OAC_ALIAS_DUPLICATE, &w,
+                    "node '%s' (%s) of graph '%s': outputs %ld and %d both "
+                    "must-alias input %d ('%s')", n->display, op_type,
+                    s->name, out_of_in[ii], (int)oi, (int)ii, iname)))
+                goto done;
+            continue;
+        }
+        out_of_in[ii] = oi;
+        if (strcmp(oname, iname) == 0) {
+            oac_where w = oac_where_node(s, i, oname,
+                entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+            if ((rc = oac_scope_diag(st, s, OAC_ALIAS_CYCLE, &w,
+                    "node '%s' (%s) of graph '%s' aliases '%s' to itself "
+                    "(output %d and input %d are the same value)", n->display,
+                    op_type, s->name, oname, (int)oi, (int)ii)))
+                goto done;
+            continue;
+        }
+        if (n->alias_in[oi] == -1)
+            n->alias_in[oi] = ii;
+    }
+    for (size_t p = 0; p < n_out; p++)
+        if (n->alias_in[p] < -1)
+            n->alias_in[p] = -1;
+
+    /* A call of a local function inherits the function's alias_of on its
+     * outputs (contract 3, "Details"). */
+    if (oac_node_x(n)->callee) {
+        oac_scope *f = oac_node_x(n)->callee;
+        for (size_t p = 0; p < n_out && p < f->n_outputs; p++) {
+            const Onnx__ValueInfoProto *vi = f->output_vis[p];
+            long fin = vi && !empty(vi->alias_of)
+                ? func_input_index(f, vi->alias_of) : -1;
+            bool declared = entry_of_out && entry_of_out[p] >= 0;
+            if (fin >= 0 && (size_t)fin >= n_in)
+                fin = -1;       /* the call omits that input */
+            if (fin >= 0 && empty(np->input[fin]))
+                fin = -1;
+            if (declared && n->alias_in[p] != (fin >= 0 ? (int)fin : -1)) {
+                char suffix[64];
+                snprintf(suffix, sizeof suffix, "/output_alias/%ld",
+                         entry_of_out[p]);
+                oac_where w = oac_where_node(s, i, np->output[p], suffix, loc,
+                                             sizeof loc);
+                if (fin >= 0)
+                    rc = oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+                        "node '%s' (%s) of graph '%s': output_alias on output "
+                        "%zu ('%s') conflicts with function '%s', whose "
+                        "output aliases input %ld ('%s')", n->display,
+                        op_type, s->name, p, np->output[p], f->name, fin,
+                        np->input[fin]);
+                else
+                    rc = oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, &w,
+                        "node '%s' (%s) of graph '%s': output_alias on output "
+                        "%zu ('%s') conflicts with function '%s', whose "
+                        "output aliases no input", n->display, op_type,
+                        s->name, p, np->output[p], f->name);
+                if (rc)
+                    goto done;
+            }
+            if (fin >= 0 && strcmp(np->output[p], np->input[fin]) != 0)
+                n->alias_in[p] = (int)fin;
+        }
+    }
+
+    /* Section 6: the table's operators honour only their pairs. */
+    if (oac_op_has(n->op, OAC_OPF_ALIAS_TABLE) && entry_of_out &&
+        (rc = check_table_pairs(st, s, i, entry_of_out)))
+        goto done;
+    if (oac_op_has(n->op, OAC_OPF_KV_CACHE) &&
+        (rc = implied_pairs(st, s, i, entry_of_out)))
+        goto done;
+
+    /* alias-implied: a cache update without output_alias 0 <- 0.  An entry
+     * for 0 <- 0 that is broken otherwise was reported above. */
+    if (oac_op_has(n->op, OAC_OPF_CACHE_UPDATE) && n_out > 0 && n_in > 0) {
+        bool stated = false;
+        for (size_t k = 0; k < np->n_output_alias && !stated; k++) {
+            const Onnx__ValueAliasProto *e = np->output_alias[k];
+            stated = e && (e->has_output_index ? e->output_index : 0) == 0 &&
+                     (e->has_input_index ? e->input_index : 0) == 0;
+        }
+        if (!stated) {
+            oac_where w = oac_where_node(s, i, np->output[0], NULL, loc,
+                                         sizeof loc);
+            if ((rc = oac_scope_diag(st, s, OAC_ALIAS_IMPLIED, &w,
+                    "node '%s' (%s) of graph '%s' has no output_alias "
+                    "{output 0, input 0, MUST_ALIAS}: '%s' may be allocated "
+                    "as a second cache instead of updating '%s' in place; "
+                    "`onnx-alias-check annotate` writes the annotation",
+                    n->display, op_type, s->name,
+                    empty(np->output[0]) ? "" : np->output[0],
+                    empty(np->input[0]) ? "" : np->input[0])))
+                goto done;
+        }
+    }
+done:
+    if (entry_of_out && entry_of_out != small_out)
+        oac_dealloc(ctx, entry_of_out);
+    if (out_of_in && out_of_in != small_in)
+        oac_dealloc(ctx, out_of_in);
+    return rc;
+}
+
+int oac_pass_ports(oac_check_state *st)
+{
+    oac_graphs *g = st->graphs;
+    int rc = OAC_OK;
+    for (size_t si = 0; si < g->n_scopes && !rc; si++) {
+        oac_scope *s = g->scopes[si];
+        /* One block of alias_in entries per scope (check/graph.h), not one
+         * allocation per node. */
+        uint64_t n_out = 0;
+        for (size_t i = 0; i < s->n_nodes; i++)
+            n_out += s->nodes[i].proto->n_output;
+        if (!s->alias_block) {
+            if (n_out > SIZE_MAX / sizeof *s->alias_block)
+                return oac_err(st->ctx, OAC_ENOMEM, "graph too large");
+            s->alias_block = oac_alloc(st->ctx, n_out ? (size_t)n_out * sizeof *s->alias_block
+                                                      : sizeof *s->alias_block);
+            if (!s->alias_block)
+                return OAC_ENOMEM;
+        }
+        /* Every port aliases nothing until an entry says otherwise. */
+        for (size_t k = 0; k < n_out; k++)
+            s->alias_block[k] = -1;
+        size_t at = 0;
+        for (size_t i = 0; i < s->n_nodes && !rc; i++) {
+            oac_node *n = &s->nodes[i];
+            const Onnx__NodeProto *np = n->proto;
+            bool update = oac_op_has(n->op, OAC_OPF_CACHE_UPDATE);
+            bool kv = oac_op_has(n->op, OAC_OPF_KV_CACHE);
+            /* Most nodes have no entries, call nothing and update nothing:
+             * only the domain import is theirs to check. */
+            if ((!s->imports_alias || update) &&
+                (rc = check_operands(st, s, (long)i)))
+                break;
+            if (np->n_output_alias || oac_node_x(n)->callee || update || kv)
+                rc = check_ports(st, s, (long)i, s->alias_block + at);
+            else if (np->n_output)
+                n->alias_in = s->alias_block + at;
+            at += np->n_output;
+        }
+    }
+    return rc;
+}
+
+/* ---- pass 7: metadata ----------------------------------------------- */
+
+int oac_pass_metadata(oac_check_state *st)
+{
+    oac_graphs *g = st->graphs;
+    int rc = OAC_OK;
+    char loc[LOC_MAX];
+    for (size_t si = 0; si < g->n_scopes && !rc; si++) {
+        oac_scope *s = g->scopes[si];
+        for (size_t k = 0; k < s->n_vinfos && !rc; k++) {
+            const oac_vinfo *e = &s->vinfos[k];
+            const Onnx__ValueInfoProto *vi = e->vi;
+            if (!vi || !empty(vi->alias_of))
+                continue;
+            for (size_t m = 0; m < vi->n_metadata_props && !rc; m++) {
+                const Onnx__StringStringEntryProto *p = vi->metadata_props[m];
+                if (!p || !p->key || strcmp(p->key, "alias_of") != 0)
+                    continue;
+                snprintf(loc, sizeof loc, "%s/metadata_props/%zu", e->loc, m);
+                oac_where w = { .graph = s->name, .value = vi->name,
+                                .location = loc };
+                rc = oac_scope_diag(st, s, OAC_METADATA_ALIAS, &w,
+                    "'%s' of graph '%s' states alias_of = '%s' only in "
+                    "metadata_props, which generic tools ignore; set the "
+                    "alias_of field", vi->name ? vi->name : "", s->name,
+                    p->value ? p->value : "");
+            }
+        }
+        for (size_t i = 0; i < s->n_nodes && !rc; i++) {
+            oac_node *n = &s->nodes[i];
+            const Onnx__NodeProto *np = n->proto;
+            if (np->n_output_alias)
+                continue;
+            for (size_t m = 0; m < np->n_metadata_props && !rc; m++) {
+                const Onnx__StringStringEntryProto *p = np->metadata_props[m];
+                if (!p || !p->key || strcmp(p->key, "output_alias") != 0)
+                    continue;
+                char suffix[64];
+                snprintf(suffix, sizeof suffix, "/metadata_props/%zu", m);
+                oac_where w = oac_where_node(s, (long)i,
+                    np->n_output ? np->output[0] : NULL, suffix, loc,
+                    sizeof loc);
+                rc = oac_scope_diag(st, s, OAC_METADATA_ALIAS, &w,
+                    "node '%s' (%s) of graph '%s' states output_alias '%s' "
+                    "only in metadata_props, which generic tools ignore; "
+                    "set the output_alias field", n->display,
+                    np->op_type ? np->op_type : "", s->name,
+                    p->value ? p->value : "");
+            }
+        }
+    }
+    return rc;
+}
