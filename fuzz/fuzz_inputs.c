@@ -20,7 +20,8 @@
  * Properties (abort() otherwise): oac_check returns OAC_OK, OAC_EINVAL
  * or OAC_ENOMEM; an --input that is not the message its input calls for,
  * or whose payload does not fit, is a parse-error; with no error the
- * model runs one step within a 64 MiB budget, and a stopped run is
+ * model runs one step within a 64 MiB budget (control bodies bounded as
+ * in fuzz_run), and a stopped run is
  * explained by an error diagnostic.  Both reports are built.  Any crash,
  * sanitizer report or leak is a bug.
  *
@@ -38,7 +39,7 @@
 
 #include <jansson.h>
 
-#include "oac_int.h"
+#include "run/kernel_api.h"   /* oac_run_with_hooks */
 #include "../examples/models.h"
 
 #define MAX_MODELS 32
@@ -288,7 +289,10 @@ static void run_once(oac_ctx *ctx, const oac_model *m, const oac_analysis *a,
 {
     oac_diags *d = oac_diags_new(ctx);
     oac_execution *e = NULL;
-    int rc = oac_run(ctx, &e, m, a, ro, d);
+    /* A trip count or a sequence length from the file bounds the work of
+     * control bodies, not a run's budget: bounded as fuzz_run bounds it. */
+    oac_run_hooks h = { .body_work = 1 << 14 };
+    int rc = oac_run_with_hooks(ctx, &e, m, a, ro, &h, d);
     size_t errors = oac_diags_count_severity(d, OAC_SEV_ERROR);
     bool kept = rc == OAC_OK || rc == OAC_EINVAL || rc == OAC_ENOMEM ||
                 (rc == OAC_ERUNTIME && errors > 0) ||

@@ -176,6 +176,16 @@ const oac_diag *oac_diags_get(const oac_diags *diags, size_t i);
 size_t oac_diags_count_severity(const oac_diags *diags, oac_severity sev);
 /* Index of the first diagnostic with that code, or -1. */
 long oac_diags_find(const oac_diags *diags, oac_code code);
+/* Contract 12: at most OAC_DIAG_LIST_MAX diagnostics of one code are
+ * listed per list; the rest are counted, not kept (their messages are
+ * never formatted).  oac_diags_omitted: those of code; _severity: those
+ * of that severity; oac_diags_full: whether code is at the cap (a pass
+ * may skip building a finding's message then).  A report's status counts
+ * omitted findings as if listed. */
+#define OAC_DIAG_LIST_MAX 1000
+uint64_t oac_diags_omitted(const oac_diags *diags, oac_code code);
+uint64_t oac_diags_omitted_severity(const oac_diags *diags, oac_severity sev);
+bool oac_diags_full(const oac_diags *diags, oac_code code);
 /* The caller's work on a model stopped with an operational failure
  * (status < 0, from a call on ctx): one diagnostic says so, "what: " and
  * ctx's message, so that the report says what the exit status says

@@ -33,9 +33,12 @@
 
 bool oac_report_failed(const oac_report_input *in)
 {
-    if (oac_diags_count_severity(in->diags, OAC_SEV_ERROR) > 0)
+    /* Omitted findings count as if listed (contract 12). */
+    if (oac_diags_count_severity(in->diags, OAC_SEV_ERROR) > 0 ||
+        oac_diags_omitted_severity(in->diags, OAC_SEV_ERROR) > 0)
         return true;
-    return in->werror && oac_diags_count_severity(in->diags, OAC_SEV_WARNING) > 0;
+    return in->werror && (oac_diags_count_severity(in->diags, OAC_SEV_WARNING) > 0 ||
+                          oac_diags_omitted_severity(in->diags, OAC_SEV_WARNING) > 0);
 }
 
 /* A string, or null for NULL: the report's nullable strings. */
@@ -154,6 +157,13 @@ static json_t *summary_json(const oac_diags *diags, bool *ok)
      * either was given. */
     if (oac_diags_filtered(diags))
         put(o, "ignored", json_integer((json_int_t)oac_diags_ignored(diags)), ok);
+    /* Contract 12: code -> findings past the listing cap, {} when none. */
+    json_t *om = json_object();
+    for (int c = 0; om && c < OAC_CODE_COUNT; c++)
+        if (oac_diags_omitted(diags, (oac_code)c))
+            put(om, oac_code_name((oac_code)c),
+                json_integer((json_int_t)oac_diags_omitted(diags, (oac_code)c)), ok);
+    put(o, "omitted", om, ok);
     return o;
 }
 
