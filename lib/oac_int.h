@@ -45,6 +45,7 @@ struct oac_ctx {
     unsigned long alloc_calls;   /* allocations attempted */
     unsigned long fail_after;    /* 0: never fail; else fail from this call on */
     struct oac_guard *guard;     /* the inputs of the call (guard.c), NULL: none yet */
+    bool guard_off;              /* reading the call's own output: not an input */
 };
 typedef struct oac_guard oac_guard;
 /* Release ctx's list of inputs (guard.c; oac_ctx_free calls it). */

@@ -58,8 +58,13 @@ static char *resolve(oac_ctx *ctx, const char *path)
     char *buf = oac_alloc(ctx, PATH_MAX);
     if (!buf)
         return NULL;
-    if (realpath(path, buf))
-        return buf;
+    if (realpath(path, buf)) {
+        /* The entry keeps its length, not PATH_MAX (a folder of 66,000
+         * models is 66,000 entries). */
+        char *out = oac_strdup(ctx, buf);
+        oac_dealloc(ctx, buf);
+        return out;
+    }
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     char *dir = slash ? oac_strndup(ctx, path, slash == path ? 1 : (size_t)(slash - path))
@@ -78,7 +83,7 @@ static char *resolve(oac_ctx *ctx, const char *path)
 
 static int add(oac_ctx *ctx, const char *path, const char *what, const char *writer)
 {
-    if (!path || !*path || !strcmp(path, "-"))
+    if (!path || !*path || !strcmp(path, "-") || ctx->guard_off)
         return OAC_OK;
     if (!ctx->guard && !(ctx->guard = oac_calloc(ctx, 1, sizeof *ctx->guard)))
         return OAC_ENOMEM;
