@@ -83,4 +83,25 @@ run_t 1 --format=json --input cache="$tmp/pages999.pb" "$ex/paged_cache.onnx"
 expect_eq "F16 near omitted" "$(json 'r["summary"]["omitted"]' "$out")" '{}'
 expect_eq "F16 near listed" "$(json 'len(r["diagnostics"])' "$out")" 999
 
+# F6: a load failure is that model's report, never the end of the others.
+mkdir "$tmp/many" || exit 99
+i=0
+while [ $i -lt 40 ]; do
+    cp "$ex/dense_cache.onnx" "$tmp/many/m$(printf %02d $i).onnx"
+    i=$((i + 1))
+done
+echo garbage > "$tmp/many/m20-garbage.onnx"
+for fmt in json sarif gitlab text; do
+    run_t 2 --format=$fmt -o "$tmp/many.$fmt" "$tmp/many"
+done
+expect_eq "F6 reports" "$(json 'len(r)' "$tmp/many.json")" 41
+expect_eq "F6 order" "$(json '[x["model"]["path"].rsplit("/", 1)[1] for x in r] == sorted(x["model"]["path"].rsplit("/", 1)[1] for x in r)' "$tmp/many.json")" true
+expect_eq "F6 statuses" "$(json '[x["status"] for x in r].count("ok")' "$tmp/many.json")" 40
+expect_eq "F6 unreadable" "$(json '[x["diagnostics"][0]["code"] for x in r if x["status"] == "error"]' "$tmp/many.json")" '["parse-error"]'
+expect_eq "F6 sarif artifacts" "$(json 'len(r["runs"][0]["artifacts"])' "$tmp/many.sarif")" 41
+expect_eq "F6 text summaries" "$(grep -c '(status: ' "$tmp/many.text")" 41
+cp "$tmp/many.json" "$tmp/one.json"
+"$PYTHON3" "$top_srcdir/tests/validate_report.py" "$tmp/many.json" > "$tmp/v.log" 2>&1 ||
+    { fail "F6: the array does not validate"; head -5 "$tmp/v.log"; }
+
 finish
