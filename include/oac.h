@@ -186,12 +186,17 @@ long oac_diags_find(const oac_diags *diags, oac_code code);
 uint64_t oac_diags_omitted(const oac_diags *diags, oac_code code);
 uint64_t oac_diags_omitted_severity(const oac_diags *diags, oac_severity sev);
 bool oac_diags_full(const oac_diags *diags, oac_code code);
+/* The one classification of a failure status (contract 12): parse-error
+ * for OAC_EIO and OAC_EPARSE, memory-budget for OAC_EBUDGET,
+ * unsupported-operator for OAC_EUNSUPPORTED, analysis-failed otherwise. */
+oac_code oac_status_code(int status);
 /* The caller's work on a model stopped with an operational failure
  * (status < 0, from a call on ctx): one diagnostic says so, "what: " and
  * ctx's message, so that the report says what the exit status says
- * (contract 8): parse-error for OAC_EIO and OAC_EPARSE (input that could
- * not be read), memory-budget for OAC_EBUDGET, analysis-failed for
- * anything else (out of memory, a bug).
+ * (contract 8), of the code oac_status_code gives: parse-error for
+ * OAC_EIO and OAC_EPARSE (input that could not be read), memory-budget for
+ * OAC_EBUDGET, unsupported-operator for OAC_EUNSUPPORTED, analysis-failed
+ * for anything else (out of memory, a bug).
  * Allocation failures injected with oac_ctx_fail_alloc_after end here
  * (a real failure leaves memory to report with once the failed call has
  * released what it took).  OAC_ENOMEM when even that fails. */

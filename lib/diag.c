@@ -347,6 +347,21 @@ int oac_diag_add(oac_diags *d, oac_code code, const oac_where *w,
     return rc;
 }
 
+oac_code oac_status_code(int status)
+{
+    switch (status) {
+    case OAC_EIO:
+    case OAC_EPARSE:
+        return OAC_PARSE_ERROR;          /* input that could not be read */
+    case OAC_EBUDGET:
+        return OAC_MEMORY_BUDGET;        /* a size the budget refuses */
+    case OAC_EUNSUPPORTED:
+        return OAC_UNSUPPORTED_OPERATOR; /* what the runtime cannot execute */
+    default:
+        return OAC_ANALYSIS_FAILED;      /* the tool failing, not the model */
+    }
+}
+
 int oac_diags_add_failure(oac_diags *d, oac_ctx *ctx, int status, const char *what)
 {
     if (!d || !ctx || status >= 0)
@@ -354,9 +369,7 @@ int oac_diags_add_failure(oac_diags *d, oac_ctx *ctx, int status, const char *wh
     /* Injected failures end here: a real one leaves memory to report
      * with once the failed call has released what it took. */
     oac_ctx_fail_alloc_after(ctx, 0);
-    oac_code code = status == OAC_EIO || status == OAC_EPARSE ? OAC_PARSE_ERROR
-                  : status == OAC_EBUDGET ? OAC_MEMORY_BUDGET
-                                          : OAC_ANALYSIS_FAILED;
+    oac_code code = oac_status_code(status);
     const char *why = ctx->errmsg[0] ? ctx->errmsg
                       : status == OAC_ENOMEM ? "out of memory" : "operational failure";
     return oac_diag_add(d, code, NULL, "%s: %s", what ? what : "stopped", why);

@@ -464,6 +464,10 @@ static void neg_copies(oac_mb *mb, const char *n, int copies)
 static void huge_input(oac_mb *mb) { neg_copies(mb, "800000000", 1); }
 /* Eight outputs of 2^32 floats, all graph outputs: a plan of 128 GiB. */
 static void plan_128g(oac_mb *mb) { neg_copies(mb, "4294967296", 8); }
+/* 2^62 floats: a byte count that overflows 64 bits (issue 18, F5), and
+ * the same size through a symbol (--dim n=2^62). */
+static void overflow_neg(oac_mb *mb) { neg_copies(mb, "4611686018427387904", 1); }
+static void symbolic_neg(oac_mb *mb) { neg_copies(mb, "n", 1); }
 /* The smallest graph without a cache, for many steps. */
 static void tiny_neg(oac_mb *mb) { neg_copies(mb, "4", 1); }
 
@@ -524,6 +528,8 @@ static const struct row {
     { "huge_input", huge_input },
     { "plan_128g", plan_128g },
     { "tiny_neg", tiny_neg },
+    { "overflow_neg", overflow_neg },
+    { "symbolic_neg", symbolic_neg },
     { "default_symbolic", default_symbolic },
 };
 

@@ -386,14 +386,13 @@ done:
          * explains the stop; a broken invariant or out of memory is the
          * tool failing, not the model; what the runtime cannot execute
          * (a rank, a type) is unsupported-operator. */
-        oac_code code = rc == OAC_EBUDGET ? OAC_MEMORY_BUDGET
-                      : rc == OAC_EUNSUPPORTED ? OAC_UNSUPPORTED_OPERATOR
-                                               : OAC_ANALYSIS_FAILED;
+        oac_code code = oac_status_code(rc);
         /* Best effort: out of memory may make this fail too. */
         int drc = oac_diag_add(diags, code, &w, "the reference runtime stopped%s%s: %s",
                                n ? " at node " : "", n ? n->display : "",
                                *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure");
-        if (rc == OAC_EBUDGET && !drc)
+        /* Explained by that finding: the stop is the run's, one code. */
+        if ((rc == OAC_EBUDGET || rc == OAC_EUNSUPPORTED) && !drc)
             rc = OAC_ERUNTIME;
     }
     /* Equality at the run's dims, also after a refusal (nothing measured
