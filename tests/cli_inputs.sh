@@ -141,4 +141,15 @@ run_t 0 run --input x=x4_ext.pb raw_near.onnx
 # --input's own external data is an input of the call too.
 guarded "-o --input's external data" x4.bin -- 2 check -o x4.bin --input x=x4_ext.pb raw_near.onnx
 
+# Paths that are not UTF-8: path reads with U+FFFD, path_bytes keeps the
+# bytes, so two files never share one model path.
+mkdir "$tmp/u" || exit 99
+cp "$hm/raw_near.onnx" "$(printf '%s/u/a\376.onnx' "$tmp")"
+cp "$hm/raw_near.onnx" "$(printf '%s/u/a\377.onnx' "$tmp")"
+run_t 0 check --format=json "$tmp/u"
+expect_eq "non-UTF-8 paths" "$(json '[bytes.fromhex(x["model"]["path_bytes"]).rsplit(b"/", 1)[1].hex() for x in r]' "$out")" \
+    '["61fe2e6f6e6e78", "61ff2e6f6e6e78"]'
+run_t 0 check --format=json "$hm/raw_near.onnx"
+expect_eq "UTF-8 path: no path_bytes" "$(json '"path_bytes" in r["model"]' "$out")" false
+
 finish

@@ -26,6 +26,7 @@
  * as the other library files do, so reports need no accessor beyond it.
  */
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check/analysis.h"
@@ -114,6 +115,24 @@ static json_t *diag_json(const oac_diag *d)
     return o;
 }
 
+/* The bytes of s as lower-case hex (NULL when out of memory). */
+static json_t *path_hex(const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = strlen(s);
+    char *buf = n < SIZE_MAX / 2 ? malloc(2 * n + 1) : NULL;
+    if (!buf)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        buf[2 * i] = hex[(unsigned char)s[i] >> 4];
+        buf[2 * i + 1] = hex[(unsigned char)s[i] & 15];
+    }
+    buf[2 * n] = '\0';
+    json_t *j = json_string(buf);
+    free(buf);
+    return j;
+}
+
 static json_t *model_json(const oac_report_input *in, bool *ok)
 {
     json_t *o = json_object();
@@ -124,7 +143,12 @@ static json_t *model_json(const oac_report_input *in, bool *ok)
         json_decref(ops);
         return NULL;
     }
-    put(o, "path", oac_json_str(in->path ? in->path : ""), ok);
+    const char *path = in->path ? in->path : "";
+    put(o, "path", oac_json_str(path), ok);
+    /* A path that is not UTF-8 reads with U+FFFD in path, so two files
+     * could share one; path_bytes keeps its bytes (lower-case hex). */
+    if (!oac_utf8_valid(path))
+        put(o, "path_bytes", path_hex(path), ok);
     put(o, "ir_version", p && p->has_ir_version
                               ? json_integer((json_int_t)p->ir_version)
                               : json_null(), ok);
