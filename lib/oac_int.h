@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "oac.h"
 #include "onnx.pb-c.h"
@@ -47,9 +48,23 @@ struct oac_ctx {
     struct oac_guard *guard;     /* the inputs of the call (guard.c), NULL: none yet */
     bool guard_off;              /* reading the call's own output: not an input */
 };
-typedef struct oac_guard oac_guard;
-/* Release ctx's list of inputs (guard.c; oac_ctx_free calls it). */
-void oac_guard_free(oac_ctx *ctx);
+/* The inputs of a call (model/guard.c fills and reads it; oac_ctx_free
+ * releases it): per entry its resolved path, the path as given, what it
+ * is ("the model"), the writer of an output entry (NULL for inputs), and
+ * its device and inode when it existed. */
+typedef struct oac_guard_entry {
+    char *real;
+    char *shown;
+    const char *what;
+    const char *writer;
+    dev_t dev;
+    ino_t ino;
+    bool has_id;
+} oac_guard_entry;
+typedef struct oac_guard {
+    oac_guard_entry *e;
+    size_t n, cap;
+} oac_guard;
 
 /* Store a failure message on the context and return status. */
 int oac_err(oac_ctx *ctx, int status, const char *fmt, ...) OAC_PRINTF(3, 4);

@@ -101,12 +101,22 @@ cp -r "$hm" "$tmp/d4"
 cd "$tmp/d4" || exit 99
 guarded "F4 --dump . over external data y.pb" ext_y.onnx y.pb -- \
     2 run --dump . ext_y.onnx
-mkdir inp && cp x4.pb inp/x.pb
-guarded "F4 --dump over --input" raw_near.onnx inp/x.pb -- \
-    2 run --dump inp --input x=inp/x.pb raw_near.onnx
+# A cache (READ_WRITE) given by --input, dumped into its own folder.
+dense="$top_builddir/examples/dense_cache.onnx"
+ddims="--dim batch=1 --dim heads=1 --dim max_length=4 --dim head_size=2 --dim new_length=1"
+# shellcheck disable=SC2086
+run_t 0 run $ddims --dump d0 "$dense"
+mkdir inp && cp d0/cache.pb inp/cache.pb
+guarded "F4 --dump over --input" "$dense" inp/cache.pb -- \
+    2 run $ddims --dump inp --input cache=inp/cache.pb "$dense"
 grep -q "input file" "$err" || fail "F4: the message does not name the --input file"
-run_t 0 run --dump inp2 --input x=inp/x.pb raw_near.onnx
-[ -s inp2/y.pb ] || fail "F4 near miss: nothing dumped"
+# shellcheck disable=SC2086
+run_t 0 run $ddims --dump inp2 --input cache=inp/cache.pb "$dense"
+[ -s inp2/cache.pb ] || fail "F4 near miss: nothing dumped"
+# A plain input's file is never a dump file: no refusal.
+mkdir inp3 && cp x4.pb inp3/x.pb
+guarded "F4 near miss: --dump beside a plain --input" inp3/x.pb -- \
+    0 run --dump inp3 --input x=inp3/x.pb raw_near.onnx
 
 # F15: -o inside the dump's set.
 guarded "F15 --dump o -o o/y.pb" raw_near.onnx -- 2 run --dump o -o o/y.pb raw_near.onnx
@@ -140,6 +150,21 @@ run_t 0 check --input x=x4_ext.pb raw_near.onnx
 run_t 0 run --input x=x4_ext.pb raw_near.onnx
 # --input's own external data is an input of the call too.
 guarded "-o --input's external data" x4.bin -- 2 check -o x4.bin --input x=x4_ext.pb raw_near.onnx
+
+# F5: a byte count that overflows is a finding with its report, never a
+# usage error: memory-budget in run (a model's size, a --dim), a note in
+# check.
+cd "$hm" || exit 99
+run_t 1 run --format=json overflow_neg.onnx
+expect_eq "F5 run" "$(json '[r["status"], [d["code"] for d in r["diagnostics"]]]' "$out")" \
+    '["error", ["memory-budget"]]'
+run_t 1 run --format=json --dim n=4611686018427387904 symbolic_neg.onnx
+expect_eq "F5 run --dim" "$(json '[d["code"] for d in r["diagnostics"]]' "$out")" '["memory-budget"]'
+run_t 0 check --format=json overflow_neg.onnx
+expect_eq "F5 check note" "$(json '[(u["rule"], u["value"]) for u in r["unchecked"]]' "$out")" \
+    '[["memory-plan", "x"], ["memory-plan", "y0"]]'
+run_t 0 check --format=json tiny_neg.onnx
+expect_eq "F5 near miss" "$(json 'r["unchecked"]' "$out")" '[]'
 
 # Paths that are not UTF-8: path reads with U+FFFD, path_bytes keeps the
 # bytes, so two files never share one model path.

@@ -25,7 +25,8 @@
  *  2. An output entry (oac_guard_add_output: -o) is refused to every
  *     other writer, never to the writer that registered it.
  *  3. Nothing here reads or writes a file; stat and realpath only.  The
- *     list belongs to the context (freed with it).
+ *     list belongs to the context: oac_ctx_free (ctx.c) releases it
+ *     (oac_int.h has its layout), so ctx.c needs nothing of this file.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,21 +36,6 @@
 #include <unistd.h>
 
 #include "oac_int.h"
-
-typedef struct guard_entry {
-    char *real;          /* resolved path (invariant 1) */
-    char *shown;         /* the path as given */
-    const char *what;    /* "the model", "an --input file", ... (static) */
-    const char *writer;  /* output entries: the writer that owns it */
-    dev_t dev;
-    ino_t ino;
-    bool has_id;
-} guard_entry;
-
-struct oac_guard {
-    guard_entry *e;
-    size_t n, cap;
-};
 
 /* path resolved: realpath of the whole, else of its folder plus the last
  * component, else made absolute.  NULL when out of memory. */
@@ -88,7 +74,7 @@ static int add(oac_ctx *ctx, const char *path, const char *what, const char *wri
     if (!ctx->guard && !(ctx->guard = oac_calloc(ctx, 1, sizeof *ctx->guard)))
         return OAC_ENOMEM;
     oac_guard *g = ctx->guard;
-    guard_entry e = { .what = what, .writer = writer };
+    oac_guard_entry e = { .what = what, .writer = writer };
     struct stat st;
     if (stat(path, &st) == 0) {
         e.dev = st.st_dev;
@@ -136,9 +122,9 @@ int oac_guard_check(oac_ctx *ctx, const char *path, const char *writer)
     char *real = resolve(ctx, path);
     if (!real)
         return OAC_ENOMEM;
-    const guard_entry *hit = NULL;
+    const oac_guard_entry *hit = NULL;
     for (size_t i = 0; i < g->n && !hit; i++) {
-        const guard_entry *e = &g->e[i];
+        const oac_guard_entry *e = &g->e[i];
         if (e->writer && writer && !strcmp(e->writer, writer))
             continue;      /* invariant 2 */
         if (has_id && e->has_id ? e->dev == st.st_dev && e->ino == st.st_ino
@@ -154,18 +140,4 @@ int oac_guard_check(oac_ctx *ctx, const char *path, const char *writer)
     return oac_err(ctx, OAC_EINVAL, "%s: is %s (%s), which this call reads: writing "
                    "there would destroy it; name another file", path, hit->what,
                    hit->shown);
-}
-
-void oac_guard_free(oac_ctx *ctx)
-{
-    oac_guard *g = ctx ? ctx->guard : NULL;
-    if (!g)
-        return;
-    for (size_t i = 0; i < g->n; i++) {
-        oac_dealloc(ctx, g->e[i].real);
-        oac_dealloc(ctx, g->e[i].shown);
-    }
-    oac_dealloc(ctx, g->e);
-    oac_dealloc(ctx, g);
-    ctx->guard = NULL;
 }

@@ -21,8 +21,8 @@
  *     returns OAC_ERUNTIME (explained by the diagnostics).
  *  3. A name met twice is written once.
  *  4. Contract 12: before the run (oac_dump_gate), the folder must not be
- *     a symbolic link and no file the dump may write (one per input and
- *     output of the main graph) may be an input of the call or the -o
+ *     a symbolic link and no file the dump may write (one per output and
+ *     READ_WRITE input of the main graph) may be an input of the call or the -o
  *     file (guard.c): a usage error, nothing run or written.
  */
 #include <stdio.h>
@@ -155,11 +155,16 @@ done:
     return rc;
 }
 
+/* The files of vi[0..n) (only the READ_WRITE ones, the caches a run
+ * binds, when caches_only) are no input of the call and no -o. */
 static int gate_names(oac_ctx *ctx, const char *dir, Onnx__ValueInfoProto **vi,
-                      size_t n)
+                      size_t n, bool caches_only)
 {
     for (size_t i = 0; i < n; i++) {
         if (!vi[i] || !vi[i]->name || !*vi[i]->name)
+            continue;
+        if (caches_only && !(vi[i]->has_access &&
+                             vi[i]->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE))
             continue;
         char *path = file_name(ctx, dir, vi[i]->name);
         if (!path)
@@ -181,9 +186,9 @@ int oac_dump_gate(oac_ctx *ctx, const oac_model *model, const char *dir)
     const Onnx__GraphProto *g = model->proto ? model->proto->graph : NULL;
     if (!g)
         return OAC_OK;
-    int rc = gate_names(ctx, dir, g->input, g->n_input);
+    int rc = gate_names(ctx, dir, g->input, g->n_input, true);
     if (rc == OAC_OK)
-        rc = gate_names(ctx, dir, g->output, g->n_output);
+        rc = gate_names(ctx, dir, g->output, g->n_output, false);
     if (rc == OAC_EINVAL) {
         char why[sizeof ctx->errmsg];
         snprintf(why, sizeof why, "%s", oac_errmsg(ctx));

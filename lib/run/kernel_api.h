@@ -393,8 +393,8 @@ typedef struct oac_dump_value {
 int oac_dump_values(oac_ctx *ctx, oac_diags *diags, const char *dir,
                     const oac_dump_value *v, size_t n);
 /* Before a run (contract 12): OAC_EINVAL with the reason on ctx when dir
- * is a symbolic link or a file the dump may write (one per input and
- * output of model's main graph) is an input of the call or another
+ * is a symbolic link or a file the dump may write (one per output and
+ * READ_WRITE input of model's main graph) is an input of the call or another
  * writer's output (guard.c); OAC_ENOMEM; else OAC_OK. */
 int oac_dump_gate(oac_ctx *ctx, const oac_model *model, const char *dir);
 
