@@ -166,6 +166,16 @@ expect_eq "F5 check note" "$(json '[(u["rule"], u["value"]) for u in r["unchecke
 run_t 0 check --format=json tiny_neg.onnx
 expect_eq "F5 near miss" "$(json 'r["unchecked"]' "$out")" '[]'
 
+# A --tokens value the decoder's INT32 input_ids cannot hold is one usage
+# error (no report, no second code), on the real decoder when present.
+real=${OAC_REAL_MODELS:-$top_srcdir/../shared/real-models}
+if [ -f "$real/tiny-qwen35-gqa-decoder.onnx" ]; then
+    run_t 2 run --tokens 2147483648 "$real/tiny-qwen35-gqa-decoder.onnx"
+    [ -s "$out" ] && fail "--tokens 2^31: a report on a usage error"
+    grep -q -- "--tokens: 2147483648 does not fit decoder input 'input_ids'" "$err" ||
+        fail "--tokens 2^31: $(cat "$err")"
+fi
+
 # Paths that are not UTF-8: path reads with U+FFFD, path_bytes keeps the
 # bytes, so two files never share one model path.
 mkdir "$tmp/u" || exit 99
