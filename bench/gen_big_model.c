@@ -4,7 +4,8 @@
  *
  *   gen_big_model FILE [MIB] [TENSORS]
  *
- * writes a ModelProto (IR 10, opset 21) whose graph adds TENSORS float
+ * writes a ModelProto (IR 8, opset 17: what onnx 1.12, Debian's, reads, so
+ * bench/bench_check.sh can compare with its checker) whose graph adds TENSORS float
  * initializers (default 4) of MIB/TENSORS MiB each (default 1024 MiB in
  * all) to an input x, as raw_data.  The file is streamed: the small parts
  * are encoded in memory, each payload is written in 1 MiB chunks, so this
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
         return 1;
     }
     buf head = { 0 }, opset = { 0 };
-    put_int(&head, 1, 10);                       /* ir_version */
+    put_int(&head, 1, 8);                        /* ir_version */
     put_str(&head, 2, "gen_big_model");          /* producer_name */
     put_tag(&head, 7, 2);                        /* graph */
     put_varint(&head, graph_len);
@@ -178,7 +179,7 @@ int main(int argc, char **argv)
     }
     fwrite(tail.p, 1, tail.n, f);
     put_str(&opset, 1, "");
-    put_int(&opset, 2, 21);
+    put_int(&opset, 2, 17);
     buf last = { 0 };
     put_bytes(&last, 8, opset.p, opset.n);       /* opset_import, after graph */
     fwrite(last.p, 1, last.n, f);

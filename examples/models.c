@@ -439,6 +439,12 @@ static void build_toy_decoder_concat(oac_mb *mb)
     oac_example_toy_decoder(mb, OAC_TOY_LAYERS, false);
 }
 
+/* ---- paged_decoder (examples/paged_decoder.c) ------------------------------ */
+
+static void build_paged_decoder(oac_mb *mb) { oac_example_paged_decoder(mb, true, false); }
+static void build_paged_decoder_broken(oac_mb *mb) { oac_example_paged_decoder(mb, true, true); }
+static void build_paged_decoder_dense(oac_mb *mb) { oac_example_paged_decoder(mb, false, false); }
+
 /* ---- stock_no_annotations ---------------------------------------------- */
 
 /* What any exporter writes: no contract field, no onnx_alias import, and
@@ -496,12 +502,20 @@ const oac_example oac_examples[] = {
       "tensor_scatter with constant write_indices 15 + 2 tokens > max_seq_len 16" },
     { "toy_decoder", build_toy_decoder, { NULL },
       "two-layer attention decoder, K/V caches updated in place at position" },
-    { "toy_decoder_concat", build_toy_decoder_concat, { NULL },
+    { "toy_decoder_concat", build_toy_decoder_concat, { "cache-copied", NULL },
       "the same decoder in the ordinary present = Concat(past, new) style" },
     { "paged_cache", build_paged_cache, { NULL },
       "PagedCacheUpdate of a Sequence<QuantizedTensor> cache, INT4/FP8/INT2 pages" },
     { "paged_cache_broken", build_paged_cache_broken, { "page-type-invalid", NULL },
       "paged_cache whose node quantized_type 7 is out of range" },
+    { "paged_decoder", build_paged_decoder, { NULL },
+      "two-layer decoder over FP16/FP8/INT4/INT2 pages: PagedCacheUpdate then "
+      "PagedCacheAttention per layer" },
+    { "paged_decoder_broken", build_paged_decoder_broken, { "alias-hazard", NULL },
+      "paged_decoder whose first attention reads the cache's pre-update name" },
+    { "paged_decoder_dense", build_paged_decoder_dense, { NULL },
+      "paged_decoder's dense twin: the same weights, FLOAT16 caches updated by "
+      "CacheUpdate" },
     { "stock_no_annotations", build_stock_no_annotations, { NULL },
       "an ordinary model without any contract field" },
 };

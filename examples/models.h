@@ -67,6 +67,26 @@ enum {
     OAC_TOY_LAYERS = 2, OAC_TOY_HEADS = 2, OAC_TOY_HEAD_SIZE = 4,
     OAC_TOY_HIDDEN = 8, OAC_TOY_MAX_LEN = 16, OAC_TOY_VOCAB = 32
 };
+/* The paged decoder of contract 11 (examples/paged_decoder.c): two layers,
+ * K/V caches FLOAT16.  paged: each cache a Sequence of pages [2,
+ * OAC_PAGED_KV_HEADS, OAC_PAGED_PAGE_SIZE, OAC_PAGED_HEAD_SIZE] in
+ * declarations FP16_PAGE (0, IEEE half), FP8_PAGE (1, E4M3FN), INT4_PAGE
+ * (2) and INT2_PAGE (3), written by PagedCacheUpdate at graph inputs
+ * page_id and position and read by PagedCacheAttention; otherwise its
+ * dense twin: caches [2, OAC_PAGED_KV_HEADS, OAC_PAGED_MAX_LEN,
+ * OAC_PAGED_HEAD_SIZE] updated by CacheUpdate at `position`, attention in
+ * ONNX operators.  Same weights; outputs `logits` and l<i>_u (the updated
+ * caches).  broken: layer 0's attention reads the pre-update name
+ * (alias-hazard). */
+void oac_example_paged_decoder(oac_mb *mb, bool paged, bool broken);
+enum {
+    OAC_PAGED_HEADS = 4, OAC_PAGED_KV_HEADS = 2, OAC_PAGED_HEAD_SIZE = 8,
+    OAC_PAGED_HIDDEN = 32, OAC_PAGED_VOCAB = 600, OAC_PAGED_PAGE_SIZE = 16,
+    OAC_PAGED_MAX_LEN = 512
+};
+#define OAC_PAGED_INT4_SCALE 0.25f
+#define OAC_PAGED_INT2_SCALE 0.75f
+
 /* Largest dimension oac_example_toy_decoder_sized accepts. */
 enum { OAC_TOY_MAX_DIM = 65536 };
 

@@ -292,6 +292,15 @@ typedef struct oac_check_opts {
     size_t n_dims;
     const oac_input_file *inputs;
     size_t n_inputs;
+    /* The genai_config.json the model will be deployed with (NULL:
+     * none): its names add past/present pairs, and it is checked
+     * against the model (config-mismatch, config-no-sharing).  A file
+     * that cannot be read is config-invalid and OAC_EPARSE. */
+    const char *config;
+    /* The last n_run_dims entries of dims are not the caller's --dim but
+     * what `run` binds at its first step (oac_run_dims: its generation
+     * loop); messages say so.  0: every entry is an option. */
+    size_t n_run_dims;
 } oac_check_opts;
 
 /* One alias class: value names sharing one buffer. */
@@ -328,6 +337,36 @@ typedef struct oac_memory_plan {
 
 typedef struct oac_analysis oac_analysis;
 
+/* A verdict for every cache (kv_caches of the report): how a past input
+ * and the present output a runtime feeds back as the next past share
+ * storage. */
+typedef enum oac_kv_verdict {
+    OAC_KV_IN_PLACE = 0,   /* the present's alias root is the past */
+    OAC_KV_IMPLIED = 1,    /* not annotated, but every node on the path can share */
+    OAC_KV_COPIED = 2,     /* a new buffer computed from the past (reason) */
+    OAC_KV_NOT_A_CACHE = 3 /* not computed from the past (reason) */
+} oac_kv_verdict;
+const char *oac_kv_verdict_name(oac_kv_verdict v);  /* "in-place", ... */
+
+/* How a pair was found (oac_kv_cache.found_by, or'ed). */
+#define OAC_KV_BY_STRUCTURE 1u
+#define OAC_KV_BY_CONFIG 2u
+#define OAC_KV_BY_NAMES 4u
+
+typedef struct oac_kv_cache {
+    const char *past;
+    const char *present;
+    oac_kv_verdict verdict;
+    int reason;              /* oac_refusal (below), 0 for none */
+    unsigned found_by;       /* OAC_KV_BY_* */
+    const char *node;        /* where the present stops sharing or is updated; NULL */
+    const char *op_type;     /* NULL with node */
+    oac_opt_u64 bytes_per_token; /* the present's bytes at the capacity */
+    const char *bytes_formula;   /* the same in the dims' symbols when unknown, or NULL */
+    int64_t capacity;        /* static capacity, -1 when not static */
+    const char *capacity_symbol; /* its dim_param when symbolic, or NULL */
+} oac_kv_cache;
+
 /* Check every static rule of the contract.  Findings go to diags; the
  * return value is an oac_status (OAC_EINVAL for a bad --dim or --input,
  * with the message on ctx).  *out receives the results even when the model
@@ -349,6 +388,10 @@ const oac_unchecked *oac_analysis_unchecked(const oac_analysis *a, size_t i);
 const oac_memory_plan *oac_analysis_plan(const oac_analysis *a);
 /* The value a dim_param is bound to (declared, --dim or unified), or -1. */
 int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param);
+/* The model's past/present pairs with their verdicts, in the order of
+ * the past inputs (none without a pair). */
+size_t oac_analysis_kv_count(const oac_analysis *a);
+const oac_kv_cache *oac_analysis_kv(const oac_analysis *a, size_t i);
 
 /* ------------------------------------------------------------------ */
 /* Reference runtime                                                     */
@@ -385,7 +428,48 @@ typedef struct oac_run_opts {
      * picks a budget itself: the command-line tool's default is a
      * fraction of physical memory. */
     uint64_t max_memory;
+    /* Re-tiering of paged caches (contract 11, run --page-policy): after
+     * each step, every page of a bound paged cache whose age (0: the page
+     * with the highest page id, which a decoder's last update wrote; 1:
+     * the one before, ...) is at least a rule's age, for the largest such
+     * age, is re-encoded to that rule's declaration when its format
+     * differs.  None: pages keep their formats. */
+    const struct oac_page_rule *page_policy;
+    size_t n_page_policy;
 } oac_run_opts;
+
+/* One AGE:QUANT of run --page-policy. */
+typedef struct oac_page_rule {
+    uint64_t age;
+    /* A QuantizationProto.name of the model, or a decimal index into
+     * ModelProto.quantizations. */
+    const char *quant;
+} oac_page_rule;
+
+/* One step of one paged cache (execution.pages[].per_step[]). */
+typedef struct oac_page_step {
+    uint64_t step;
+    uint64_t pages;
+    /* Bytes of its pages per declaration, by index into
+     * ModelProto.quantizations (oac_page_record.n_quantizations entries). */
+    const uint64_t *bytes_by_quantization;
+    uint64_t total_bytes;
+    uint64_t re_encoded_pages;     /* this step's re-encodings */
+    uint64_t re_encoded_bytes;     /* bytes of the pages they made */
+} oac_page_step;
+
+/* execution.pages[]: a bound paged cache, per step (the first
+ * OAC_PER_STEP_HEAD and last OAC_PER_STEP_TAIL kept, as per_step). */
+typedef struct oac_page_record {
+    const char *cache;             /* borrowed from the model */
+    oac_page_step *per_step;
+    size_t n_per_step;
+    uint64_t per_step_omitted;
+    size_t n_quantizations;
+    /* Declaration names (borrowed from the model; NULL: unnamed, shown
+     * as "#<index>"). */
+    const char *const *quantization_names;
+} oac_page_record;
 
 typedef struct oac_step_stats {
     uint64_t step;
@@ -427,13 +511,19 @@ typedef struct oac_execution {
     /* The most the run held at once of what its memory budget counts
      * (oac_run_opts.max_memory), budget or not: a --max-memory it fits. */
     uint64_t memory_peak_bytes;
+    /* Contract 11: one record per bound paged cache (none: NULL, 0). */
+    oac_page_record *pages;
+    size_t n_pages;
 } oac_execution;
 
 /* Run a checked model (analysis from oac_check of this model with the
  * same dims and inputs; NULL: the run makes one with the options', whose
- * findings it does not report).  Refusals and run-time findings are
- * diagnostics; the return is an oac_status.  *out receives what was
- * measured, also after a refusal. */
+ * findings it does not report but its structure errors).  A model with
+ * structure errors (model-invalid) never runs: when diags does not
+ * already hold them, the run adds its own check's and returns
+ * OAC_ERUNTIME.  Refusals and run-time findings are diagnostics; the
+ * return is an oac_status.  *out receives what was measured, also after
+ * a refusal. */
 int oac_run(oac_ctx *ctx, oac_execution **out, const oac_model *model,
             const oac_analysis *analysis, const oac_run_opts *opts,
             oac_diags *diags);
@@ -499,8 +589,11 @@ typedef struct oac_annotate_pair {
     int input_port;        /* its past port, -1 when unknown */
     int output_port;       /* its present port, -1 when unknown */
     oac_verdict verdict;
-    oac_refusal reason;    /* OAC_REFUSAL_NONE unless refused */
+    oac_refusal reason;    /* the trace's refusal, OAC_REFUSAL_NONE when it holds */
     const char *message;
+    /* The configuration's refusal (beam-search, config-disabled), or
+     * OAC_REFUSAL_NONE; the verdict is refused when either is set. */
+    oac_refusal config_reason;
 } oac_annotate_pair;
 
 typedef struct oac_annotation oac_annotation;

@@ -45,6 +45,11 @@ int oac_infer_gemm(struct oac_infer *c);
 int oac_infer_group_query_attention(struct oac_infer *c);
 int oac_infer_multi_head_attention(struct oac_infer *c);
 int oac_infer_attention(struct oac_infer *c);
+int oac_infer_ms_attention(struct oac_infer *c);
+int oac_infer_paged_attention(struct oac_infer *c);
+int oac_infer_sparse_attention(struct oac_infer *c);
+int oac_infer_decoder_masked_mha(struct oac_infer *c);
+int oac_infer_embed_layer_normalization(struct oac_infer *c);
 int oac_infer_layer_normalization(struct oac_infer *c);
 int oac_infer_rms_normalization(struct oac_infer *c);   /* and Simplified */
 int oac_infer_skip_layer_normalization(struct oac_infer *c);
@@ -66,6 +71,7 @@ int oac_fold_size(struct oac_infer *c);
 int oac_capacity_cache_update(struct oac_cap *c);
 int oac_capacity_tensor_scatter(struct oac_cap *c);   /* linear / circular */
 int oac_capacity_paged(struct oac_cap *c);            /* page_size, page_id */
+int oac_capacity_paged_attention(struct oac_cap *c);  /* length vs pages */
 int oac_capacity_length(struct oac_cap *c);           /* section 6 .length */
 int oac_capacity_scatter_nd(struct oac_cap *c);       /* indices in data */
 int oac_capacity_scatter_elements(struct oac_cap *c);
@@ -76,6 +82,8 @@ int oac_kernel_cache_update(struct oac_kernel_call *k);
 int oac_kernel_tensor_scatter(struct oac_kernel_call *k);
 /* kernels/paged.c (paged, quantized cache; codecs in quant/quant.h) */
 int oac_kernel_paged_cache_update(struct oac_kernel_call *k);
+/* kernels/paged_attn.c (contract 11: attention reading the pages) */
+int oac_kernel_paged_cache_attention(struct oac_kernel_call *k);
 /* kernels/math.c (element-wise) */
 int oac_kernel_identity(struct oac_kernel_call *k);
 int oac_kernel_add(struct oac_kernel_call *k);
@@ -88,6 +96,9 @@ int oac_kernel_abs(struct oac_kernel_call *k);
 int oac_kernel_relu(struct oac_kernel_call *k);
 int oac_kernel_sqrt(struct oac_kernel_call *k);
 int oac_kernel_exp(struct oac_kernel_call *k);
+int oac_kernel_log(struct oac_kernel_call *k);
+int oac_kernel_max(struct oac_kernel_call *k);
+int oac_kernel_min(struct oac_kernel_call *k);
 int oac_kernel_sigmoid(struct oac_kernel_call *k);
 int oac_kernel_tanh(struct oac_kernel_call *k);
 int oac_kernel_erf(struct oac_kernel_call *k);
@@ -135,6 +146,11 @@ int oac_kernel_scatter_nd(struct oac_kernel_call *k);
 int oac_kernel_scatter_elements(struct oac_kernel_call *k);
 /* kernels/attn.c: attention with its KV-cache semantics */
 int oac_kernel_group_query_attention(struct oac_kernel_call *k);
+int oac_kernel_ms_attention(struct oac_kernel_call *k);
+int oac_kernel_paged_attention(struct oac_kernel_call *k);
+int oac_kernel_sparse_attention(struct oac_kernel_call *k);
+int oac_kernel_decoder_masked_mha(struct oac_kernel_call *k);
+int oac_kernel_embed_layer_normalization(struct oac_kernel_call *k);
 int oac_kernel_multi_head_attention(struct oac_kernel_call *k);
 int oac_kernel_attention(struct oac_kernel_call *k);
 /* kernels/rope.c: rotary embeddings (ONNX, com.microsoft) */

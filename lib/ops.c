@@ -25,12 +25,15 @@
 #define OAC_OP_DEFAULTS                                                   \
     .cond_port = -1, .length = { .port = -1, .seq_port = -1 },            \
     .position_port = -1, .values_port = -1, .page_id_port = -1,           \
+    .blocks = { -1, -1, -1 },                                             \
     .min_inputs = -1, .max_inputs = -1
 
 /* OAC_PAIRS({in, out}, ...): an OAC_AL_PAIRS row's pairs. */
 #define OAC_PAIRS(...)                                                    \
     .alias = OAC_AL_PAIRS, .pairs = { __VA_ARGS__ },                      \
     .n_pairs = sizeof((oac_op_pair[]){ __VA_ARGS__ }) / sizeof(oac_op_pair)
+/* OAC_BLOCKS(table, past_seqlens, cu_seqlens): a block table's ports. */
+#define OAC_BLOCKS(table_, past_, cu_) .blocks = { table_, past_, cu_ }
 /* OAC_LENGTH(kind, port, seq_port, seq_axis, plus): section 6's rule. */
 #define OAC_LENGTH(kind, port, seq_port, seq_axis, plus)                  \
     { kind, port, seq_port, seq_axis, plus }

@@ -137,6 +137,11 @@ typedef struct oac_op {
     int position_port;        /* position / write_indices */
     int values_port;          /* the update values */
     int page_id_port;
+    /* A fixed block pool addressed through a block table (section 10,
+     * PagedAttention): ports of the block table [B, max_blocks], the past
+     * lengths [B] and the queries' cumulative lengths [B + 1]; the pools
+     * are the pairs' pasts [num_blocks, block_size, ...]. -1: none. */
+    struct { int8_t table, past, cu; } blocks;
     int min_inputs;           /* input count bounds (operand-invalid); */
     int max_inputs;           /*   -1: unchecked */
     const char *enum_attr;    /* closed-set string attribute, or NULL */

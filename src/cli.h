@@ -65,7 +65,12 @@ typedef struct cli {
     uint64_t prompt_length;      /* 0: not given (1) */
     int64_t *tokens;             /* --tokens, owned */
     size_t n_tokens;
+    oac_page_rule *page_policy;  /* --page-policy, owned; quant into ... */
+    size_t n_page_policy;
+    char *page_policy_buf;       /* ... this owned copy of the argument */
     const char *config;          /* annotate: --config, into argv */
+    const char **configs;        /* check: every --config, into argv */
+    size_t n_configs;
     bool ignore_config;
     int64_t capacity;            /* annotate: --capacity, 0 when not given */
     bool partial;
@@ -108,6 +113,7 @@ typedef struct cli_model {
     const char *path;
     oac_model *model;            /* NULL when unreadable */
     oac_diags *diags;
+    const char *config;          /* check --config for this model, or NULL */
     oac_analysis *analysis;      /* NULL when not analysed */
     oac_execution *execution;    /* NULL unless run */
     int exit;                    /* CLI_EXIT_* of this model */

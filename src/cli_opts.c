@@ -406,6 +406,50 @@ done:
     return rc;
 }
 
+/* --page-policy AGE:QUANT,...: ages (integers >= 0) and declarations (a
+ * name or an index, resolved by the run against the model). */
+static int set_page_policy(cli *c, const char *arg)
+{
+    size_t n = 1;
+    for (const char *p = arg; *p; p++)
+        n += *p == ',';
+    oac_page_rule *r = calloc(n, sizeof *r);
+    char *copy = strdup(arg);
+    int rc = CLI_PARSE_GO;
+    if (!r || !copy) {
+        rc = usage("out of memory");
+        goto done;
+    }
+    size_t k = 0;
+    for (char *tok = copy, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
+        char *colon = strchr(tok, ':');
+        int64_t age;
+        if (colon)
+            *colon = '\0';
+        if (!colon || !colon[1] || !parse_i64(tok, &age) || age < 0) {
+            rc = usage("--page-policy expects AGE:QUANT pairs (AGE an integer >= 0, "
+                       "QUANT a declaration's name or index) separated by commas, "
+                       "not '%s'", arg);
+            goto done;
+        }
+        r[k++] = (oac_page_rule){ (uint64_t)age, colon + 1 };
+    }
+    free(c->page_policy);
+    free(c->page_policy_buf);
+    c->page_policy = r;
+    c->n_page_policy = k;
+    c->page_policy_buf = copy;
+    r = NULL;
+    copy = NULL;
+done:
+    free(r);
+    free(copy);
+    return rc;
+}
+
 /* A code name from the command line, or a usage error that suggests the
  * nearest code. */
 static int code_arg(const char *opt, const char *name, size_t len, int *code)
@@ -571,11 +615,13 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
         return CLI_PARSE_GO;
     case CLI_OPT_TOKENS:
         return set_tokens(c, arg);
+    case CLI_OPT_PAGE_POLICY:
+        return set_page_policy(c, arg);
     case CLI_OPT_CONFIG:
         if (!*arg)
             return usage("--config needs a file name");
         c->config = arg;
-        return CLI_PARSE_GO;
+        return push_str(&c->configs, &c->n_configs, arg);
     case CLI_OPT_IGNORE_CONFIG:
         c->ignore_config = true;
         return CLI_PARSE_GO;
@@ -734,7 +780,10 @@ void cli_free(cli *c)
     free(c->dims);
     free(c->inputs);
     free(c->readonly);
+    free(c->configs);
     free(c->tokens);
+    free(c->page_policy);
+    free(c->page_policy_buf);
     free(c->models);
     for (size_t i = 0; i < c->n_owned; i++)
         free(c->owned[i]);

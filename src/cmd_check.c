@@ -136,16 +136,23 @@ bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m,
         m->exit = CLI_EXIT_USAGE;
         goto done;
     }
+    /* Past the caller's own --dim, `run` passes what its loop binds. */
     for (size_t i = 0; i < n_given; i++)
-        if (oac_model_has_dim_param(m->model, given[i].name))
+        if (oac_model_has_dim_param(m->model, given[i].name)) {
             dims[o.n_dims++] = given[i];
+            o.n_run_dims += given != c->dims && i >= c->n_dims;
+        }
     for (size_t i = 0; i < c->n_inputs; i++)
         if (oac_model_has_input(m->model, c->inputs[i].name))
             inputs[o.n_inputs++] = c->inputs[i];
     o.dims = dims;
     o.inputs = inputs;
+    o.config = m->config;
     int rc = oac_check(ctx, &m->analysis, m->model, &o, m->diags);
-    if (rc == OAC_EINVAL) {
+    if (rc == OAC_EPARSE) {
+        /* An unreadable --config: its config-invalid diagnostic, exit 2
+         * (cli_model_settle). */
+    } else if (rc == OAC_EINVAL) {
         cli_error("%s: %s", m->path, oac_errmsg(ctx));
         usage_ok = false;
     } else if (rc < 0) {
@@ -169,6 +176,7 @@ void cli_model_settle(const cli *c, cli_model *m)
     /* Unreadable input, the model or an --input file (contract 5), or a
      * model the tool could not finish. */
     if (oac_diags_find(m->diags, OAC_PARSE_ERROR) >= 0 ||
+        oac_diags_find(m->diags, OAC_CONFIG_INVALID) >= 0 ||
         oac_diags_find(m->diags, OAC_ANALYSIS_FAILED) >= 0)
         e = CLI_EXIT_USAGE;
     if (e > m->exit)
@@ -575,6 +583,11 @@ int cmd_check(oac_ctx *ctx, const cli *c)
 
     if ((c->n_dims || c->n_inputs) && c->n_models > 1 && !names_known_each(ctx, c))
         return CLI_EXIT_USAGE;
+    if (c->n_configs > 1 && c->n_configs != c->n_models) {
+        cli_usage("--config is given %zu times for %zu models: give it once for "
+                  "every model, or once per model in order", c->n_configs, c->n_models);
+        return CLI_EXIT_USAGE;
+    }
     if (!stream_open(&s, ctx, c, c->n_models))
         return stream_close(&s, true);
     for (size_t i = 0; i < c->n_models; i++) {
@@ -582,6 +595,7 @@ int cmd_check(oac_ctx *ctx, const cli *c)
         /* Invariant 5: load, check, report and release, then the next. */
         if (!cli_model_load(ctx, &m, c->models[i]))
             return stream_close(&s, true);
+        m.config = c->n_configs ? c->configs[c->n_configs > 1 ? i : 0] : NULL;
         bool usable = c->n_models > 1 || cli_names_known(c, &m, 1);
         if (!usable || !cli_model_check(ctx, c, &m, NULL, 0)) {
             cli_model_fini(&m);

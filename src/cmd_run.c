@@ -68,6 +68,7 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         .dump_dir = c->dump,
         .prompt_length = c->prompt_length,
         .tokens = c->tokens, .n_tokens = c->n_tokens,
+        .page_policy = c->page_policy, .n_page_policy = c->n_page_policy,
         .max_memory = c->max_memory_set ? c->max_memory : default_budget(),
     };
     if (!cli_names_known(c, &m, 1)) {

@@ -612,7 +612,9 @@ int oac_mb_quant_linear(oac_mb *mb, const char *name, int32_t data_type,
     return add_quant(mb, q);
 }
 
-int oac_mb_quant_fp8(oac_mb *mb, const char *name, int32_t data_type)
+int oac_mb_quant_float(oac_mb *mb, const char *name, int32_t data_type,
+                       int sign_bits, int exponent_bits, int mantissa_bits,
+                       int exponent_bias, int has_inf, int has_nan)
 {
     if (!mb || mb->status != OAC_OK)
         return mb ? mb->status : OAC_EINVAL;
@@ -621,22 +623,27 @@ int oac_mb_quant_fp8(oac_mb *mb, const char *name, int32_t data_type)
         NEW(mb, Onnx__FloatingPointUniformProto, onnx__floating_point_uniform_proto__init);
     if (!q || !f)
         return mb->status;
-    /* E4M3FN: 1 sign, 4 exponent, 3 mantissa bits, bias 7, NaN, no inf. */
     f->has_sign_bits = 1;
-    f->sign_bits = 1;
+    f->sign_bits = sign_bits;
     f->has_exponent_bits = 1;
-    f->exponent_bits = 4;
+    f->exponent_bits = exponent_bits;
     f->has_mantissa_bits = 1;
-    f->mantissa_bits = 3;
+    f->mantissa_bits = mantissa_bits;
     f->has_exponent_bias = 1;
-    f->exponent_bias = 7;
+    f->exponent_bias = exponent_bias;
     f->has_has_inf = 1;
-    f->has_inf = 0;
+    f->has_inf = has_inf != 0;
     f->has_has_nan = 1;
-    f->has_nan = 1;
+    f->has_nan = has_nan != 0;
     q->kind_case = ONNX__QUANTIZATION_PROTO__KIND_FLOATING_POINT;
     q->floating_point = f;
     return add_quant(mb, q);
+}
+
+int oac_mb_quant_fp8(oac_mb *mb, const char *name, int32_t data_type)
+{
+    /* E4M3FN: 1 sign, 4 exponent, 3 mantissa bits, bias 7, NaN, no inf. */
+    return oac_mb_quant_float(mb, name, data_type, 1, 4, 3, 7, 0, 1);
 }
 
 Onnx__QuantizationProto *oac_mb_quant(oac_mb *mb, int index)

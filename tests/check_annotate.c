@@ -158,8 +158,10 @@ static const row rows[] = {
       "GQA_0", 3, 1 },
     { "gqa_noshare", 4, OAC_REFUSAL_CONFIG_DISABLED, "past_key_values.0.key", "present.0.key",
       "GQA_0", 3, 1 },
-    /* Only K named: GQA shares K and V together. */
-    { "gqa_keys_only", 2, OAC_REFUSAL_UNSUPPORTED_CHAIN, "past_key_values.0.key",
+    /* The config names only K: the V pairs are still found (by structure
+     * and names; a config adds pairs, never hides one), and the four are
+     * annotated together. */
+    { "gqa_keys_only", 4, OAC_REFUSAL_NONE, "past_key_values.0.key",
       "present.0.key", "GQA_0", 3, 1 },
     { "mha_no_past_len", 4, OAC_REFUSAL_GROWING_CACHE, "past_key_values.0.key",
       "present.0.key", "MHA_0", 6, 1 },
@@ -193,7 +195,14 @@ START_TEST(test_rows)
                   oac_annotation_pair_count(a));
     for (size_t i = 0; i < r->pairs; i++) {
         const oac_annotate_pair *p = oac_annotation_pair(a, i);
-        ck_assert_msg(p->reason == r->reason, "%s: pair %s -> %s: %s (%s), expected %s",
+        /* A config refusal is the pair's config_reason, beside a trace
+         * reason of none (the trace holds in these rows). */
+        bool by_config = r->reason == OAC_REFUSAL_BEAM_SEARCH ||
+                         r->reason == OAC_REFUSAL_CONFIG_DISABLED;
+        oac_refusal trace = by_config ? OAC_REFUSAL_NONE : r->reason;
+        ck_assert_msg(p->reason == trace && p->config_reason ==
+                      (by_config ? r->reason : OAC_REFUSAL_NONE),
+                      "%s: pair %s -> %s: %s (%s), expected %s",
                       r->model, p->past, p->present, oac_verdict_name(p->verdict),
                       p->message, r->reason ? oac_refusal_name(r->reason) : "annotated");
         ck_assert_int_eq(p->verdict, r->reason ? OAC_VERDICT_REFUSED : OAC_VERDICT_ANNOTATED);
@@ -297,23 +306,29 @@ static const char *declared(const oac_model *m, const char *name, char *buf, siz
     return buf;
 }
 
-/* One symbol for past and present (on these two values only), or the
- * static --capacity. */
+/* One symbol for past and present (on these two values only) without a
+ * config, the config's context_length (128 in the gqa row's) with one,
+ * or the static --capacity over both. */
 START_TEST(test_capacity)
 {
+    static const struct { const char *model; int64_t capacity; const char *want; } cases[] = {
+        { "gqa_names", 0, "batch,2,kv_capacity,16" },
+        { "gqa", 0, "batch,2,128,16" },
+        { "gqa", 64, "batch,2,64,16" },
+    };
     char b[128];
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
         fx f;
         scratch s;
         fx_begin(&f);
-        scratch_new(&s, f.ctx, "gqa");
-        oac_annotate_opts o = { .capacity = pass ? 128 : 0 };
+        scratch_new(&s, f.ctx, cases[pass].model);
+        oac_annotate_opts o = { .capacity = cases[pass].capacity };
         oac_annotation *a = annotate_file(&f, s.in, s.out, &o);
         ck_assert_ptr_nonnull(oac_annotation_output(a));
         fx g;
         fx_begin(&g);
         ck_assert_int_eq(oac_model_load(g.ctx, &g.m, s.out, g.d), OAC_OK);
-        const char *want = pass ? "batch,2,128,16" : "batch,2,kv_capacity,16";
+        const char *want = cases[pass].want;
         ck_assert_str_eq(declared(g.m, "past_key_values.1.value", b, sizeof b), want);
         ck_assert_str_eq(declared(g.m, "present.1.value", b, sizeof b), want);
         ck_assert_str_eq(declared(g.m, "attention_mask", b, sizeof b), "batch,total_seq_len");

@@ -270,6 +270,7 @@ static const struct {
     { "Exp", r_exp, false, false }, { "Sigmoid", r_sigmoid, false, false },
     { "Tanh", tanh, false, false }, { "Erf", erf, false, false },
     { "Reciprocal", r_recip, true, false }, { "Gelu", r_gelu, false, false },
+    { "Log", log, false, true },
 };
 
 START_TEST(unary_float_types)
@@ -319,6 +320,94 @@ START_TEST(unary_hand_values)
         kt_free(&y, 1);
         fx_end(&f);
     }
+}
+END_TEST
+
+/* Log at its edges: log(0) = -inf, log(-1) = NaN, log(1) = 0, log(e) = 1. */
+START_TEST(log_edges)
+{
+    const double x[4] = { 0, -1, 1, 2.718281828459045 };
+    const double want[4] = { -INFINITY, NAN, 0, 1 };
+    fx f;
+    node2(&f, "Log", NULL, OAC_T_DOUBLE, "4", x, 4, 0, NULL, NULL, 0, OAC_T_DOUBLE);
+    kt_val y;
+    ck_assert_int_eq(kt_run(&f, true, "y", &y, 1), OAC_OK);
+    kt_expect(&y, OAC_T_DOUBLE, "4", want, 4, 1e-15);
+    kt_free(&y, 1);
+    fx_end(&f);
+}
+END_TEST
+
+/* Max and Min of three inputs [2, 3], [3], [2, 1] broadcast together,
+ * in every float type and INT64 / UINT64; a NaN operand gives NaN; one
+ * input is a copy; mixed types are kernel-error naming the input. */
+static void extremum_case(const char *op, int32_t t, int n_in, const double *want,
+                          const char *dims)
+{
+    const double a[6] = { 1, -2, 3, 0.5, 7, -4 }, b[3] = { 2, -3, 2.5 }, c[2] = { 0, 5 };
+    fx f;
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
+    kt_init(g, "a", t, "2,3", a, 6);
+    kt_init(g, "b", t, "3", b, 3);
+    kt_init(g, "c", t, "2,1", c, 2);
+    oac_gb_node(g, op, NULL, "n", n_in == 1 ? "a" : "a,b,c", "y");
+    oac_gb_output(g, "y", t, NULL);
+    kt_val y;
+    ck_assert_int_eq(kt_run(&f, true, "y", &y, 1), OAC_OK);
+    kt_expect(&y, t, dims, want, 6, 0);
+    kt_free(&y, 1);
+    fx_end(&f);
+}
+
+START_TEST(max_min_variadic)
+{
+    const double mx[6] = { 2, 0, 3, 5, 7, 5 }, mn[6] = { 0, -3, 0, 0.5, -3, -4 };
+    const double a[6] = { 1, -2, 3, 0.5, 7, -4 };
+    const double mxi[6] = { 2, 0, 3, 5, 7, 5 }, mni[6] = { 0, -3, 0, 0, -3, -4 };
+    for (size_t ti = 0; ti < N_FLOAT_TYPES; ti++) {
+        extremum_case("Max", float_types[ti], 3, mx, "2,3");
+        extremum_case("Min", float_types[ti], 3, mn, "2,3");
+        extremum_case("Max", float_types[ti], 1, a, "2,3");
+    }
+    /* INT64 truncates 0.5 and 2.5 at kt_init. */
+    extremum_case("Max", OAC_T_INT64, 3, mxi, "2,3");
+    extremum_case("Min", OAC_T_INT64, 3, mni, "2,3");
+
+    const double x[3] = { NAN, 1, 2 }, z[3] = { 0, NAN, 1 };
+    const double wmax[3] = { NAN, NAN, 2 }, wmin[3] = { NAN, NAN, 1 };
+    for (int m = 0; m < 2; m++) {
+        fx f;
+        node2(&f, m ? "Min" : "Max", NULL, OAC_T_FLOAT, "3", x, 3, OAC_T_FLOAT, "3", z, 3,
+              OAC_T_FLOAT);
+        kt_val y;
+        ck_assert_int_eq(kt_run(&f, true, "y", &y, 1), OAC_OK);
+        kt_expect(&y, OAC_T_FLOAT, "3", m ? wmin : wmax, 3, 0);
+        kt_free(&y, 1);
+        fx_end(&f);
+    }
+    /* UINT64 compares unsigned: 2^63 is larger than 1. */
+    const double u[2] = { 9223372036854775808.0, 1 }, w[2] = { 1, 3 };
+    const double umax[2] = { 9223372036854775808.0, 3 };
+    fx f;
+    node2(&f, "Max", NULL, OAC_T_UINT64, "2", u, 2, OAC_T_UINT64, "2", w, 2, OAC_T_UINT64);
+    kt_val y;
+    ck_assert_int_eq(kt_run(&f, true, "y", &y, 1), OAC_OK);
+    ck_assert_uint_eq((uint64_t)kt_get_i64(&y, 0), (uint64_t)1 << 63);
+    ck_assert_int_eq(kt_get_i64(&y, 1), 3);
+    (void)umax;
+    kt_free(&y, 1);
+    fx_end(&f);
+}
+END_TEST
+
+START_TEST(max_mixed_types_refused)
+{
+    const double a[2] = { 1, 2 };
+    fx f;
+    node2(&f, "Max", NULL, OAC_T_FLOAT, "2", a, 2, OAC_T_DOUBLE, "2", a, 2, OAC_T_FLOAT);
+    kt_run_fail(&f, OAC_KERNEL_ERROR, "n");
+    fx_end(&f);
 }
 END_TEST
 
@@ -574,6 +663,9 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("kernel_math");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, elem_store_rounds_to_nearest_even);
+    tcase_add_test(tc, log_edges);
+    tcase_add_test(tc, max_min_variadic);
+    tcase_add_test(tc, max_mixed_types_refused);
     tcase_add_test(tc, elem_integers_wrap);
     tcase_add_test(tc, arith_float_types_broadcast);
     tcase_add_test(tc, arith_both_sides_broadcast);

@@ -136,7 +136,7 @@ static int update(pfx *f, int64_t page_id, int64_t position, const vals *v,
         .ctx = f->ctx, .alloc = &f->a, .model = oac_mb_proto(f->mb),
         .cache = &f->p, .page_id = page_id, .position = position,
         .values = &v->t, .quantized_type = qtype,
-        .workspace = ws_cb, .workspace_arg = f,
+        .workspace = ws_cb, .workspace_arg = f, .cache_name = "pages",
     };
     int rc = oac_paged_update(&c);
     if (out)
@@ -393,10 +393,11 @@ START_TEST(test_bounds_and_types)
     ck_assert_int_eq(update(&f, 0, 0, &v, -1, NULL), 0);
     expect_finding(&f, 2, 0, &v, -1, OAC_CAPACITY_OVERFLOW, "page_id 2");
     expect_finding(&f, -1, 0, &v, -1, OAC_CAPACITY_OVERFLOW, "page_id -1");
-    expect_finding(&f, 0, 14, &v, -1, OAC_CAPACITY_OVERFLOW, "page_size 16");
+    expect_finding(&f, 0, 14, &v, -1, OAC_CAPACITY_OVERFLOW, "= 17 exceeds the capacity 16 of 'pages'");
     expect_finding(&f, 1, 14, &v, -1, OAC_CAPACITY_OVERFLOW, "position 14");
     expect_finding(&f, 0, -1, &v, -1, OAC_CAPACITY_OVERFLOW, "position -1");
-    expect_finding(&f, 0, INT64_MAX, &v, -1, OAC_CAPACITY_OVERFLOW, "exceeds");
+    expect_finding(&f, 0, INT64_MAX, &v, -1, OAC_CAPACITY_OVERFLOW,
+                   "overflows and exceeds the capacity 16");
     /* Page types are named by QuantizationProto.name (issue 10, item 4). */
     expect_finding(&f, 0, 0, &v, Q_UINT4, OAC_PAGE_TYPE_INVALID,
                    "quantized_type 3 ('UINT4_PAGE') is not among");

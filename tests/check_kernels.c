@@ -223,6 +223,72 @@ START_TEST(out_of_place_allocates_one_cache)
 }
 END_TEST
 
+/* CacheUpdate called directly with a kept state (oac_kstate), as the
+ * main graph's frame gives it: the first call resolves and keeps, a later
+ * one on the same cache reuses (and still refuses an overflow, writing
+ * nothing), and another cache (other storage and capacity) resolves
+ * again rather than using the kept layout. */
+static int kept_call(oac_kernel_call *k, oac_rtval *cache, oac_rtval *upd, int64_t *pos,
+                     int64_t at)
+{
+    oac_rtval vp = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
+                     .t = { .elem_type = OAC_T_INT64, .rank = 0, .data = pos,
+                            .bytes = sizeof *pos } };
+    *pos = at;
+    oac_rtval *in[3] = { cache, upd, &vp };
+    oac_rtval *out[1] = { cache };
+    k->in = in;
+    k->out = out;
+    return oac_kernel_lookup("onnx_alias", "CacheUpdate")(k);
+}
+
+START_TEST(cache_update_kept_state)
+{
+    oac_ctx *ctx = oac_ctx_new();
+    oac_diags *d = oac_diags_new(ctx);
+    oac_ralloc ra;
+    oac_ralloc_init(&ra, ctx);
+    Onnx__NodeProto node = ONNX__NODE_PROTO__INIT;
+    node.op_type = "CacheUpdate";
+    node.domain = "onnx_alias";
+    node.name = "kept";
+    int alias[1] = { 0 };
+    oac_kstate st = { .ready = false };
+    oac_kernel_call k = { .ctx = ctx, .node = &node, .node_name = "kept", .n_in = 3,
+                          .n_out = 1, .out_alias = alias, .alloc = &ra, .diags = d,
+                          .state = &st };
+    /* cache [1, 2, 4, 1] (axis -2: capacity 4), update [1, 2, 1, 1] */
+    float c4[8] = { 0 }, u[2] = { 1, 2 }, c6[12] = { 0 };
+    int64_t pos;
+    oac_rtval vc = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_BOUND, .writable = true,
+                     .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 4, 1 },
+                            .data = c4, .bytes = sizeof c4 } };
+    oac_rtval vu = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
+                     .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 1, 1 },
+                            .data = u, .bytes = sizeof u } };
+    ck_assert_int_eq(kept_call(&k, &vc, &vu, &pos, 0), OAC_OK);
+    ck_assert(st.ready);
+    ck_assert_int_eq(kept_call(&k, &vc, &vu, &pos, 3), OAC_OK);
+    static const float want4[8] = { 1, 0, 0, 1, 2, 0, 0, 2 };
+    ck_assert(!memcmp(c4, want4, sizeof c4));
+    ck_assert_int_eq(kept_call(&k, &vc, &vu, &pos, 4), OAC_ERUNTIME);
+    ck_assert_uint_eq(diag_count(d, OAC_CAPACITY_OVERFLOW), 1);
+    ck_assert(!memcmp(c4, want4, sizeof c4));      /* nothing written */
+    /* Another cache, capacity 6: its own layout, not the kept one. */
+    oac_rtval v6 = vc;
+    v6.t.dims[2] = 6;
+    v6.t.data = c6;
+    v6.t.bytes = sizeof c6;
+    ck_assert_int_eq(kept_call(&k, &v6, &vu, &pos, 5), OAC_OK);
+    static const float want6[12] = { 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2 };
+    ck_assert(!memcmp(c6, want6, sizeof c6));
+    ck_assert(!memcmp(c4, want4, sizeof c4));
+    ck_assert_uint_eq(ra.calls, 0);
+    oac_diags_free(d);
+    oac_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- TensorScatter ---------------------------------------------------- */
 
 /* past [2, 1, 4, 2] FLOAT, update [2, 1, 3, 2]; write_indices an
@@ -672,6 +738,7 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, table_lookup);
     tcase_add_test(tc, cache_update_every_type_every_axis);
+    tcase_add_test(tc, cache_update_kept_state);
     tcase_add_test(tc, negative_position_overflows);
     tcase_add_test(tc, out_of_place_allocates_one_cache);
     tcase_add_test(tc, tensor_scatter_circular);

@@ -705,8 +705,8 @@ static void attention_annotated(oac_mb *mb) { onnx_attention(mb, true); }
 static void attention_stock(oac_mb *mb) { onnx_attention(mb, false); }
 
 static const model_case onnx_cases[] = {
-    { "mha_stock_no_past_len", mha_stock_no_past_len, NEAR(OAC_ALIAS_IMPLIED) },
-    { "msattn_stock_unshared", msattn_stock_unshared, NEAR(OAC_ALIAS_IMPLIED) },
+    { "mha_stock_no_past_len", mha_stock_no_past_len, WANT(OAC_CACHE_COPIED) },
+    { "msattn_stock_unshared", msattn_stock_unshared, WANT(OAC_CACHE_COPIED) },
     /* ScatterND: 0->0, indices inside the data. */
     { "nd_annotated", nd_annotated, NEAR(OAC_CAPACITY_OVERFLOW) },
     { "nd_index_4", nd_index_4, WANT(OAC_CAPACITY_OVERFLOW), "scatter", "data",
@@ -726,15 +726,36 @@ static const model_case onnx_cases[] = {
     /* Never in place: Concat, Pad, ONNX Attention. */
     { "concat_annotated", concat_annotated, WANT(OAC_ALIAS_UNSUPPORTED),
       "grow", "present", "/graph/node/0/output_alias/0" },
-    { "concat_stock", concat_stock, NEAR(OAC_ALIAS_UNSUPPORTED) },
+    { "concat_stock", concat_stock, WANT(OAC_CACHE_COPIED) },
     { "pad_annotated", pad_annotated, WANT(OAC_ALIAS_UNSUPPORTED), "grow",
       "present", "/graph/node/0/output_alias/0" },
-    { "pad_stock", pad_stock, NEAR(OAC_ALIAS_UNSUPPORTED) },
+    { "pad_stock", pad_stock, WANT(OAC_CACHE_COPIED) },
     { "attention_annotated", attention_annotated, WANT(OAC_ALIAS_UNSUPPORTED),
       "attn", "present_key", "/graph/node/0/output_alias/0" },
-    { "attention_stock", attention_stock, NEAR(OAC_ALIAS_IMPLIED) },
+    { "attention_stock", attention_stock, WANT(OAC_CACHE_COPIED) },
 };
 CASES_TEST(onnx_cases)
+
+/* A stock growing update (no output_alias) is a copied cache: its pair
+ * is cache-copied, and nothing else (no alias-implied: it cannot share;
+ * no alias-unsupported: nothing is declared). */
+static const model_fn stock_growing[] = {
+    mha_stock_no_past_len, msattn_stock_unshared, concat_stock, pad_stock, attention_stock,
+};
+
+START_TEST(test_stock_growing_copied)
+{
+    fx f;
+    fx_check_model(&f, stock_growing[_i]);
+    ck_assert_msg(diag_count(f.d, OAC_CACHE_COPIED) >= 1 &&
+                  oac_diags_count_severity(f.d, OAC_SEV_ERROR) == 0 &&
+                  oac_diags_count_severity(f.d, OAC_SEV_WARNING) ==
+                      diag_count(f.d, OAC_CACHE_COPIED), "%s", diag_dump(f.d));
+    for (size_t i = 0; i < oac_analysis_kv_count(f.a); i++)
+        ck_assert_int_eq(oac_analysis_kv(f.a, i)->verdict, OAC_KV_COPIED);
+    fx_end(&f);
+}
+END_TEST
 
 /* What a refusal reports is the refusal only: the present's alias_of
  * (which names the refused input) is not also alias-unbacked, nothing
@@ -972,6 +993,8 @@ Suite *test_suite(void)
     tcase_add_test(t6, test_gqa_stock_grows);
     ADD_CASES(t6, onnx_cases);
     tcase_add_test(t6, test_refusal_no_cascade);
+    tcase_add_loop_test(t6, test_stock_growing_copied, 0,
+                        (int)(sizeof stock_growing / sizeof stock_growing[0]));
     tcase_add_test(t6, test_implied_message);
     tcase_add_test(t6, test_pair_api);
     tcase_add_test(t6, test_paged_unchecked);

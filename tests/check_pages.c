@@ -166,7 +166,7 @@ START_TEST(test_invalid_declaration)
     oac_mb_free(mb);
 
     /* Other page-type-invalid reasons, one model each. */
-    const char *reasons[] = { "scale", "zero point", "axis 1", "1/5/2", "split_storage" };
+    const char *reasons[] = { "scale", "zero point", "axis 1", "1/5/11", "split_storage" };
     for (int r = 0; r < 5; r++) {
         mb = oac_mb_new(ctx);
         build(mb, &k);
@@ -177,7 +177,7 @@ START_TEST(test_invalid_declaration)
         case 1: q2->linear->zero_point = 4; break;          /* 2-bit: 0..3 */
         case 2: q0->linear->axis = 1; break;
         case 3: q1->floating_point->exponent_bits = 5;
-                q1->floating_point->mantissa_bits = 2; break;
+                q1->floating_point->mantissa_bits = 11; break;   /* 17 bits */
         case 4: q1->floating_point->has_split_storage = 1;
                 q1->floating_point->split_storage = 1; break;
         }

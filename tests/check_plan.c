@@ -14,6 +14,12 @@
                          ck_assert_uint_eq((f).value, (v)); } while (0)
 #define UNKNOWN(f) ck_assert_msg(!(f).known, #f " known")
 
+/* zero() of oac_plan_peak_at_inputs: only the value id *arg starts at 0. */
+static bool starts_zero_if(const void *arg, int64_t id)
+{
+    return id == *(const int64_t *)arg;
+}
+
 START_TEST(test_in_place)
 {
     fx r;
@@ -538,7 +544,7 @@ START_TEST(test_loop_body_transient)
     KNOWN(oac_plan_step_live(s, 0), 16);
     KNOWN(oac_plan_step_extra(s, 0)->transient, 17);
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
-    ck_assert_ptr_null(oac_plan_step_extra(s, 0)->loop_trip_input);
+    ck_assert_int_eq(oac_plan_step_extra(s, 0)->loop_trip_input, OAC_PLAN_NO_INPUT);
     fx_end(&r);
     fx_build(&r, NULL);
     loop_model(&r, &three);
@@ -557,8 +563,21 @@ START_TEST(test_loop_body_transient)
     loop_model(&r, NULL);
     ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     s = oac_analysis_schedule(r.a);
-    ck_assert_str_eq(oac_plan_step_extra(s, 0)->loop_trip_input, "M");
+    int64_t m_id = oac_plan_step_extra(s, 0)->loop_trip_input;
+    ck_assert_int_ge(m_id, 0);
+    ck_assert_str_eq(oac_graphs_value(r.a->graphs, (size_t)m_id)->name, "M");
     KNOWN(oac_analysis_plan(r.a)->peak_bytes, 33);
+    /* The peak at the inputs, by that id: no body when M starts at 0,
+     * the static figure (nothing left out) when it does not. */
+    uint64_t peak;
+    bool skipped;
+    ck_assert(oac_plan_peak_at_inputs(s, starts_zero_if, &m_id, &peak, &skipped));
+    ck_assert(skipped);
+    ck_assert_uint_eq(peak, 16);
+    int64_t other = m_id + 1;
+    ck_assert(oac_plan_peak_at_inputs(s, starts_zero_if, &other, &peak, &skipped));
+    ck_assert(!skipped);
+    ck_assert_uint_eq(peak, 33);
     fx_end(&r);
     fx_build(&r, NULL);
     loop_model(&r, NULL);

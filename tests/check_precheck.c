@@ -56,7 +56,8 @@ START_TEST(toy_decoder_past_its_capacity)
     ck_assert_str_eq(d->node, "l0_key_update");
     ck_assert_str_eq(d->op_type, "CacheUpdate");
     ck_assert_str_eq(d->value, "key_cache_0");
-    ck_assert_ptr_nonnull(strstr(d->message, "position 16 + length 1 exceeds capacity 16"));
+    ck_assert_ptr_nonnull(strstr(d->message, "node 'l0_key_update': position 16 + length 1 = 17 exceeds the "
+                                           "capacity 16 of 'key_cache_0'"));
     ck_assert_ptr_nonnull(strstr(d->message, "ran no node"));
     ck_assert(!memcmp(full, over, 4 * TOY_CACHE_BYTES));
     /* Not vacuous: the 16 steps wrote every slot of every cache. */
@@ -304,7 +305,7 @@ START_TEST(scatter_decoder_prompt_then_tokens)
     ck_assert_uint_eq(f.e->steps_completed, 6);
     const oac_diag *d = diag_expect_run(f.d, OAC_CAPACITY_OVERFLOW, "capacity-overflow");
     ck_assert_str_eq(d->node, "scatter");
-    ck_assert_ptr_nonnull(strstr(d->message, "position 8 + length 1 exceeds capacity 8"));
+    ck_assert_ptr_nonnull(strstr(d->message, "[0] = 8 + length 1 = 9 exceeds the capacity 8"));
     ck_assert(!memcmp(a, b, sizeof a));
     fx_end(&f);
 }

@@ -801,6 +801,22 @@ START_TEST(cycle_refused_before_running)
     ck_assert_ptr_nonnull(strstr(d->message, "cycle"));
     ck_assert_uint_eq(f.e->steps_completed, 0);
     fx_end(&f);
+    /* Given an analysis with that structure error but a list of
+     * diagnostics that lacks it, the run still refuses, with the check's
+     * own finding (its wording and location), once. */
+    fx_build(&f, NULL);
+    cyclic(f.mb);
+    ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+    oac_diags *fresh = oac_diags_new(f.ctx);
+    ck_assert_ptr_nonnull(fresh);
+    ck_assert_int_eq(oac_run(f.ctx, &f.e, f.m, f.a, &ro, fresh), OAC_ERUNTIME);
+    ck_assert_uint_eq(diag_count(fresh, OAC_MODEL_INVALID), 1);
+    d = diag_expect(fresh, OAC_MODEL_INVALID, "first", "a", "/graph/node/0");
+    ck_assert_ptr_nonnull(strstr(d->message, "first -> second -> first"));
+    ck_assert_uint_eq(oac_diags_count_severity(fresh, OAC_SEV_ERROR), 1);
+    ck_assert_uint_eq(f.e->steps_completed, 0);
+    oac_diags_free(fresh);
+    fx_end(&f);
 }
 END_TEST
 

@@ -26,9 +26,10 @@ annotate() {
     reports="$reports $tmp/report$n.json:$got"
 }
 
-# reasons FILE: the sorted distinct reasons of the pairs ("null" for none).
+# reasons FILE: the sorted distinct reasons of the pairs ("None" for none),
+# each followed by "/CONFIG_REASON" when the config refuses it too.
 reasons() {
-    json '" ".join(sorted({str(p["reason"]) for p in r["pairs"]}))' "$1"
+    json '" ".join(sorted({str(p["reason"]) + ("/" + p["config_reason"] if p["config_reason"] else "") for p in r["pairs"]}))' "$1"
 }
 
 # checked OUT PAIRS: `check` passes OUT with 0 errors and PAIRS classes.
@@ -55,7 +56,7 @@ for row in gqa scatter; do
 done
 
 # ---- refusals: exit 1, nothing written ----------------------------------
-for case in gqa_beams:beam-search gqa_noshare:config-disabled \
+for case in gqa_beams:None/beam-search gqa_noshare:None/config-disabled \
             mha_no_past_len:growing-cache concat:growing-cache \
             constant_presents:constant-present not_derived:not-derived \
             delta:delta-output reshape_chain:unsupported-chain; do

@@ -29,7 +29,7 @@ usage_says "no model given" check
 grep -q "cannot open" "$err" && fail "a command word was read as a path"
 
 # help: every command's usage line; help COMMAND: that command's options
-# only (--steps is run's, --config annotate's, --format everyone's).
+# only (--steps is run's, --config annotate's and check's, --format everyone's).
 run_oac 0 help
 for cmd in "[check]" run annotate help; do
     grep -qF "onnx-alias-check $cmd " "$out" || fail "help has no usage line for $cmd"
@@ -62,7 +62,7 @@ cmp -s "$out" "$tmp/help-run" || fail "run --help differs from help run"
 run_oac 0 help annotate
 has_opts annotate --config --capacity --format -- --steps --dim
 run_oac 0 help check
-has_opts check --dim --input --werror -- --steps --config
+has_opts check --dim --input --werror --config -- --steps
 usage_says "did you mean 'run'?" help rnu
 usage_says "unknown command 'zzyzx'" help zzyzx
 usage_says "at most" help run check

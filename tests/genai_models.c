@@ -345,6 +345,39 @@ static void mixed(oac_mb *mb)
     oac_gb_output(g, "present_1", OAC_T_FLOAT, "1,2,total_seq_len,16");
 }
 
+/* present_0 = Pad(past_0) on the sequence axis: the cache grows by one. */
+static void pad(oac_mb *mb)
+{
+    static const int64_t pads[8] = { 0, 0, 0, 0, 0, 0, 1, 0 };
+    oac_gb *g = cu_inputs(mb);
+    oac_gb_init_i64(g, "pads", "8", pads, 8);
+    oac_gb_node(g, "Pad", NULL, "grow", "past_0,pads", "present_0");
+    oac_gb_output(g, "present_0", OAC_T_FLOAT, "1,2,total_seq_len,16");
+}
+
+/* An LFM2-style recurrent state passed through unchanged beside an
+ * in-place CacheUpdate: present_conv.0 = Identity(past_conv.0). */
+static void identity_state(oac_mb *mb)
+{
+    oac_gb *g = cu_inputs(mb);
+    oac_gb_input(g, "past_conv.0", OAC_T_FLOAT, "1,64,3");
+    oac_gb_node(g, "Identity", NULL, "conv_pass", "past_conv.0", "present_conv.0");
+    oac_gb_output(g, "present_conv.0", OAC_T_FLOAT, "1,64,3");
+    Onnx__NodeProto *u = oac_gb_node(g, "CacheUpdate", "onnx_alias", "update",
+                                     "past_0,values,pos", "present_0");
+    oac_node_attr_int(g, u, "axis", -2);
+    oac_gb_output(g, "present_0", OAC_T_FLOAT, "1,2,past_seq_len,16");
+}
+
+/* No cache at all: y = Relu(x). */
+static void no_cache(oac_mb *mb)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "1,4");
+    oac_gb_node(g, "Relu", NULL, "relu", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "1,4");
+}
+
 /* An update in place would break a reader of the stale past: the pair
  * holds, but the annotated model fails the check (alias-hazard). */
 static void stale_reader(oac_mb *mb)
@@ -382,6 +415,9 @@ const genai_model genai_models[] = {
     { "reshape_chain", reshape_chain, NULL },
     { "mixed", mixed, NULL },
     { "stale_reader", stale_reader, NULL },
+    { "pad", pad, NULL },
+    { "identity_state", identity_state, NULL },
+    { "no_cache", no_cache, NULL },
 };
 const size_t genai_n_models = sizeof genai_models / sizeof genai_models[0];
 

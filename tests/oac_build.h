@@ -65,6 +65,11 @@ int oac_mb_quant_linear(oac_mb *mb, const char *name, int32_t data_type,
                         int32_t storage_type, int bits, int symmetric,
                         float scale, int64_t zero_point);
 int oac_mb_quant_fp8(oac_mb *mb, const char *name, int32_t data_type);
+/* Any floating-point format (sign/exponent/mantissa bits, bias, specials);
+ * IEEE half is 1, 5, 10, 15, 1, 1. */
+int oac_mb_quant_float(oac_mb *mb, const char *name, int32_t data_type,
+                       int sign_bits, int exponent_bits, int mantissa_bits,
+                       int exponent_bias, int has_inf, int has_nan);
 /* The declaration at an index, to edit it. */
 Onnx__QuantizationProto *oac_mb_quant(oac_mb *mb, int index);
 

@@ -12,6 +12,9 @@
 // fed from the manifest at step 1 only; every later step feeds the
 // present ONNX Runtime returned at the step before (as ONNX Runtime
 // GenAI's non-shared mode does: present fed back as the next past).
+// A pair listed in "bind" (a shared buffer) has its present bound to the
+// past's own tensor (a pre-allocated output: GenAI's shared mode), so
+// ONNX Runtime writes the new rows in place.
 // Every graph output of step k is written to OUT/step<k>/<index>.bin and
 // described in OUT/step<k>/outputs.json ({"name": {"type", "dims",
 // "file"}}).  Exit 0 when every step ran; 1 with the message on stderr
@@ -81,7 +84,15 @@ async function main() {
       }
     for (const name of session.inputNames)
       if (!(name in feeds)) throw new Error(`step ${k + 1}: no feed for input '${name}'`);
-    const results = await session.run(feeds);
+    let results;
+    if (m.bind && m.bind.length) {
+      const fetches = {};
+      for (const name of session.outputNames) fetches[name] = null;
+      for (const [past, present] of m.bind) fetches[present] = feeds[past];
+      results = await session.run(feeds, fetches);
+    } else {
+      results = await session.run(feeds);
+    }
     const stepDir = path.join(outDir, `step${k + 1}`);
     fs.mkdirSync(stepDir, { recursive: true });
     const index = {};

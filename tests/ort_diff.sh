@@ -18,7 +18,9 @@
 #    graph output of every step (FLOAT within 1e-4, FLOAT16/BFLOAT16
 #    within 2e-3 of the output's scale; see ort_diff.py): the real
 #    decoders of ../shared/real-models after `annotate` (8 steps; skipped
-#    when the folder is absent) and the build tree's examples/*.onnx.
+#    when the folder is absent), the build tree's examples/*.onnx and
+#    op-models/*.onnx (one model per form of every operator of the
+#    runtime's attention family, examples/op_models.c).
 #    Models that cannot be compared are listed with the reason.
 # Exit 0 only when every comparable output matches.
 #
@@ -40,6 +42,7 @@ node=$(command -v node || command -v nodejs) || {
 }
 [ -x "$OAC" ] || { echo "ort_diff: FAIL: no program at $OAC (run make first)"; exit 1; }
 [ -d "$build/examples" ] || { echo "ort_diff: FAIL: no examples/ in $build (run make first)"; exit 1; }
+[ -d "$build/op-models" ] || { echo "ort_diff: FAIL: no op-models/ in $build (run make first)"; exit 1; }
 "$PYTHON3" -c 'import onnx, numpy' 2>/dev/null ||
     { echo "ort_diff: FAIL: $PYTHON3 lacks onnx or numpy (scripts/deps.sh installs python3-onnx)"; exit 1; }
 
@@ -95,7 +98,7 @@ work=$build/ort-diff.work
 rm -rf "$work"
 timeout 3600 "$PYTHON3" "$here/ort_diff.py" --oac "$OAC" --node "$node" \
     --node-path "$ortdir/node_modules" --js "$here/ort_diff.js" --work "$work" \
-    --examples "$build/examples" "$@"
+    --examples "$build/examples" --examples "$build/op-models" "$@"
 rc=$?
 [ $rc -eq 124 ] && echo "ort_diff: FAIL: the comparison did not finish in an hour"
 [ $rc -eq 0 ] && rm -rf "$work"

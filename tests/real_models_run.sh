@@ -28,8 +28,16 @@ done
 ss="$tmp/ss.onnx"
 gqa="$tmp/gqa.onnx"
 run_oac 0 annotate -o "$ss" "$real/static-scatter-decoder.onnx"
-run_oac 0 annotate -o "$gqa" "$real/tiny-qwen35-gqa-decoder.onnx"
+# Without the config beside it, the capacity is the symbol kv_capacity
+# (bound below with --dim); with it, the config's context_length (128).
+cp "$real/tiny-qwen35-gqa-decoder.onnx" "$tmp/gqa_stock.onnx"
+run_oac 0 annotate -o "$gqa" "$tmp/gqa_stock.onnx"
 [ -f "$ss" ] && [ -f "$gqa" ] || { echo "annotate wrote nothing"; finish; }
+run_oac 0 annotate -o "$tmp/gqa128.onnx" "$real/tiny-qwen35-gqa-decoder.onnx"
+run_oac 0 --format=json "$tmp/gqa128.onnx"
+expect_eq "gqa with its config: capacity and verdicts" \
+    "$(json '[sorted({k["capacity"] for k in r["kv_caches"]}), sorted({k["verdict"] for k in r["kv_caches"]})]' "$out")" \
+    '[[128], ["in-place"]]'
 
 # The kernels: a first run says whether the runtime has them.
 "$OAC" run --format=json "$ss" > "$out" 2> "$err"

@@ -11,11 +11,12 @@
  * operator.
  *
  * Steps, each a function below, in contract order:
- *   1. pairs        config templates (%d = layer, matched against the
- *                   graph inputs as GenAI matches them), else name
- *                   patterns; each past once, in graph input order.
+ *   1. pairs        annotate/pairs.c (structure, config templates and
+ *                   name patterns, as a union); each past once, in graph
+ *                   input order.
  *   2. config       GenAI's sharing rules (beam-search, config-disabled),
- *                   unless --ignore-config.
+ *                   unless --ignore-config: config_reason beside the
+ *                   trace's reason (contract 9.5).
  *   3. trace        present back through Identity links to one operator,
  *                   whose pair from the past must hold in place
  *                   (oac_op_pair_judge); the past side may pass Identity
@@ -49,6 +50,7 @@
 #include <unistd.h>
 
 #include "annotate/annotate.h"
+#include "check/analysis.h"
 #include "model/arena.h"
 #include "annotate/genai_config.h"
 #include "check/graph.h"
@@ -177,6 +179,7 @@ typedef struct ast {
      * disagree. */
     oac_strmap alias_of;
     bool failed;               /* out of memory in a message */
+    bool with_config;          /* the pairs came with a configuration */
 } ast;
 
 /* A message formatted into the annotation's arena (NULL and st->failed
@@ -208,6 +211,17 @@ static void verdict(ast *st, size_t k, oac_verdict v, oac_refusal reason,
     va_end(ap);
     p->verdict = v;
     p->reason = reason;
+}
+
+/* A message in the annotation's arena (NULL and st->failed on OOM). */
+static const char *format(ast *st, const char *fmt, ...) OAC_PRINTF(2, 3);
+static const char *format(ast *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const char *m = vformat(st, fmt, ap);
+    va_end(ap);
+    return m;
 }
 
 /* Refuse pair k for reason, saying why and what to change. */
@@ -245,129 +259,17 @@ static int add_pair(ast *st, oac_value *past, const char *present)
     return st->failed ? OAC_ENOMEM : OAC_OK;
 }
 
-/* Is name a graph output of s? */
-static bool is_output(const oac_scope *s, const char *name)
+/* Step 1 is annotate/pairs.c's (contract 9.1: structure, config and
+ * names, one pairing for check, annotate and run). */
+static int pairs_found(ast *st)
 {
-    oac_value *v = oac_scope_local(s, name);
-    return v && v->output_index >= 0;
-}
-
-/* Pairs from the config's templates: every graph input a past template
- * matches, with its present template at the same layer. */
-static int pairs_from_config(ast *st)
-{
-    const oac_scope *s = st->s;
-    for (size_t i = 0; i < s->n_inputs; i++) {
-        oac_value *v = s->inputs[i];
-        if (!v || v->kind != OAC_VAL_INPUT || v->input_index != (int32_t)i)
-            continue;
-        for (size_t t = 0; t < st->cfg->n_names; t++) {
-            long layer;
-            if (!oac_genai_match(st->cfg->names[t].past, v->name, &layer))
-                continue;
-            char *q = oac_genai_expand(st->ctx, st->cfg->names[t].present, layer);
-            int rc = q ? add_pair(st, v, q) : OAC_ENOMEM;
-            oac_dealloc(st->ctx, q);
-            if (rc)
-                return rc;
-            break;
-        }
-    }
-    return OAC_OK;
-}
-
-/* The present name a pattern of contract 7 step 1 gives past, when it is
- * a graph output (malloc'ed), else NULL.  In order:
- * "past_key_values.REST" -> "present.REST"; the first "past" replaced by
- * "present" (past_N, past_key_self_N, ...); every "past" replaced. */
-static int pattern_present(ast *st, const char *past, char **out)
-{
-    static const char pkv[] = "past_key_values.";
-    *out = NULL;
-    char *cand[3] = { NULL, NULL, NULL };
-    int rc = OAC_OK;
-    if (strncmp(past, pkv, sizeof pkv - 1) == 0 && past[sizeof pkv - 1])
-        cand[0] = oac_asprintf(st->ctx, "present.%s", past + sizeof pkv - 1);
-    const char *p = strstr(past, "past");
-    if (p) {
-        cand[1] = oac_asprintf(st->ctx, "%.*spresent%s", (int)(p - past), past, p + 4);
-        /* every occurrence */
-        size_t n = 0, len = strlen(past);
-        for (const char *q = p; q; q = strstr(q + 4, "past"))
-            n++;
-        if (n > 1 && (cand[2] = oac_alloc(st->ctx, len + 3 * n + 1))) {
-            char *o = cand[2];
-            for (const char *q = past; *q;) {
-                if (strncmp(q, "past", 4) == 0) {
-                    memcpy(o, "present", 7);
-                    o += 7;
-                    q += 4;
-                } else {
-                    *o++ = *q++;
-                }
-            }
-            *o = '\0';
-        } else if (n > 1) {
-            rc = OAC_ENOMEM;
-        }
-        if (!cand[1])
-            rc = OAC_ENOMEM;
-    }
-    if (strncmp(past, pkv, sizeof pkv - 1) == 0 && past[sizeof pkv - 1] && !cand[0])
-        rc = OAC_ENOMEM;
-    for (int i = 0; i < 3 && rc == OAC_OK && !*out; i++)
-        if (cand[i] && is_output(st->s, cand[i])) {
-            *out = cand[i];
-            cand[i] = NULL;
-        }
-    for (int i = 0; i < 3; i++)
-        oac_dealloc(st->ctx, cand[i]);
+    oac_kv_pair *p = NULL;
+    size_t n = 0;
+    int rc = oac_kv_pairs_find(st->ctx, &p, &n, st->cfg, st->s);
+    for (size_t i = 0; rc == OAC_OK && i < n; i++)
+        rc = add_pair(st, (oac_value *)p[i].past, p[i].present_name);
+    oac_kv_pairs_free(st->ctx, p, n);
     return rc;
-}
-
-static int pairs_from_names(ast *st)
-{
-    const oac_scope *s = st->s;
-    for (size_t i = 0; i < s->n_inputs; i++) {
-        oac_value *v = s->inputs[i];
-        if (!v || v->kind != OAC_VAL_INPUT || v->input_index != (int32_t)i)
-            continue;
-        char *q = NULL;
-        int rc = pattern_present(st, v->name, &q);
-        if (rc == OAC_OK && q)
-            rc = add_pair(st, v, q);
-        oac_dealloc(st->ctx, q);
-        if (rc)
-            return rc;
-    }
-    return OAC_OK;
-}
-
-int oac_annotate_pairs(oac_ctx *ctx, oac_kv_pair **out, size_t *n,
-                       const oac_genai_config *cfg, const oac_scope *s)
-{
-    *out = NULL;
-    *n = 0;
-    /* Step 1 only reads the config and the scope. */
-    ast st = { .ctx = ctx, .cfg = (oac_genai_config *)cfg, .s = (oac_scope *)s };
-    int rc = OAC_ENOMEM;
-    if (!(st.a = oac_calloc(ctx, 1, sizeof *st.a)) || !(st.a->arena = oac_arena_new(ctx)))
-        goto done;
-    st.a->ctx = ctx;
-    if ((rc = cfg ? pairs_from_config(&st) : pairs_from_names(&st)) != OAC_OK)
-        goto done;
-    size_t k = st.a->n_pairs;
-    if (k && !(*out = oac_calloc(ctx, k, sizeof **out))) {
-        rc = OAC_ENOMEM;
-        goto done;
-    }
-    for (size_t i = 0; i < k; i++)
-        (*out)[i] = (oac_kv_pair){ st.w[i].past, st.w[i].present };
-    *n = k;
-done:
-    oac_dealloc(ctx, st.w);
-    oac_annotation_free(st.a);
-    return rc == OAC_ENOMEM ? oac_err(ctx, OAC_ENOMEM, "out of memory") : rc;
 }
 
 /* ---- step 2: GenAI's sharing rules -------------------------------------- */
@@ -378,9 +280,9 @@ static bool has_input(const oac_scope *s, const char *name)
     return v && v->kind == OAC_VAL_INPUT;
 }
 
-/* Refuse every pair the config does not let GenAI share (contract 7
- * step 2); pairs already refused by their trace keep that reason, which
- * a config change would not cure. */
+/* The configuration's refusal of every pair GenAI would not share
+ * (contract 7 step 2): config_reason, beside the trace's reason (contract
+ * 9.5: both are reported); a pair the trace kept becomes refused. */
 static void config_rules(ast *st)
 {
     const oac_genai_config *c = st->cfg;
@@ -389,24 +291,31 @@ static void config_rules(ast *st)
     bool scatter = has_input(st->s, c->write_indices) &&
                    has_input(st->s, c->nonpad_kv_seqlen);
     for (size_t k = 0; k < st->a->n_pairs; k++) {
-        if (refused(st, k))
+        oac_annotate_pair *p = &st->a->pairs[k];
+        const char *m = NULL;
+        if (c->num_beams != 1) {
+            p->config_reason = OAC_REFUSAL_BEAM_SEARCH;
+            m = format(st, "%s sets search.num_beams to %lld: GenAI gives each beam its "
+                       "own cache and copies them when beams are reordered, so '%s' "
+                       "cannot share '%s''s buffer; set num_beams to 1 (greedy or "
+                       "sampling search), or pass --ignore-config to annotate for "
+                       "another runtime", c->path, (long long)c->num_beams, p->present,
+                       p->past);
+        } else if (!c->share_buffer && !scatter) {
+            p->config_reason = OAC_REFUSAL_CONFIG_DISABLED;
+            m = format(st, "%s turns sharing off: search.past_present_share_buffer is "
+                       "not true and the decoder lacks a '%s' or '%s' input (GenAI's "
+                       "static-scatter cache), so GenAI gives '%s' a buffer of its own; "
+                       "set search.past_present_share_buffer to true, or pass "
+                       "--ignore-config", c->path, c->write_indices, c->nonpad_kv_seqlen,
+                       p->present);
+        }
+        if (!m)
             continue;
-        if (c->num_beams != 1)
-            refuse(st, k, OAC_REFUSAL_BEAM_SEARCH,
-                   "%s sets search.num_beams to %lld: GenAI gives each beam its own "
-                   "cache and copies them when beams are reordered, so '%s' cannot "
-                   "share '%s''s buffer; set num_beams to 1 (greedy or sampling "
-                   "search), or pass --ignore-config to annotate for another runtime",
-                   c->path, (long long)c->num_beams, st->a->pairs[k].present,
-                   st->a->pairs[k].past);
-        else if (!c->share_buffer && !scatter)
-            refuse(st, k, OAC_REFUSAL_CONFIG_DISABLED,
-                   "%s turns sharing off: search.past_present_share_buffer is %s and "
-                   "the decoder lacks a '%s' or '%s' input (GenAI's static-scatter "
-                   "cache), so GenAI gives '%s' a buffer of its own; set "
-                   "search.past_present_share_buffer to true, or pass --ignore-config",
-                   c->path, "not true", c->write_indices, c->nonpad_kv_seqlen,
-                   st->a->pairs[k].present);
+        if (refused(st, k))
+            p->message = format(st, "%s; and %s", p->message ? p->message : "", m);
+        else
+            verdict(st, k, OAC_VERDICT_REFUSED, OAC_REFUSAL_NONE, "%s", m);
     }
 }
 
@@ -559,18 +468,22 @@ static const char *advice(const char *why)
                  "with nonpad_kv_seqlen";
 }
 
-static int trace(ast *st, size_t k)
+/* The start of pair k's trace: the present followed back through
+ * Identity links to the value that made it.  *v is that value, a node
+ * output of an operator, when the trace goes on; NULL when this decided
+ * the pair (a refusal, or an Identity state passed through). */
+static int trace_start(ast *st, size_t k, oac_value **out)
 {
     const oac_scope *s = st->s;
     work *w = &st->w[k];
     const char *past = st->a->pairs[k].past, *present = st->a->pairs[k].present;
     int rc = OAC_OK;
-
+    *out = NULL;
     if (!w->present || w->present->output_index < 0) {
         refuse(st, k, OAC_REFUSAL_NOT_DERIVED,
                "the model has no output '%s' for '%s'%s; name the present output the "
                "decoder really has (config model.decoder.outputs)", present, past,
-               st->cfg ? " although the config names it" : "");
+               st->with_config ? " although the config names it" : "");
         return OAC_OK;
     }
     oac_value *v = through_identity(st, w->present, w, &rc);
@@ -580,6 +493,15 @@ static int trace(ast *st, size_t k)
         refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
                "'%s' comes from an Identity chain that has no start (an Identity "
                "without input, or a cycle); repair the export", present);
+        return OAC_OK;
+    }
+    if (v == w->past && w->n_chain) {
+        /* Identity(past): a state passed through, in place by definition
+         * (contract 9.1); the Identity reading the past is the operator,
+         * the others its links. */
+        long id = w->chain[--w->n_chain];
+        note_node(st, k, id, 0, 0);
+        w->traced = true;
         return OAC_OK;
     }
     if (v == w->past) {
@@ -603,6 +525,19 @@ static int trace(ast *st, size_t k)
                "the new positions into '%s'", present, what, name, past, past);
         return OAC_OK;
     }
+    *out = v;
+    return OAC_OK;
+}
+
+static int trace(ast *st, size_t k)
+{
+    const oac_scope *s = st->s;
+    work *w = &st->w[k];
+    const char *past = st->a->pairs[k].past, *present = st->a->pairs[k].present;
+    oac_value *v = NULL;
+    int rc = trace_start(st, k, &v);
+    if (rc || !v)
+        return rc;
 
     long ni = v->producer;
     int out = v->port;
@@ -666,7 +601,7 @@ static int trace(ast *st, size_t k)
         else
             refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
                    "'%s' is computed from '%s' by node '%s' (%s), which is not a cache "
-                   "operator annotate knows (contract section 6): %s", present, past,
+                   "operator annotate knows: %s", present, past,
                    n->display, op_of(n), advice(NULL));
         return OAC_OK;
     }
@@ -708,7 +643,7 @@ static int trace(ast *st, size_t k)
     st->a->pairs[k].input_port = -1;
     refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
            "'%s' is made from '%s' by node '%s' (%s), which is not a cache operator "
-           "annotate knows (contract section 6), e.g. a rank-changing Reshape: "
+           "annotate knows, e.g. a rank-changing Reshape: "
            "annotate follows only Identity links and one cache operator; make the "
            "cache operator's output the graph output '%s'", present, past, n->display,
            op_of(n), present);
@@ -813,6 +748,8 @@ static Onnx__TensorShapeProto__Dimension **dim_at(const Onnx__ValueInfoProto *vi
 static int capacity_axis(ast *st, long i, int rank)
 {
     const oac_node *n = &st->s->nodes[i];
+    if (oac_op_is(n->op, OAC_OP_IDENTITY))
+        return -1;             /* a state passed through: no capacity */
     int64_t ax = n->op ? n->op->axis_default : 0;
     for (size_t a = 0; n->op && n->op->axis_attr && a < n->proto->n_attribute; a++) {
         const Onnx__AttributeProto *at = n->proto->attribute[a];
@@ -839,6 +776,10 @@ static bool capacity_plan(ast *st, const Onnx__TensorShapeProto__Dimension *pd,
     int64_t want = st->opts->capacity;
     *set_p = *set_q = false;
     *value = 0;
+    /* Contract 9.5: the config's max_length (or context_length) when
+     * --capacity is not given and neither dim is static already. */
+    if (want == 0 && st->cfg && is_param(pd) && is_param(qd))
+        want = st->cfg->max_length > 0 ? st->cfg->max_length : st->cfg->context_length;
     if (want > 0) {
         const Onnx__TensorShapeProto__Dimension *d[2] = { pd, qd };
         for (int i = 0; i < 2; i++)
@@ -1147,8 +1088,24 @@ int oac_annotate(oac_ctx *ctx, oac_annotation **out, oac_model *model,
     if (!st.s || st.s->kind != OAC_SCOPE_MAIN)
         goto done;
     /* 1. pairs */
-    if ((rc = st.cfg ? pairs_from_config(&st) : pairs_from_names(&st)) != OAC_OK)
+    st.with_config = st.cfg != NULL;
+    if ((rc = pairs_found(&st)) != OAC_OK)
         goto done;
+    if (!st.a->n_pairs) {
+        oac_where w = { .graph = st.s->name, .location = "/graph/output" };
+        rc = oac_diag_add(diags, OAC_NO_CACHE_PAIRS, &w,
+                          "annotate found no past/present pair in the main graph: no "
+                          "graph output is reached from a graph input through a cache "
+                          "operator (GroupQueryAttention, MultiHeadAttention, "
+                          "DecoderMaskedMultiHeadAttention, Attention, SparseAttention, "
+                          "PagedAttention, TensorScatter, CacheUpdate, PagedCacheUpdate), "
+                          "%s%s, and no input follows the names past_key_values.N.key -> "
+                          "present.N.key, past_N -> present_N or past* -> present*; "
+                          "nothing was written",
+                          st.cfg ? "the templates of " : "no configuration was given",
+                          st.cfg ? st.cfg->path : "");
+        goto done;
+    }
     /* 3. trace (before 2: a model that cannot share keeps that reason) */
     for (size_t k = 0; k < st.a->n_pairs; k++)
         if ((rc = trace(&st, k)) != OAC_OK)
@@ -1195,6 +1152,37 @@ done:
     return rc;
 }
 
+int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
+                       const oac_kv_pair *p, size_t n, bool with_config)
+{
+    static const oac_annotate_opts none = { 0 };
+    ast st = { .ctx = ctx, .s = (oac_scope *)s, .opts = &none, .with_config = with_config };
+    int rc = OAC_ENOMEM;
+    *out = NULL;
+    if (!(st.a = oac_calloc(ctx, 1, sizeof *st.a)) || !(st.a->ctx = ctx) ||
+        !(st.a->arena = oac_arena_new(ctx)))
+        goto done;
+    rc = OAC_OK;
+    for (size_t i = 0; rc == OAC_OK && i < n; i++)
+        rc = add_pair(&st, (oac_value *)p[i].past, p[i].present_name);
+    for (size_t k = 0; rc == OAC_OK && k < st.a->n_pairs; k++)
+        rc = trace(&st, k);
+    if (rc == OAC_OK && st.failed)
+        rc = OAC_ENOMEM;
+done:
+    for (size_t k = 0; st.a && k < st.a->n_pairs; k++)
+        oac_dealloc(ctx, st.w[k].chain);
+    oac_dealloc(ctx, st.w);
+    oac_dealloc(ctx, st.reach);
+    oac_dealloc(ctx, st.queue);
+    if (rc != OAC_OK) {
+        oac_annotation_free(st.a);
+        return oac_err(ctx, OAC_ENOMEM, "out of memory");
+    }
+    *out = st.a;
+    return OAC_OK;
+}
+
 /* ---- step 5: writing and checking ---------------------------------------- */
 
 int oac_annotation_write(oac_ctx *ctx, oac_annotation *a, const oac_model *model,
@@ -1203,8 +1191,8 @@ int oac_annotation_write(oac_ctx *ctx, oac_annotation *a, const oac_model *model
     if (!a || !model || !path || !diags)
         return oac_err(ctx, OAC_EINVAL, "annotate: nothing to write");
     a->output = NULL;
-    if (oac_annotation_count(a, OAC_VERDICT_REFUSED) && !a->partial)
-        return OAC_OK;          /* a refused pair writes nothing */
+    if ((oac_annotation_count(a, OAC_VERDICT_REFUSED) && !a->partial) || !a->n_pairs)
+        return OAC_OK;          /* a refused pair, or none (no-cache-pairs), writes nothing */
     char *tmp = NULL;
     oac_model *back = NULL;
     oac_analysis *an = NULL;
@@ -1219,7 +1207,7 @@ int oac_annotation_write(oac_ctx *ctx, oac_annotation *a, const oac_model *model
     rc = oac_model_load(ctx, &back, tmp, diags);
     ctx->guard_off = false;
     if (rc == OAC_OK)
-        rc = oac_check(ctx, &an, back, NULL, diags);
+        rc = oac_check_passes(ctx, &an, back, NULL, diags);
     if (rc != OAC_OK)
         goto done;
     if (oac_diags_count_severity(diags, OAC_SEV_ERROR) > 0)
@@ -1262,8 +1250,8 @@ int oac_annotation_write_buffer(oac_ctx *ctx, oac_annotation *a, const oac_model
     if (!a || !model || !diags)
         return oac_err(ctx, OAC_EINVAL, "annotate: nothing to write");
     a->output = NULL;
-    if (oac_annotation_count(a, OAC_VERDICT_REFUSED) && !a->partial)
-        return OAC_OK;          /* a refused pair writes nothing */
+    if ((oac_annotation_count(a, OAC_VERDICT_REFUSED) && !a->partial) || !a->n_pairs)
+        return OAC_OK;          /* a refused pair, or none, writes nothing */
     uint8_t *bytes = NULL;
     size_t len = 0;
     oac_model *back = NULL;
@@ -1274,7 +1262,7 @@ int oac_annotation_write_buffer(oac_ctx *ctx, oac_annotation *a, const oac_model
     if (rc == OAC_OK)
         rc = oac_model_load_buffer(ctx, &back, bytes, len, model->path, model->dir, diags);
     if (rc == OAC_OK)
-        rc = oac_check(ctx, &an, back, NULL, diags);
+        rc = oac_check_passes(ctx, &an, back, NULL, diags);
     if (rc != OAC_OK || oac_diags_count_severity(diags, OAC_SEV_ERROR) > 0)
         goto done;              /* on any error nothing is handed over */
     a->output = "";

@@ -1,31 +1,28 @@
 /* annotate/annotate.h: what annotate/annotate.c offers the rest of the library besides the
  * public oac_annotate (contract 7 step 1; contract 8 and issue 11 item 5:
- * `run` feeds a stock decoder's presents back as its pasts, paired as
- * annotate pairs them).
+ * check gives every pair of annotate/pairs.c a verdict from annotate's
+ * trace).
  *
- * Owns nothing but the declarations; the pairing itself is annotate/annotate.c's
- * (one pairing in the library).
+ * Owns nothing but the declarations; the pairing is annotate/pairs.c's,
+ * the trace annotate/annotate.c's (one of each in the library).
  */
 #ifndef OAC_ANNOTATE_H
 #define OAC_ANNOTATE_H
 
 #include "annotate/genai_config.h"
+#include "annotate/pairs.h"
 #include "check/graph.h"
 
-/* One past input and the present output it pairs with (values of the
- * graph index the pairs were found in; present NULL when the name the
- * config gives is no value of the graph). */
-typedef struct oac_kv_pair {
-    const oac_value *past;
-    const oac_value *present;
-} oac_kv_pair;
-
-/* Contract 7 step 1 alone: the pairs of main graph s, by cfg's templates
- * (cfg not NULL) or else by the name patterns, each past once, in graph
- * input order; nothing is traced, judged or written.  *out (n of them)
- * on the context's allocator; OAC_ENOMEM only. */
-int oac_annotate_pairs(oac_ctx *ctx, oac_kv_pair **out, size_t *n,
-                       const oac_genai_config *cfg, const oac_scope *s);
+/* Contract 7 step 3 alone, for check's verdicts (annotate/pairs.c): the
+ * trace of pairs p (n of them, of main graph s) without a configuration's
+ * sharing rules and without writing anything.  *out holds one
+ * oac_annotate_pair per p, in order: verdict annotated when the trace
+ * holds (node and ports of the operator, an Identity for a state passed
+ * through), refused with the reason and message otherwise; with_config
+ * says the pairs came with a configuration (messages say so).  Release
+ * *out with oac_annotation_free.  OAC_ENOMEM only. */
+int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
+                       const oac_kv_pair *p, size_t n, bool with_config);
 
 /* oac_annotation_write into memory (oac_annotate_json, report/api_json.c): the
  * annotated model's bytes, checked as oac_annotation_write checks its

@@ -17,6 +17,8 @@
  *                          attention_mask, ...: run's decoder inputs).
  *   search.num_beams       integer >= 1, default 1
  *   search.past_present_share_buffer   boolean, default false
+ *   search.max_length, model.context_length   integers >= 1 (the capacity a
+ *                          deployment asks for), 0 when absent
  * Everything else is ignored.  The file is a hostile input: opened
  * without blocking (a FIFO is refused, not waited on), at most
  * OAC_GENAI_MAX_BYTES, duplicate keys refused, and every key read is
@@ -266,6 +268,25 @@ static int read_search(oac_genai_config *c, oac_diags *diags, json_t *search)
                            "search.past_present_share_buffer is not true or false");
         c->share_buffer = json_is_true(v);
     }
+    v = search ? json_object_get(search, "max_length") : NULL;
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1)
+            return invalid(c->ctx, diags, c->path,
+                           "search.max_length is not an integer of at least 1");
+        c->max_length = json_integer_value(v);
+    }
+    return OAC_OK;
+}
+
+static int read_context(oac_genai_config *c, oac_diags *diags, json_t *model)
+{
+    json_t *v = json_object_get(model, "context_length");
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1)
+            return invalid(c->ctx, diags, c->path,
+                           "model.context_length is not an integer of at least 1");
+        c->context_length = json_integer_value(v);
+    }
     return OAC_OK;
 }
 
@@ -325,6 +346,7 @@ int oac_genai_config_load(oac_ctx *ctx, oac_genai_config **out,
     if ((rc = read_names(c, diags, inputs, outputs)) != OAC_OK ||
         (rc = read_inputs(c, inputs)) != OAC_OK ||
         (rc = read_search(c, diags, search)) != OAC_OK ||
+        (rc = read_context(c, diags, model)) != OAC_OK ||
         (rc = input_name(ctx, diags, path, inputs, "write_indices",
                          &c->write_indices)) != OAC_OK ||
         (rc = input_name(ctx, diags, path, inputs, "nonpad_kv_seqlen",

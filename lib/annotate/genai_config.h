@@ -33,6 +33,9 @@ typedef struct oac_genai_config {
      * search.past_present_share_buffer (false when absent). */
     int64_t num_beams;
     bool share_buffer;
+    /* search.max_length and model.context_length, 0 when absent. */
+    int64_t max_length;
+    int64_t context_length;
     /* The graph input names of decoder.inputs.write_indices and
      * .nonpad_kv_seqlen, or those words when the config has none. */
     char *write_indices;

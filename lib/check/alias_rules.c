@@ -339,6 +339,39 @@ static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
     return rc;
 }
 
+/* Section 2's cache updates (CacheUpdate, PagedCacheUpdate,
+ * TensorScatter) share only their listed pair (0->0): output_alias on
+ * another input (the position, the new values) is alias-unsupported, not
+ * an advice to make that input writable. */
+static int check_update_pairs(oac_check_state *st, oac_scope *s, long i,
+                              const long *entry_of_out)
+{
+    oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    const oac_op *op = n->op;
+    const char *op_type = np->op_type ? np->op_type : "";
+    char pl[64];
+    int rc = OAC_OK;
+    for (size_t p = 0; p < np->n_output && !rc; p++) {
+        int in = n->alias_in[p];
+        if (in < 0 || entry_of_out[p] < 0)
+            continue;
+        bool listed = false;
+        for (size_t k = 0; k < op->n_pairs; k++)
+            listed |= op->pairs[k].in == in && op->pairs[k].out == (int)p;
+        if (!listed)
+            rc = refuse(st, s, i, entry_of_out[p], p,
+                "node '%s' (%s) of graph '%s': output_alias pairs output %zu "
+                "('%s') with input %d ('%s'), but %s's only pair is %s: only "
+                "the cache shares the output's storage; declare output_alias "
+                "{output %d, input %d, MUST_ALIAS}", n->display, op_type,
+                s->name, p, np->output[p], in, np->input[in], op_type,
+                pair_list(op, pl, sizeof pl), op->n_pairs ? op->pairs[0].out : 0,
+                op->n_pairs ? op->pairs[0].in : 0);
+    }
+    return rc;
+}
+
 /* alias-implied for a section-6 KV-cache operator: each pair whose
  * condition holds in the file but whose present states no output_alias
  * (a node that states any entry on its pairs' outputs was judged by
@@ -560,6 +593,9 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
     if (oac_op_has(n->op, OAC_OPF_KV_CACHE) &&
         (rc = implied_pairs(st, s, i, entry_of_out)))
         goto done;
+    if (oac_op_has(n->op, OAC_OPF_CACHE_UPDATE) && n->op->alias == OAC_AL_PAIRS &&
+        entry_of_out && (rc = check_update_pairs(st, s, i, entry_of_out)))
+        goto done;
 
     /* alias-implied: a cache update without output_alias 0 <- 0.  An entry
      * for 0 <- 0 that is broken otherwise was reported above. */
@@ -570,7 +606,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
             stated = e && (e->has_output_index ? e->output_index : 0) == 0 &&
                      (e->has_input_index ? e->input_index : 0) == 0;
         }
-        if (!stated) {
+        /* A refused entry on output 0 is that finding's, reported alone. */
+        if (!stated && n->alias_in[0] != OAC_ALIAS_REFUSED) {
             oac_where w = oac_where_node(s, i, np->output[0], NULL, loc,
                                          sizeof loc);
             if ((rc = oac_scope_diag(st, s, OAC_ALIAS_IMPLIED, &w,

@@ -109,6 +109,27 @@ int64_t oac_analysis_dim(const oac_analysis *a, const char *dim_param)
     return -1;
 }
 
+size_t oac_analysis_kv_count(const oac_analysis *a)
+{
+    return a ? a->n_kv : 0;
+}
+
+const oac_kv_cache *oac_analysis_kv(const oac_analysis *a, size_t i)
+{
+    return a && i < a->n_kv ? &a->kv[i] : NULL;
+}
+
+const char *oac_kv_verdict_name(oac_kv_verdict v)
+{
+    switch (v) {
+    case OAC_KV_IN_PLACE: return "in-place";
+    case OAC_KV_IMPLIED: return "implied";
+    case OAC_KV_COPIED: return "copied";
+    case OAC_KV_NOT_A_CACHE: return "not-a-cache";
+    }
+    return NULL;
+}
+
 const oac_pbfile *oac_analysis_input(const oac_analysis *a, const char *name)
 {
     for (size_t i = 0; a && name && i < a->n_inputs; i++)

@@ -58,11 +58,18 @@ struct oac_analysis {
     oac_unchecked *unchecked;
     size_t n_unchecked;
     oac_memory_plan plan;
+    /* The structure errors (model-invalid findings) the check made: a run
+     * refuses an analysis that has any (run/session.c). */
+    size_t n_invalid;
     /* dim_param bindings in force after unification: parallel arrays,
      * names owned. */
     char **dim_names;
     int64_t *dim_values;
     size_t n_dims;
+    /* kv_caches: the pairs and their verdicts (annotate/pairs.c, after the
+     * passes), strings in the arena. */
+    oac_kv_cache *kv;
+    size_t n_kv;
     /* Storage of the classes' root, graph, members (array and names),
      * dims and dim_params and of every string of the unchecked entries:
      * a model has thousands, released at once with the analysis (made on
@@ -81,6 +88,12 @@ struct oac_analysis {
     struct oac_plan_sched **plans;
     size_t n_plans;
 };
+
+/* The checker's passes (check/check.c): what the public oac_check
+ * (annotate/pairs.c) runs before it pairs the caches and gives each its
+ * verdict.  Same contract as oac_check otherwise. */
+int oac_check_passes(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
+                     const oac_check_opts *opts, oac_diags *diags);
 
 /* A new, empty analysis of model (check/check.c); NULL on OOM. */
 oac_analysis *oac_analysis_new(oac_ctx *ctx, const oac_model *model);

@@ -21,12 +21,15 @@
  *  2. A check that cannot be decided is listed with oac_unchecked_add
  *     (rule "capacity", the reason), never skipped silently.
  *  3. position + length is overflow-checked: a sum that does not fit in
- *     int64 exceeds every capacity and is reported, never wrapped.
+ *     int64 is past every capacity and is reported, never wrapped.
  *  4. One finding per node and rule: the first offending batch row of
  *     write_indices is named.
  *  5. Which port is the position, the values, the page_id, and which
- *     attribute is the axis come from the operator table (ops.def), as
- *     does the rule itself (the row's .capacity, oac_capacity_*).
+ *     attributes are the axis and the mode come from the operator table
+ *     (ops.def: .axis_attr, .enum_attr), as does the row's rule (its
+ *     .capacity, oac_capacity_*).  The verdict on a position, length and
+ *     capacity, its wording and the axis's normalisation are the
+ *     rulebook's (rulebook.h), which the run and the kernels share.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,6 +40,7 @@
 #include "op_fns.h"
 #include "ops.h"
 #include "check/shapes.h"
+#include "rulebook.h"
 
 /* What a capacity rule of a row (ops.def .capacity) sees of its node. */
 typedef struct oac_cap {
@@ -109,46 +113,40 @@ static int64_t dim_at(const cap_ctx *c, const oac_vshape *v, int64_t axis)
     return oac_shapes_dim(c->sh, v->dims[axis]);
 }
 
-/* The one rule: position pos (known), length len, capacity cap.  Returns
- * through *bad whether it fired. */
+/* A verdict of the capacity rule (rulebook.h) as a finding at input
+ * `port`, in the rule's one wording. */
+static int verdict(cap_ctx *c, int port, const oac_cap_case *k)
+{
+    char msg[1024];
+    if (k->verdict == OAC_CAP_FITS || k->verdict == OAC_CAP_UNKNOWN)
+        return OAC_OK;
+    oac_capacity_say(msg, sizeof msg, k);
+    return finding(c, port, "node '%s': %s", c->nd->display, msg);
+}
+
+/* The rule for position pos (known), length len, capacity cap. */
 static int check_one(cap_ctx *c, int port, const char *what, int64_t pos,
                      int64_t len, int64_t cap, const char *row)
 {
-    if (pos < 0) {
-        char capbuf[32] = "not known", lenbuf[32] = "not known";
-        if (cap >= 0)
-            snprintf(capbuf, sizeof capbuf, "%" PRId64, cap);
-        if (len >= 0)
-            snprintf(lenbuf, sizeof lenbuf, "%" PRId64, len);
-        return finding(c, port,
-                       "node '%s': %s %s%" PRId64 " is negative (cache '%s', length %s"
-                       ", capacity %s)", c->nd->display, what, row, pos,
-                       c->cache, lenbuf, capbuf);
-    }
-    int64_t end;
-    if (oac_add_overflow_i64(pos, len, &end))
-        return finding(c, port,
-                       "node '%s': %s %s%" PRId64 " + length %" PRId64
-                       " overflows and exceeds the capacity %" PRId64 " of '%s'",
-                       c->nd->display, what, row, pos, len, cap, c->cache);
-    if (end > cap)
-        return finding(c, port,
-                       "node '%s': %s %s%" PRId64 " + length %" PRId64 " = %" PRId64
-                       " exceeds the capacity %" PRId64 " of '%s'",
-                       c->nd->display, what, row, pos, len, end, cap, c->cache);
-    return OAC_OK;
+    oac_cap_case k = { .verdict = oac_capacity_rule(pos, len, cap, OAC_CAP_NORMAL),
+                       .what = what, .row = row, .pos_known = true, .pos = pos,
+                       .len = len, .cap = cap, .cache = c->cache };
+    return verdict(c, port, &k);
 }
 
-/* An update whose length alone exceeds the capacity overflows at any
+/* An update whose length alone is past the capacity overflows at any
  * position (a position is never negative): reported with the position
- * unknown (issue 10, item 4). */
-static int length_alone(cap_ctx *c, int port, const char *what, int64_t len,
-                        int64_t cap)
+ * unknown (issue 10, item 4).  False when it fits at 0. */
+static bool length_alone(cap_ctx *c, int port, const char *what, int64_t len,
+                         int64_t cap, oac_cap_mode mode, int *rc)
 {
-    return finding(c, port,
-                   "node '%s': the update length %" PRId64 " alone exceeds the "
-                   "capacity %" PRId64 " of '%s', whatever the %s (never "
-                   "negative)", c->nd->display, len, cap, c->cache, what);
+    oac_cap_case k = { .verdict = oac_capacity_rule(0, len, cap, mode), .mode = mode,
+                       .what = what, .row = "", .pos_known = mode == OAC_CAP_CIRCULAR,
+                       .len = len, .cap = cap, .cache = c->cache };
+    if (k.verdict != OAC_CAP_EXCEEDS)
+        return false;
+    *rc = verdict(c, port, &k);
+    return true;
 }
 
 static int64_t axis_of(const cap_ctx *c, const oac_vshape *cache)
@@ -156,11 +154,8 @@ static int64_t axis_of(const cap_ctx *c, const oac_vshape *cache)
     int64_t axis = c->op->axis_default;
     if (c->op->axis_attr)
         axis = oac_attr_int(c->nd->proto, c->op->axis_attr, axis);
-    if (!cache || cache->rank < 0)
-        return INT64_MIN;
-    if (axis < -(int64_t)cache->rank || axis >= cache->rank)
-        return INT64_MIN;   /* operand-invalid (check/shapes.c) */
-    return axis < 0 ? axis + cache->rank : axis;
+    /* Out of range is operand-invalid (check/shapes.c). */
+    return cache ? oac_capacity_axis(axis, cache->rank) : -1;
 }
 
 int oac_capacity_cache_update(cap_ctx *c)
@@ -169,14 +164,16 @@ int oac_capacity_cache_update(cap_ctx *c)
     const oac_vshape *vv = port_vs(c, c->op->values_port, NULL);
     const oac_known *pk = port_known(c, c->op->position_port);
     int64_t axis = axis_of(c, cv);
-    if (axis == INT64_MIN)
+    int rc;
+    if (axis < 0)
         return unchecked(c, "the capacity axis is not known");
     int64_t cap = dim_at(c, cv, axis), len = dim_at(c, vv, axis);
     if (pk && pk->n == 1 && pk->v[0] < 0)
         return check_one(c, c->op->position_port, "position", pk->v[0], len,
                          cap, "");
-    if ((!pk || pk->n != 1) && cap >= 0 && len > cap)
-        return length_alone(c, c->op->values_port, "position", len, cap);
+    if ((!pk || pk->n != 1) &&
+        length_alone(c, c->op->values_port, "position", len, cap, OAC_CAP_NORMAL, &rc))
+        return rc;
     if (!pk || pk->n != 1)
         return unchecked(c, "position is not known");
     if (cap < 0)
@@ -191,28 +188,19 @@ int oac_capacity_tensor_scatter(cap_ctx *c)
     const oac_vshape *cv = port_vs(c, 0, NULL);
     const oac_vshape *uv = port_vs(c, c->op->values_port, NULL);
     int64_t axis = axis_of(c, cv);
-    if (axis == INT64_MIN)
+    if (axis < 0)
         return unchecked(c, "the sequence axis is not known");
     int64_t max_len = dim_at(c, cv, axis), len = dim_at(c, uv, axis);
-    char mode[16] = "linear";
-    const Onnx__AttributeProto *m = oac_node_attr(c->nd->proto, "mode");
-    if (m && m->has_s) {
-        size_t n = m->s.len < sizeof mode - 1 ? m->s.len : sizeof mode - 1;
-        oac_shapes_copy(mode, m->s.data, n);
-        mode[n] = '\0';
-    }
-    bool circular = !strcmp(mode, "circular");
+    bool circular = oac_capacity_mode(c->op, c->nd->proto) == OAC_CAP_CIRCULAR;
     int port = c->op->position_port;
     bool have_wi = port_present(c, port);
     const oac_known *wk = have_wi ? port_known(c, port) : NULL;
     int rc;
     if (circular) {
         /* Only update_seq_len <= max_seq_len and write_indices >= 0. */
-        if (max_len >= 0 && len >= 0 && len > max_len)
-            return finding(c, c->op->values_port,
-                           "node '%s': update length %" PRId64
-                           " exceeds the capacity %" PRId64 " of '%s' (circular mode)",
-                           c->nd->display, len, max_len, c->cache);
+        if (length_alone(c, c->op->values_port, "position", len, max_len,
+                         OAC_CAP_CIRCULAR, &rc))
+            return rc;
         if (max_len < 0 || len < 0)
             if ((rc = unchecked(c, "the update length or the capacity is not known")))
                 return rc;
@@ -234,8 +222,9 @@ int oac_capacity_tensor_scatter(cap_ctx *c)
             snprintf(row, sizeof row, "[%zu] = ", b);
             return check_one(c, port, "write_indices", wk->v[b], len, max_len, row);
         }
-    if (have_wi && !wk && max_len >= 0 && len > max_len)
-        return length_alone(c, c->op->values_port, "write_indices", len, max_len);
+    if (have_wi && !wk && length_alone(c, c->op->values_port, "write_indices", len,
+                                       max_len, OAC_CAP_NORMAL, &rc))
+        return rc;
     if (have_wi && !wk)
         return unchecked(c, "write_indices are not known");
     if (max_len < 0)
@@ -245,8 +234,7 @@ int oac_capacity_tensor_scatter(cap_ctx *c)
     if (!have_wi)
         return check_one(c, c->op->values_port, "position", 0, len, max_len, "");
     for (size_t b = 0; b < wk->n; b++) {
-        int64_t end;
-        if (oac_add_overflow_i64(wk->v[b], len, &end) || end > max_len) {
+        if (oac_capacity_rule(wk->v[b], len, max_len, OAC_CAP_NORMAL) != OAC_CAP_FITS) {
             char row[48];
             snprintf(row, sizeof row, "[%zu] = ", b);
             return check_one(c, port, "write_indices", wk->v[b], len, max_len, row);
@@ -278,8 +266,9 @@ int oac_capacity_paged(cap_ctx *c)
      * (contract 2: a run-time capacity-overflow), never decidable here. */
     if (pk && pk->n == 1 && pk->v[0] < 0)
         return check_one(c, c->op->position_port, "position", pk->v[0], len, cap, "");
-    if ((!pk || pk->n != 1) && cap >= 0 && len > cap)
-        return length_alone(c, c->op->values_port, "position", len, cap);
+    if ((!pk || pk->n != 1) &&
+        length_alone(c, c->op->values_port, "position", len, cap, OAC_CAP_NORMAL, &rc))
+        return rc;
     if (!pk || pk->n != 1)
         return unchecked(c, "position is not known");
     if (cap < 0)
@@ -287,6 +276,63 @@ int oac_capacity_paged(cap_ctx *c)
     if (len < 0)
         return unchecked(c, "the update length is not known");
     return check_one(c, c->op->position_port, "position", pk->v[0], len, cap, "");
+}
+
+/* Contract 11: the pages a Sequence cache value holds when the check can
+ * tell, else -1: its root's --input pages, plus one for each
+ * PagedCacheUpdate on the way whose known page_id creates a page. */
+static int64_t pages_held(const cap_ctx *c, const oac_value *v, int depth)
+{
+    if (!v || depth > OAC_MAX_DEPTH)
+        return -1;
+    if (v->producer < 0) {
+        const oac_pbfile *f = v->kind == OAC_VAL_INPUT && v->scope == c->st->graphs->scopes[0]
+            ? oac_analysis_input(c->st->out, v->name) : NULL;
+        if (!f || !f->msg || f->msg->descriptor != &onnx__sequence_proto__descriptor)
+            return -1;
+        return (int64_t)((const Onnx__SequenceProto *)f->msg)->n_quantized_tensor_values;
+    }
+    const oac_node *nd = &v->scope->nodes[v->producer];
+    if (!nd->op || nd->op->id != OAC_OP_PAGED_CACHE_UPDATE || v->port != 0)
+        return -1;
+    int64_t before = pages_held(c, oac_node_input(v->scope, v->producer, 0), depth + 1);
+    oac_value *pg = oac_node_input(v->scope, v->producer, (size_t)nd->op->page_id_port);
+    const oac_known *k = pg ? oac_shapes_known(c->sh, pg->id) : NULL;
+    if (before < 0 || !k || k->n != 1)
+        return -1;
+    return k->v[0] == before ? before + 1 : before;
+}
+
+/* PagedCacheAttention: a known length within the positions the cache's
+ * pages hold (page_size each); the run refuses an absent page itself. */
+int oac_capacity_paged_attention(cap_ctx *c)
+{
+    const char *cname = NULL;
+    const oac_vshape *cv = port_vs(c, 1, &cname);
+    c->cache = cname ? cname : c->cache;
+    const oac_known *lk = port_known(c, 2);
+    if (!lk || lk->n != 1)
+        return unchecked(c, "length is not known");
+    int64_t len = lk->v[0];
+    int64_t ps = cv && cv->rank == 4 ? dim_at(c, cv, 2) : -1;
+    if (len < 0)
+        return finding(c, 2, "node '%s': length %" PRId64 " is negative (cache '%s')",
+                       c->nd->display, len, c->cache);
+    if (cv && cv->kind == OAC_VK_MAP)
+        return unchecked(c, "a Map cache's page ids are its keys");
+    int64_t n = pages_held(c, oac_node_input(c->s, c->i, 1), 0);
+    if (n < 0)
+        return unchecked(c, "the number of pages the cache holds is not known");
+    if (ps < 0)
+        return unchecked(c, "the page size is not known");
+    int64_t held;
+    /* The one capacity rule (rulebook.h): length positions from 0. */
+    if (!oac_mul_overflow_i64(n, ps, &held) &&
+        oac_capacity_rule(0, len, held, OAC_CAP_NORMAL) == OAC_CAP_EXCEEDS)
+        return finding(c, 2, "node '%s': length %" PRId64 " exceeds the %" PRId64
+                       " positions the %" PRId64 " pages of '%s' hold (page_size %"
+                       PRId64 ")", c->nd->display, len, held, n, c->cache, ps);
+    return OAC_OK;
 }
 
 /* ---- section 6: the rows' length rules ---------------------------------- */
@@ -360,39 +406,25 @@ int oac_capacity_length(cap_ctx *c)
         int64_t seq = L->seq_port >= 0 ? dim_at(c, sv, L->seq_axis) : 0;
         bool seq_known = L->seq_port < 0 || seq >= 0;
 
-        int64_t lo = 0;
-        bool wrapped = oac_add_overflow_i64(val, seq_known ? seq : 0, &lo) ||
-                       oac_add_overflow_i64(lo, L->plus, &lo);
+        /* The total after the update: the value + the new positions +
+         * plus, against the capacity (rulebook.h). */
+        int64_t news = seq_known ? seq : 0, lo = 0;
+        bool wrapped = oac_add_overflow_i64(news, L->plus, &news);
+        oac_cap_verdict v = cap < 0 ? OAC_CAP_UNKNOWN
+                          : wrapped ? OAC_CAP_WRAPS
+                                    : oac_capacity_rule(val, news, cap, OAC_CAP_NORMAL);
         bool exact = v_known && seq_known;
-        char parts[256];
-        int at = 0;
-        if (v_known)
-            at = snprintf(parts, sizeof parts, "input %d '%s' = %" PRId64,
-                          L->port, vname ? vname : "", val);
-        else
-            at = snprintf(parts, sizeof parts, "input %d '%s' not known, at "
-                          "least 0", L->port, vname ? vname : "");
-        if (L->seq_port >= 0 && seq_known && at >= 0 && (size_t)at < sizeof parts)
-            at += snprintf(parts + at, sizeof parts - (size_t)at,
-                           " + %" PRId64 " new position%s of '%s'", seq,
-                           seq == 1 ? "" : "s", sname ? sname : "");
-        if (L->plus && at >= 0 && (size_t)at < sizeof parts)
-            snprintf(parts + at, sizeof parts - (size_t)at, " + %d new",
-                     (int)L->plus);
-        if (cap >= 0 && (wrapped || lo > cap)) {
+        if (v == OAC_CAP_WRAPS || v == OAC_CAP_EXCEEDS) {
+            char parts[256], msg[1024];
+            oac_capacity_parts(parts, sizeof parts, L->port, vname, v_known, val,
+                               L->seq_port >= 0 && seq_known ? seq : -1, sname,
+                               (int)L->plus);
+            lo = val + news;
+            oac_capacity_say_total(msg, sizeof msg, v, exact, lo, parts, c->cache, cap,
+                                   (int)axis);
             int port = v_known || L->seq_port < 0 ? L->port : L->seq_port;
-            if (wrapped)
-                return finding(c, port,
-                               "node '%s' (%s): the length after the update "
-                               "(%s) overflows and exceeds the capacity %" PRId64
-                               " of '%s'", c->nd->display, op->op_type, parts,
-                               cap, c->cache);
-            return finding(c, port,
-                           "node '%s' (%s): the update leaves %s%" PRId64
-                           " positions (%s) in '%s', whose capacity is %" PRId64
-                           " (dim %d)", c->nd->display, op->op_type,
-                           exact ? "" : "at least ", lo, parts, c->cache, cap,
-                           (int)axis);
+            return finding(c, port, "node '%s' (%s): %s", c->nd->display, op->op_type,
+                           msg);
         }
         if (cap < 0)
             rc = unchecked(c, "the capacity (the past's dimension on the "

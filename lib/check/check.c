@@ -1,4 +1,5 @@
-/* check/check.c: oac_check and the pass table.
+/* check/check.c: the pass table (oac_check_passes; the public oac_check,
+ * annotate/pairs.c, runs it and then gives every cache its verdict).
  *
  * Owns: the order of the checker's passes (check/checker.h) and the lifetime of
  * the shared oac_check_state.  The analysis object they fill is
@@ -36,8 +37,8 @@ static const struct {
     { "plan", oac_pass_plan },
 };
 
-int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
-              const oac_check_opts *opts, oac_diags *diags)
+int oac_check_passes(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
+                     const oac_check_opts *opts, oac_diags *diags)
 {
     static const oac_check_opts no_opts = { 0 };
     if (!out)
@@ -53,9 +54,12 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
     st.out = oac_analysis_new(ctx, model);
     if (!st.out)
         return OAC_ENOMEM;
+    size_t first = oac_diags_count(diags);
     for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++)
         if ((rc = passes[i].fn(&st)) < 0)
             break;
+    for (size_t i = first; i < oac_diags_count(diags); i++)
+        st.out->n_invalid += oac_diags_get(diags, i)->code == OAC_MODEL_INVALID;
     /* Invariant 3: the analysis owns what the passes made. */
     st.out->graphs = st.graphs;
     st.out->schedule = st.schedule;

@@ -1065,6 +1065,146 @@ int oac_infer_multi_head_attention(oac_infer *c)
     return OAC_OK;
 }
 
+/* DecoderMaskedMultiHeadAttention: output (B, 1, num_heads * v_head_size)
+ * of q's type; presents the pasts' types with past_present_share_buffer
+ * = 1 and input 7, else (B, N, past + 1, H). */
+int oac_infer_decoder_masked_mha(oac_infer *c)
+{
+    const oac_vshape *q = tin(c, 0), *val = tin(c, 2), *pk = tin(c, 5);
+    int64_t N = oac_attr_int(c->proto, "num_heads", 0);
+    if (!q)
+        return OAC_OK;
+    int32_t T = q->elem_type;
+    int rc;
+    if (q->rank != 3 || N < 1) {
+        for (size_t k = 0; k < 3; k++)
+            if ((rc = set_out_k(c, k, T, -1, NULL)))
+                return rc;
+        return OAC_OK;
+    }
+    oac_dimref y[3] = { q->dims[0], q->dims[1], val && val->rank == 3 ? val->dims[2] : 0 };
+    if ((!(val && val->rank == 3) && (rc = fresh(c, &y[2]))) || (rc = set_out_k(c, 0, T, 3, y)))
+        return rc;
+    if (oac_attr_int(c->proto, "past_present_share_buffer", 0) && port_given(c, 7) &&
+        port_given(c, 5)) {
+        for (size_t k = 1; k < 3; k++) {
+            const oac_vshape *past = tin(c, k + 4);
+            if (k < c->n_out && past)
+                c->out[k] = *past;
+        }
+        return OAC_OK;
+    }
+    const oac_vshape *pv = tin(c, 6);
+    for (size_t k = 1; k < 3; k++) {
+        const oac_vshape *p = k == 1 ? pk : pv;
+        oac_dimref d[4];
+        if (!(p && p->rank == 4)) {
+            if ((rc = set_out_k(c, k, T, -1, NULL)))
+                return rc;
+            continue;
+        }
+        memcpy(d, p->dims, sizeof d);
+        if ((rc = dim_sum(c, p->dims[2], 1, &d[2])) || (rc = set_out_k(c, k, T, 4, d)))
+            return rc;
+    }
+    return OAC_OK;
+}
+
+/* Output 0: q's dims with the last set to num_heads * head_size (packed
+ * q: q's last * N / (N + 2 * KVN)); outputs 1 and 2: the pasts (inputs
+ * 3 and 4) they update in place (PagedAttention, SparseAttention). */
+static int infer_pooled(oac_infer *c)
+{
+    const oac_vshape *q = tin(c, 0);
+    int64_t N = oac_attr_int(c->proto, "num_heads", 0);
+    int64_t KVN = oac_attr_int(c->proto, "kv_num_heads", 0);
+    if (!q)
+        return OAC_OK;
+    int rc;
+    if (q->rank < 2 || q->rank > 3 || N < 1 || KVN < 1) {
+        rc = set_out_k(c, 0, q->elem_type, -1, NULL);
+    } else {
+        oac_dimref y[3];
+        memcpy(y, q->dims, (size_t)q->rank * sizeof *y);
+        bool packed = !port_given(c, 1);
+        rc = packed ? dim_scaled(c, q->dims[q->rank - 1], N, N + 2 * KVN, &y[q->rank - 1])
+                    : OAC_OK;
+        if (!rc)
+            rc = set_out_k(c, 0, q->elem_type, q->rank, y);
+    }
+    for (size_t k = 1; !rc && k < 3; k++) {
+        const oac_vshape *past = tin(c, k + 2);
+        if (k < c->n_out && past)
+            c->out[k] = *past;
+    }
+    return rc;
+}
+
+int oac_infer_paged_attention(oac_infer *c) { return infer_pooled(c); }
+int oac_infer_sparse_attention(oac_infer *c) { return infer_pooled(c); }
+
+/* com.microsoft Attention: output (B, S, v_hidden); present
+ * (2, B, N, past + S, H), or the past's type with
+ * past_present_share_buffer = 1 and input 6 (one buffer). */
+int oac_infer_ms_attention(oac_infer *c)
+{
+    const oac_vshape *x = tin(c, 0), *w = tin(c, 1), *past = tin(c, 4);
+    int64_t N = oac_attr_int(c->proto, "num_heads", 0);
+    if (!x)
+        return OAC_OK;
+    int32_t T = x->elem_type;
+    int rc;
+    const Onnx__AttributeProto *qs = oac_node_attr(c->proto, "qkv_hidden_sizes");
+    int64_t wc = w && w->rank == 2 ? dimv(c, w->dims[1]) : -1;
+    int64_t dq = qs && qs->n_ints == 3 ? qs->ints[0] : wc >= 0 ? wc / 3 : -1;
+    int64_t dv = qs && qs->n_ints == 3 ? qs->ints[2] : dq;
+    if (x->rank != 3 || N < 1 || dq < 1 || dv < 1) {
+        for (size_t k = 0; k < 2; k++)
+            if ((rc = set_out_k(c, k, T, -1, NULL)))
+                return rc;
+        return OAC_OK;
+    }
+    oac_dimref y[3] = { x->dims[0], x->dims[1], dv };
+    if ((rc = set_out_k(c, 0, T, 3, y)))
+        return rc;
+    if (oac_attr_int(c->proto, "past_present_share_buffer", 0) && port_given(c, 6) &&
+        port_given(c, 4)) {
+        if (1 < c->n_out && past)
+            c->out[1] = *past;
+        return OAC_OK;
+    }
+    oac_dimref len;
+    if (port_given(c, 4) && !(past && past->rank == 5))
+        rc = fresh(c, &len);
+    else
+        rc = dim_sum(c, port_given(c, 4) ? past->dims[3] : 0, x->dims[1], &len);
+    if (rc)
+        return rc;
+    oac_dimref pd[5] = { 2, x->dims[0], N, len, dq / N };
+    return set_out_k(c, 1, T, 5, pd);
+}
+
+/* com.microsoft EmbedLayerNormalization: output and embedding_sum
+ * (B, S, hidden) of word_embedding's type; mask_index INT32 (B). */
+int oac_infer_embed_layer_normalization(oac_infer *c)
+{
+    const oac_vshape *ids = tin(c, 0), *w = tin(c, 2);
+    if (!w)
+        return OAC_OK;
+    int rc;
+    if (!ids || ids->rank != 2 || w->rank != 2) {
+        if ((rc = set_out_k(c, 0, w->elem_type, -1, NULL)) ||
+            (rc = set_out_k(c, 1, 6 /* INT32 */, -1, NULL)))
+            return rc;
+        return set_out_k(c, 2, w->elem_type, -1, NULL);
+    }
+    oac_dimref y[3] = { ids->dims[0], ids->dims[1], w->dims[1] }, m[1] = { ids->dims[0] };
+    if ((rc = set_out_k(c, 0, w->elem_type, 3, y)) ||
+        (rc = set_out_k(c, 1, 6 /* INT32 */, 1, m)))
+        return rc;
+    return set_out_k(c, 2, w->elem_type, 3, y);
+}
+
 /* ONNX Attention: Y (B, Sq, q_heads * Hv) or (B, q_heads, Sq, Hv);
  * present_key/value (B, kv_heads, past + Skv, H or Hv); qk_matmul_output
  * (B, q_heads, Sq, past + Skv). */

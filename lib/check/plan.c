@@ -34,6 +34,9 @@
  *     same class whose quantized_type attribute differs changes the
  *     format (workspace), and the page keeps the new format afterwards.
  *     workspace_bytes = max_i workspace(i).
+ *  5c. PagedCacheAttention (contract 11), in any scope: the keys and values
+ *     of one kv head of one page decoded, 2 * page_size * head_size
+ *     elements of E, plus page_size + head_size floats (attn_workspace).
  *  5b. Pages are runtime allocations too.  The first PagedCacheUpdate of
  *     each alias class rooted at a main-graph input creates one page of
  *     its format (a run's paged caches start empty, page_id at 0); the
@@ -119,7 +122,8 @@ void oac_plan_sched_free(oac_ctx *ctx, oac_plan_sched *s)
 }
 
 /* The extra of every step extras does not list. */
-static const oac_plan_extra no_extra = { 0, { true, 0 }, { true, 0 }, NULL, NULL };
+static const oac_plan_extra no_extra = { 0, { true, 0 }, { true, 0 }, OAC_PLAN_NO_INPUT,
+                                          OAC_PLAN_NO_INPUT };
 
 const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i)
 {
@@ -133,6 +137,31 @@ const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i)
     }
     return lo < (s ? s->n_extras : 0) && s->extras[lo].step == i
         ? &s->extras[lo] : &no_extra;
+}
+
+bool oac_plan_peak_at_inputs(const oac_plan_sched *s,
+                             bool (*zero)(const void *arg, int64_t value_id),
+                             const void *arg, uint64_t *peak, bool *skipped)
+{
+    *peak = 0;
+    *skipped = false;
+    if (!s)
+        return false;
+    for (size_t i = 0; i < s->n_steps; i++) {
+        oac_opt_u64 live = oac_plan_step_live(s, i);
+        const oac_plan_extra *x = oac_plan_step_extra(s, i);
+        bool skip = (x->loop_trip_input >= 0 && zero(arg, x->loop_trip_input)) ||
+                    (x->loop_cond_input >= 0 && zero(arg, x->loop_cond_input));
+        *skipped = *skipped || skip;
+        uint64_t here;
+        if (!live.known || !x->workspace.known || (!skip && !x->transient.known) ||
+            oac_add_overflow_u64(live.value, x->workspace.value, &here) ||
+            (!skip && oac_add_overflow_u64(here, x->transient.value, &here)))
+            return false;
+        if (here > *peak)
+            *peak = here;
+    }
+    return true;
 }
 
 static bool opt_zero(oac_opt_u64 v)
@@ -344,6 +373,34 @@ static page_fx paged_effects(const oac_check_state *st, const oac_scope *s,
     return fx;
 }
 
+/* Rule 5c: PagedCacheAttention's workspace (kernels/paged_attn.c,
+ * oac_pattn_workspace_bytes): the keys and values of one kv head of one
+ * page in the decoded type E, 2 * page_size * head_size elements, plus
+ * page_size + head_size floats (a row of scores, an accumulator). */
+static oac_opt_u64 attn_workspace(const oac_check_state *st, const oac_scope *s,
+                                  long i)
+{
+    oac_opt_u64 r = { false, 0 };
+    oac_value *c = oac_node_input(s, i, 1);
+    const oac_vshape *cv = c ? oac_shapes_value(st->shapes, c->id) : NULL;
+    if (!cv || cv->rank != 4)
+        return r;
+    int64_t ps = oac_shapes_dim(st->shapes, cv->dims[2]);
+    int64_t hs = oac_shapes_dim(st->shapes, cv->dims[3]);
+    int32_t e = cv->elem_type;
+    uint64_t esz = e == OAC_T_FLOAT ? 4 : (e == OAC_T_FLOAT16 || e == OAC_T_BFLOAT16) ? 2 : 0;
+    uint64_t kv, rows;
+    if (ps < 0 || hs < 0 || !esz ||
+        oac_mul_overflow_u64(2 * esz, (uint64_t)ps, &kv) ||
+        oac_mul_overflow_u64(kv, (uint64_t)hs, &kv) ||
+        oac_add_overflow_u64((uint64_t)ps, (uint64_t)hs, &rows) ||
+        oac_mul_overflow_u64(rows, 4, &rows) ||
+        oac_add_overflow_u64(kv, rows, &r.value))
+        return r;
+    r.known = true;
+    return r;
+}
+
 /* State shared by the walks of every scope (rules 8-10). */
 typedef struct walker {
     oac_check_state *st;
@@ -403,9 +460,10 @@ static int body_peak(walker *w, oac_scope *b, int depth, oac_opt_u64 *peak,
 
 /* Rule 10b: a Loop input (trip count, port 0; condition, port 1) that
  * stops it before the first iteration: *zero when known to be 0 (false);
- * *input names it when it is a main-graph input the check does not know. */
+ * *input is its value id when it is a main-graph input the check does
+ * not know. */
 static void loop_stopper(const walker *w, const oac_scope *s, long i, size_t port,
-                         bool *zero, const char **input)
+                         bool *zero, int64_t *input)
 {
     oac_value *v = oac_node_input(s, i, port);
     if (!v)
@@ -417,7 +475,7 @@ static void loop_stopper(const walker *w, const oac_scope *s, long i, size_t por
         return;
     }
     if (v->kind == OAC_VAL_INPUT && v->scope == w->st->graphs->scopes[0])
-        *input = v->name;
+        *input = (int64_t)v->id;
 }
 
 /* Rules 9-10: the transient of a node that runs a body (If, Loop, a call
@@ -434,7 +492,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
         return OAC_OK;
     if (is_loop) {
         bool zero = false;
-        const char *trip = NULL, *cond = NULL;
+        int64_t trip = OAC_PLAN_NO_INPUT, cond = OAC_PLAN_NO_INPUT;
         loop_stopper(w, s, i, 0, &zero, &trip);
         loop_stopper(w, s, i, 1, &zero, &cond);
         if (zero)
@@ -596,13 +654,16 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
         const oac_node *nd = &s->nodes[i];
         bool paged = main_graph && nd->op &&
                      nd->op->id == OAC_OP_PAGED_CACHE_UPDATE;
-        if (!paged && !oac_node_x(nd)->callee &&
+        bool pattn = nd->op && nd->op->id == OAC_OP_PAGED_CACHE_ATTENTION;
+        if (!paged && !pattn && !oac_node_x(nd)->callee &&
             (!nd->op || (nd->op->id != OAC_OP_IF && nd->op->id != OAC_OP_LOOP)))
             continue;
         /* Pages are planned for the main graph only (rule 5b). */
         page_fx fx = { { true, 0 }, { true, 0 }, { true, 0 }, { true, 0 } };
         if (paged)
             fx = paged_effects(st, s, (long)i, fmt);
+        if (pattn)
+            fx.workspace = attn_workspace(st, s, (long)i);
         opt_add(&live, fx.created);
         oac_plan_extra x = no_extra;
         x.step = k;
@@ -619,7 +680,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
             goto done;
         rc = OAC_ENOMEM;
         if (!opt_zero(x.workspace) || !opt_zero(x.transient) ||
-            x.loop_trip_input || x.loop_cond_input) {
+            x.loop_trip_input >= 0 || x.loop_cond_input >= 0) {
             if (oac_grow(ctx, (void **)&p->extras, &cap_x, p->n_extras + 1,
                          sizeof *p->extras))
                 goto done;

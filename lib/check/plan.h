@@ -62,11 +62,15 @@ typedef struct oac_plan_extra {
     oac_opt_u64 transient;  /* what its body (If, Loop, function) holds
                                above live: check/plan.c rules 8-10 */
     /* A Loop whose trip count (or condition) is a main-graph input the
-     * check does not know: the input's name.  The run, which knows its
-     * inputs, plans no body when it holds 0 (false) (check/plan.c rule 10b). */
-    const char *loop_trip_input;
-    const char *loop_cond_input;
+     * check does not know: the input's value id (check/graph.h), else
+     * OAC_PLAN_NO_INPUT.  The run, which knows its inputs, plans no body
+     * when it holds 0 (false): oac_plan_peak_at_inputs (check/plan.c
+     * rule 10b). */
+    int64_t loop_trip_input;
+    int64_t loop_cond_input;
 } oac_plan_extra;
+
+#define OAC_PLAN_NO_INPUT (-1)
 
 struct oac_plan_sched;
 
@@ -106,6 +110,15 @@ static inline oac_opt_u64 oac_plan_step_live(const oac_plan_sched *s, size_t i)
 /* Workspace, transient and loop inputs of step i (i < s->n_steps): its
  * entry of extras, or one with 0, 0 and no inputs.  Never NULL. */
 const oac_plan_extra *oac_plan_step_extra(const oac_plan_sched *s, size_t i);
+
+/* Rule 10b at a run's inputs: the peak of schedule s when every Loop
+ * whose trip count or condition is a main-graph input with zero(arg, its
+ * value id) true (the run starts it at 0, false) plans no body.  False
+ * when a figure it needs is unknown; *skipped says whether any Loop was
+ * left out (when none is, the peak is s's own). */
+bool oac_plan_peak_at_inputs(const oac_plan_sched *s,
+                             bool (*zero)(const void *arg, int64_t value_id),
+                             const void *arg, uint64_t *peak, bool *skipped);
 
 
 #endif /* OAC_PLAN_H */

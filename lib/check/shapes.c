@@ -109,7 +109,13 @@ static void place_desc(const pass *p, const place *pl, int64_t n,
         const oac_check_opts *o = p->st->opts;
         const char *opt = o && pl->dim >= 0 && (size_t)pl->dim < o->n_dims
             ? o->dims[pl->dim].name : symname;
-        snprintf(buf, len, "--dim %s=%" PRId64, opt ? opt : "?", n);
+        /* Where the value came from: the option, or the run's loop. */
+        if (o && o->n_run_dims <= o->n_dims && pl->dim >= 0 &&
+            (size_t)pl->dim >= o->n_dims - o->n_run_dims && (size_t)pl->dim < o->n_dims)
+            snprintf(buf, len, "%s=%" PRId64 " (bound by the run's generation loop at "
+                     "its first step, no --dim given)", opt ? opt : "?", n);
+        else
+            snprintf(buf, len, "--dim %s=%" PRId64, opt ? opt : "?", n);
         break;
     }
     case OAC_ORIGIN_INPUT_FILE:
@@ -904,6 +910,83 @@ static int check_operands(pass *p, oac_scope *s, long i)
     return OAC_OK;
 }
 
+/* PagedCacheAttention(query, cache, length) (contract 11): query
+ * T[num_heads, q_len, head_size] of the pages' decoded type, pages
+ * [2, kv_heads, page_size, head_size] with kv_heads = kv_num_heads,
+ * num_heads % kv_num_heads == 0, length an INT64 scalar.  What is not
+ * known is no violation. */
+static int check_attn_operands(pass *p, oac_scope *s, long i)
+{
+    oac_node *nd = &s->nodes[i];
+    const Onnx__NodeProto *np = nd->proto;
+    if (!nd->op || nd->op->id != OAC_OP_PAGED_CACHE_ATTENTION)
+        return OAC_OK;
+    if (np->n_input != 3 || !np->input[0][0] || !np->input[1][0] || !np->input[2][0])
+        return operand_diag(p, s, i, NULL, -1,
+                            "node '%s': PagedCacheAttention takes 3 named inputs "
+                            "(query, cache, length), not %zu", nd->display,
+                            np->n_input);
+    int64_t nh = oac_attr_int(np, "num_heads", 0);
+    int64_t kvn = oac_attr_int(np, "kv_num_heads", nh);
+    if (nh < 1 || kvn < 1 || nh % kvn)
+        return operand_diag(p, s, i, NULL, -1,
+                            "node '%s': num_heads %" PRId64 " must be a positive "
+                            "multiple of kv_num_heads %" PRId64, nd->display, nh, kvn);
+    const char *qn, *cn, *ln;
+    const oac_vshape *q = port_shape(p, s, i, 0, &qn);
+    const oac_vshape *c = port_shape(p, s, i, 1, &cn);
+    const oac_vshape *len = port_shape(p, s, i, 2, &ln);
+    if (c && c->kind != OAC_VK_UNKNOWN &&
+        !((c->kind == OAC_VK_SEQUENCE || c->kind == OAC_VK_MAP) && c->quantized))
+        return operand_diag(p, s, i, cn, 1,
+                            "node '%s': the cache '%s' is not a Sequence or Map of "
+                            "QuantizedTensor pages", nd->display, cn);
+    if (c && c->rank >= 0 && c->rank != 4)
+        return operand_diag(p, s, i, cn, 1,
+                            "node '%s': the pages of '%s' have rank %d, not 4 "
+                            "[2, kv_heads, page_size, head_size]", nd->display, cn,
+                            c->rank);
+    if (q && q->kind != OAC_VK_UNKNOWN && (q->kind != OAC_VK_TENSOR || q->quantized))
+        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' is not a dense "
+                            "tensor", nd->display, qn);
+    if (q && q->rank >= 0 && q->rank != 3)
+        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' has rank %d, not 3 "
+                            "[num_heads, q_len, head_size]", nd->display, qn, q->rank);
+    if (q && q->elem_type && q->elem_type != 1 && q->elem_type != 10 &&
+        q->elem_type != 16)
+        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' is %s, not FLOAT, "
+                            "FLOAT16 or BFLOAT16", nd->display, qn,
+                            elem_name(q->elem_type));
+    if (q && c && q->elem_type && c->elem_type && q->elem_type != c->elem_type)
+        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' is %s but the pages "
+                            "of '%s' decode to %s", nd->display, qn,
+                            elem_name(q->elem_type), cn, elem_name(c->elem_type));
+    int64_t qh = q && q->rank == 3 ? oac_shapes_dim(p->sh, q->dims[0]) : -1;
+    int64_t qs = q && q->rank == 3 ? oac_shapes_dim(p->sh, q->dims[2]) : -1;
+    int64_t two = c && c->rank == 4 ? oac_shapes_dim(p->sh, c->dims[0]) : -1;
+    int64_t ck = c && c->rank == 4 ? oac_shapes_dim(p->sh, c->dims[1]) : -1;
+    int64_t cs = c && c->rank == 4 ? oac_shapes_dim(p->sh, c->dims[3]) : -1;
+    if (two >= 0 && two != 2)
+        return operand_diag(p, s, i, cn, 1, "node '%s': the pages of '%s' have %"
+                            PRId64 " on axis 0, not 2 (keys and values)",
+                            nd->display, cn, two);
+    if (qh >= 0 && qh != nh)
+        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' has %" PRId64
+                            " heads but num_heads is %" PRId64, nd->display, qn, qh, nh);
+    if (qs >= 0 && cs >= 0 && qs != cs)
+        return operand_diag(p, s, i, qn, 0, "node '%s': query '%s' has head_size %"
+                            PRId64 " but the pages of '%s' have %" PRId64,
+                            nd->display, qn, qs, cn, cs);
+    if (ck >= 0 && ck != kvn)
+        return operand_diag(p, s, i, cn, 1, "node '%s': the pages of '%s' have %"
+                            PRId64 " kv heads but kv_num_heads is %" PRId64,
+                            nd->display, cn, ck, kvn);
+    if (len && !vs_is_int64_scalar(p, len))
+        return operand_diag(p, s, i, ln, 2, "node '%s': length '%s' is not an INT64 "
+                            "scalar (shape [] or [1])", nd->display, ln);
+    return OAC_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Alias classes (contract 3: type/rank/shape-mismatch; 4: classes)     */
 /* ------------------------------------------------------------------ */
@@ -1158,7 +1241,8 @@ int oac_pass_shapes(oac_check_state *st)
     for (size_t si = 0; si < p.g->n_scopes; si++) {
         oac_scope *s = p.g->scopes[si];
         for (size_t i = 0; i < s->n_nodes; i++)
-            if ((rc = check_operands(&p, s, (long)i)))
+            if ((rc = check_operands(&p, s, (long)i)) ||
+                (rc = check_attn_operands(&p, s, (long)i)))
                 return rc;
     }
     return fill_dims(&p);

@@ -1,17 +1,15 @@
 /* kernels/attn.c: the attention kernels of decoder exports: com.microsoft
- * GroupQueryAttention and MultiHeadAttention, ONNX Attention (opsets 23
+ * GroupQueryAttention, MultiHeadAttention and
+ * DecoderMaskedMultiHeadAttention, ONNX Attention (opsets 23
  * and 24), each with its KV-cache semantics (contract sections 5, 6, 8).
  *
  * Owns the numeric semantics of those operators, checked side by side
- * against ONNX Runtime 1.30 (CPU) and ONNX's reference implementation:
- *  - scores are q.k * scale (default 1/sqrt(head_size)), then softcap
- *    (c * tanh(x / c)) when the attribute is > 0, then the additive
- *    biases and masks, then softmax over the keys a query may see;
- *  - a query head h reads kv head h / (q_heads / kv_heads) (grouped
- *    heads; q_heads a multiple of kv_heads, else kernel-error);
- *  - a query row with no key left (every key masked) outputs zeros, as
- *    ONNX Attention's errata and ONNX Runtime do.
- * Per operator:
+ * against ONNX Runtime 1.30 (CPU) and ONNX's reference implementation.
+ * Each is an adapter: it checks its inputs, maps them onto the one
+ * geometry (oac_attn_geom) and runs the one core (kernels/attn_core.c:
+ * scores, masks, causal and local windows, softmax, grouped heads; a
+ * query row with no key left outputs zeros, as ONNX Attention's errata
+ * and ONNX Runtime do).  Per operator:
  *  - GroupQueryAttention: per batch b the total length is seqlens_k[b] + 1
  *    and the new rows go at total - S .. total - 1 (0 .. S - 1 on the
  *    first prompt, S == total_sequence_length); query s sees keys
@@ -33,6 +31,12 @@
  *    with input 8 (past_sequence_length P) past and present are the
  *    whole buffer (past_present_share_buffer): the new rows go at
  *    P .. P + L - 1, in place when present aliases past.
+ *  - DecoderMaskedMultiHeadAttention: MultiHeadAttention's adapter with
+ *    its own ports (mask_index 3, attention_bias 4, bias 10, the pasts and
+ *    past_sequence_length from its row), one new token a step, sharing
+ *    past and present only with past_present_share_buffer = 1 (else the
+ *    present is the past plus one row); beam_width above 1 and
+ *    cache_indirection are unsupported-operator.
  *  - ONNX Attention: 3-D inputs with q_num_heads / kv_num_heads or 4-D
  *    BNSH inputs; attn_mask bool (false excludes) or float (added), its
  *    last dimension possibly shorter than the keys (the rest excluded);
@@ -68,406 +72,6 @@
 #include "kernels/attn.h"
 
 /* ------------------------------------------------------------------ */
-/* Views, rows and the rotary helper                                    */
-/* ------------------------------------------------------------------ */
-
-/* Rows of a tensor seen as [b][h][s][0..n): element (b, h, s, d) is at
- * off + b*sb + h*sh + s*ss + d; bias, when set, adds
- * bias[boff + h*bh + d]. */
-typedef struct view4 {
-    const oac_tensor *t;
-    int64_t off, sb, sh, ss;
-    const oac_tensor *bias;
-    int64_t boff, bh;
-} view4;
-
-/* BSNH view of a [B, S, N*H] (or packed [B, S, D]) tensor, heads of
- * size hs starting at column col. */
-static view4 view_bsnh(const oac_tensor *t, int64_t hs, int64_t col)
-{
-    int64_t S = t->dims[1], D = t->dims[2];
-    return (view4){ .t = t, .off = col, .sb = S * D, .sh = hs, .ss = D };
-}
-
-/* BNSH view of a [B, N, S, H] tensor. */
-static view4 view_bnsh(const oac_tensor *t)
-{
-    int64_t N = t->dims[1], S = t->dims[2], H = t->dims[3];
-    return (view4){ .t = t, .sb = N * S * H, .sh = S * H, .ss = H };
-}
-
-static uint64_t v4_at(const view4 *v, int64_t b, int64_t h, int64_t s)
-{
-    return (uint64_t)(v->off + b * v->sb + h * v->sh + s * v->ss);
-}
-
-static void v4_load(const view4 *v, int64_t b, int64_t h, int64_t s, int64_t n,
-                    double *row)
-{
-    uint64_t at = v4_at(v, b, h, s);
-    int32_t t = v->t->elem_type;
-    for (int64_t d = 0; d < n; d++)
-        row[d] = oac_ek_getd(t, v->t->data, at + (uint64_t)d);
-    if (v->bias) {
-        uint64_t bo = (uint64_t)(v->boff + h * v->bh);
-        for (int64_t d = 0; d < n; d++)
-            row[d] += oac_ek_getd(v->bias->elem_type, v->bias->data, bo + (uint64_t)d);
-    }
-}
-
-/* Keys or values of one batch entry and kv head: rows [0, split) from
- * seg[0], rows from split on from seg[1] (at row - split). */
-typedef struct kvsrc {
-    view4 seg[2];
-    int64_t split;
-} kvsrc;
-
-static void kv_load(const kvsrc *s, int64_t b, int64_t h, int64_t j, int64_t n,
-                    double *row)
-{
-    if (j < s->split)
-        v4_load(&s->seg[0], b, h, j, n, row);
-    else
-        v4_load(&s->seg[1], b, h, j - s->split, n, row);
-}
-
-static void row_store(oac_tensor *t, uint64_t at, int64_t n, const double *row)
-{
-    for (int64_t d = 0; d < n; d++)
-        oac_ek_setd(t->elem_type, t->data, at + (uint64_t)d, row[d]);
-}
-
-void oac_attn_rope_row(double *x, int64_t rot, const oac_tensor *cos,
-                       const oac_tensor *sin, uint64_t at, bool interleaved)
-{
-    int64_t half = rot / 2;
-    for (int64_t i = 0; i < half; i++) {
-        double c = oac_ek_getd(cos->elem_type, cos->data, at + (uint64_t)i);
-        double s = oac_ek_getd(sin->elem_type, sin->data, at + (uint64_t)i);
-        int64_t a = interleaved ? 2 * i : i, z = interleaved ? 2 * i + 1 : i + half;
-        double x1 = x[a], x2 = x[z];
-        x[a] = x1 * c - x2 * s;
-        x[z] = x1 * s + x2 * c;
-    }
-}
-
-/* ------------------------------------------------------------------ */
-/* One query row: the online softmax                                    */
-/* ------------------------------------------------------------------ */
-
-/* An additive term of the scores for one (b, h, s): element t[off + j]. */
-typedef enum addk {
-    ADD_NONE = 0,
-    ADD_FLOAT,          /* added as is */
-    ADD_BOOL,           /* false: the key is excluded */
-    ADD_RAW01           /* integer 0/1: 0 adds mfv */
-} addk;
-
-typedef struct addrow {
-    addk kind;
-    const oac_tensor *t;
-    uint64_t off;
-    int64_t len;        /* keys j >= len are excluded (a short attn_mask) */
-} addrow;
-
-typedef struct attn_row {
-    const double *q;            /* hd values, scale applied */
-    int64_t hd, hv;
-    const kvsrc *k, *v;
-    int64_t b, kh;
-    int64_t n_keys;             /* keys [0, n_keys) exist */
-    int64_t j0, j1;             /* keys outside [j0, j1) are excluded */
-    double softcap;
-    addrow add[2];
-    double mfv;                 /* ADD_RAW01's value, and added to keys */
-    int64_t mfv_from;           /*   j >= mfv_from (key lengths) */
-    bool sink;                  /* a sink logit in the denominator */
-    double sink_logit;
-    /* ONNX qk_matmul_output: mode 0-3 into qk[qk_off + j], j < n_keys. */
-    oac_tensor *qk;
-    uint64_t qk_off;
-    int qk_mode;
-} attn_row;
-
-/* Score of key j before (raw) and after softcap; false when excluded
- * (*x then -inf). */
-static bool score(const attn_row *r, int64_t j, double *row, double *raw,
-                  double *capped, double *x)
-{
-    kv_load(r->k, r->b, r->kh, j, r->hd, row);
-    double dot = 0;
-    for (int64_t d = 0; d < r->hd; d++)
-        dot += r->q[d] * row[d];
-    *raw = dot;
-    if (r->softcap > 0)
-        dot = r->softcap * tanh(dot / r->softcap);
-    *capped = dot;
-    bool in = j >= r->j0 && j < r->j1;
-    for (int a = 0; in && a < 2; a++) {
-        const addrow *ad = &r->add[a];
-        if (ad->kind == ADD_NONE)
-            continue;
-        if (j >= ad->len) {
-            in = false;
-            break;
-        }
-        uint64_t at = ad->off + (uint64_t)j;
-        switch (ad->kind) {
-        case ADD_FLOAT:
-            dot += oac_ek_getd(ad->t->elem_type, ad->t->data, at);
-            break;
-        case ADD_BOOL:
-            in = oac_ek_geti(ad->t->elem_type, ad->t->data, at) != 0;
-            break;
-        default:
-            if (oac_ek_geti(ad->t->elem_type, ad->t->data, at) <= 0)
-                dot += r->mfv;
-            break;
-        }
-    }
-    if (in && j >= r->mfv_from)
-        dot += r->mfv;
-    *x = in ? dot : -INFINITY;
-    return in && dot != -INFINITY;
-}
-
-/* out[0..hv) = softmax-weighted values of the row's keys (zeros when no
- * key is left).  row and acc are the caller's buffers of
- * OAC_ATTN_MAX_HEAD doubles. */
-static void attend(const attn_row *r, double *row, double *out)
-{
-    double m = -INFINITY, l = 0;
-    for (int64_t d = 0; d < r->hv; d++)
-        out[d] = 0;
-    bool all = r->qk != NULL;   /* qk output: every key's score */
-    int64_t from = all ? 0 : r->j0, to = all ? r->n_keys : r->j1;
-    int32_t qt = r->qk ? r->qk->elem_type : 0;
-    for (int64_t j = from; j < to; j++) {
-        double raw, capped, x;
-        bool in = score(r, j, row, &raw, &capped, &x);
-        if (r->qk && r->qk_mode < 3)
-            oac_ek_setd(qt, r->qk->data, r->qk_off + (uint64_t)j,
-                        r->qk_mode == 0 ? raw : r->qk_mode == 1 ? capped : x);
-        if (!in)
-            continue;
-        double w;
-        if (x > m) {
-            double c = m == -INFINITY ? 0 : exp(m - x);
-            l *= c;
-            for (int64_t d = 0; d < r->hv; d++)
-                out[d] *= c;
-            m = x;
-            w = 1;
-        } else {
-            w = exp(x - m);
-        }
-        l += w;
-        kv_load(r->v, r->b, r->kh, j, r->hv, row);
-        for (int64_t d = 0; d < r->hv; d++)
-            out[d] += w * row[d];
-    }
-    if (r->sink) {
-        double x = r->sink_logit;
-        if (x > m) {
-            double c = m == -INFINITY ? 0 : exp(m - x);
-            l *= c;
-            for (int64_t d = 0; d < r->hv; d++)
-                out[d] *= c;
-            m = x;
-            l += 1;
-        } else {
-            l += exp(x - m);
-        }
-    }
-    double inv = l > 0 ? 1 / l : 0;
-    for (int64_t d = 0; d < r->hv; d++)
-        out[d] *= inv;
-    if (r->qk && r->qk_mode == 3)
-        for (int64_t j = 0; j < r->n_keys; j++) {
-            double raw, capped, x;
-            bool in = score(r, j, row, &raw, &capped, &x);
-            oac_ek_setd(qt, r->qk->data, r->qk_off + (uint64_t)j,
-                        in && l > 0 ? exp(x - m) * inv : 0.0);
-        }
-}
-
-/* ------------------------------------------------------------------ */
-/* Shared checks                                                        */
-/* ------------------------------------------------------------------ */
-
-#define T_F16 (OAC_EKM(OAC_T_FLOAT) | OAC_EKM(OAC_T_FLOAT16) | OAC_EKM(OAC_T_BFLOAT16))
-
-static const char *op_of(const oac_kernel_call *k)
-{
-    return k->node->op_type ? k->node->op_type : "?";
-}
-
-static int refuse(oac_kernel_call *k, const char *what)
-{
-    return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                           "node %s (%s): %s is not implemented by the reference "
-                           "runtime", k->node_name, op_of(k), what);
-}
-
-/* Refuse head sizes the stack buffers cannot hold (invariant 1). */
-static int head_ok(oac_kernel_call *k, int64_t hs)
-{
-    if (hs > OAC_ATTN_MAX_HEAD)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): head size %" PRId64 " exceeds the "
-                               "reference runtime's limit of %d", k->node_name,
-                               op_of(k), hs, OAC_ATTN_MAX_HEAD);
-    return OAC_OK;
-}
-
-/* Invariant 3: batch * q_heads * queries * keys * (hd + hv). */
-static int work_ok(oac_kernel_call *k, int64_t B, int64_t N, int64_t S, int64_t T,
-                   int64_t hd, int64_t hv)
-{
-    uint64_t w = 1;
-    const int64_t f[] = { B, N, S, T, hd + hv };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (oac_mul_overflow_u64(w, (uint64_t)f[i], &w))
-            w = UINT64_MAX;
-    if (w > OAC_RT_MAX_KERNEL_OPS)
-        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): %" PRId64 " x %" PRId64 " x %" PRId64
-                               " x %" PRId64 " x %" PRId64 " multiply-adds exceed the "
-                               "reference runtime's limit of %" PRIu64 " per node",
-                               k->node_name, op_of(k), B, N, S, T, hd + hv,
-                               OAC_RT_MAX_KERNEL_OPS);
-    return OAC_OK;
-}
-
-/* A dims string for messages. */
-static const char *dstr(const oac_tensor *t, char *buf, size_t len)
-{
-    size_t n = 0;
-    buf[0] = 0;
-    for (int i = 0; i < t->rank && n + 24 < len; i++)
-        n += (size_t)snprintf(buf + n, len - n, "%s%" PRId64, i ? "," : "", t->dims[i]);
-    return buf;
-}
-
-static bool dims_are(const oac_tensor *t, int rank, const int64_t *d)
-{
-    if (t->rank != rank)
-        return false;
-    for (int i = 0; i < rank; i++)
-        if (t->dims[i] != d[i])
-            return false;
-    return true;
-}
-
-/* A shape error naming input i and what was expected. */
-static int bad_shape(oac_kernel_call *k, size_t i, const char *want)
-{
-    char b[160];
-    return oac_kernel_error(k, oac_kin_name(k, i), "shape [%s] is not %s",
-                            dstr(oac_kernel_tensor_in(k, i), b, sizeof b), want);
-}
-
-/* A positive integer attribute (kernel-error when absent or < 1). */
-static int attr_pos(oac_kernel_call *k, const char *name, int64_t *v)
-{
-    *v = oac_attr_int(k->node, name, 0);
-    if (*v < 1 || *v > INT32_MAX)
-        return oac_kernel_error(k, name, "attribute must be a positive integer, "
-                                "got %" PRId64, *v);
-    return OAC_OK;
-}
-
-/* The input port an output may alias: the runtime's view (out_alias),
- * or -1.  A view of any other input than `past` is refused. */
-static int alias_of(oac_kernel_call *k, size_t out, size_t past, bool *in_place)
-{
-    *in_place = false;
-    if (out >= k->n_out || !k->out[out] || k->out_alias[out] == -1)
-        return OAC_OK;
-    if (k->out_alias[out] != (int)past)
-        return oac_kernel_error(k, k->node->output[out],
-                                "may share storage only with input %zu ('%s')",
-                                past, oac_kin_name(k, past));
-    *in_place = true;
-    return OAC_OK;
-}
-
-static bool has_out(const oac_kernel_call *k, size_t i)
-{
-    return i < k->n_out && k->out[i];
-}
-
-/* ------------------------------------------------------------------ */
-/* Present caches                                                       */
-/* ------------------------------------------------------------------ */
-
-/* The past length of each batch entry, where its new rows go: P for
- * all, or (GroupQueryAttention) seqlens_k[b] + 1 - S, 0 on a first
- * prompt. */
-typedef struct past_rule {
-    int64_t P;
-    const int32_t *seqlens;     /* NULL: P for every entry */
-    int64_t S;
-    bool first;
-} past_rule;
-
-static int64_t past_of(const past_rule *r, int64_t b)
-{
-    if (!r->seqlens)
-        return r->P;
-    return r->first ? 0 : (int64_t)r->seqlens[b] + 1 - r->S;
-}
-
-/* Rotary for the new rows: position_ids, else past + s. */
-typedef struct rope_src {
-    const oac_tensor *cos, *sin;
-    bool interleaved;
-    int64_t rot;
-    const int64_t *pos_ids;     /* [B, S], or NULL */
-    const past_rule *past;
-} rope_src;
-
-static int64_t rope_pos(const rope_src *r, int64_t b, int64_t s, int64_t S)
-{
-    return r->pos_ids ? r->pos_ids[b * S + s] : past_of(r->past, b) + s;
-}
-
-/* Fill present (BNSH [B, N, cap, hs]) for every batch entry: past rows
- * [0, past) copied from past unless in place, the new rows (src, rotated
- * by rot when set) at past, zeros after them unless in place. */
-static void fill_present(oac_tensor *present, const view4 *past, bool in_place,
-                         const view4 *src, int64_t S, const past_rule *pr,
-                         const rope_src *rot, double *row)
-{
-    int64_t B = present->dims[0], N = present->dims[1], cap = present->dims[2],
-            hs = present->dims[3];
-    view4 pv = view_bnsh(present);
-    int32_t t = present->elem_type;
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < N; h++) {
-            int64_t at = past_of(pr, b);
-            if (!in_place)
-                for (int64_t j = 0; j < at; j++) {
-                    v4_load(past, b, h, j, hs, row);
-                    row_store(present, v4_at(&pv, b, h, j), hs, row);
-                }
-            for (int64_t s = 0; s < S; s++) {
-                v4_load(src, b, h, s, hs, row);
-                if (rot) {
-                    int64_t p = rope_pos(rot, b, s, S);
-                    oac_attn_rope_row(row, rot->rot, rot->cos, rot->sin,
-                                      (uint64_t)(p * rot->cos->dims[1]), rot->interleaved);
-                }
-                row_store(present, v4_at(&pv, b, h, at + s), hs, row);
-            }
-            if (!in_place)
-                for (int64_t j = at + S; j < cap; j++)
-                    for (int64_t d = 0; d < hs; d++)
-                        oac_ek_setd(t, present->data, v4_at(&pv, b, h, j) + (uint64_t)d, 0);
-        }
-}
-
-/* ------------------------------------------------------------------ */
 /* com.microsoft GroupQueryAttention                                    */
 /* ------------------------------------------------------------------ */
 
@@ -476,135 +80,145 @@ enum {
     GQA_COS, GQA_SIN, GQA_POS, GQA_BIAS, GQA_SINK, GQA_N_IN
 };
 
-int oac_kernel_group_query_attention(oac_kernel_call *k)
+/* One call's inputs, attributes and geometry. */
+typedef struct gqa {
+    const oac_tensor *q, *key, *val, *pk, *pv, *sl, *ts, *cos, *sin, *pos, *ab, *sink;
+    int64_t N, KVN, B, S, H, P, TS, cap, max_keys, lws;
+    bool packed, rotary, interleaved, causal, smooth, presents, ink, inv;
+    double softcap;
+    oac_attn_past pr;
+    oac_attn_rope rs;
+} gqa;
+
+/* Attributes and inputs, typed. */
+static int gqa_inputs(oac_kernel_call *k, gqa *g)
 {
     int rc;
-    int64_t N, KVN;
-    if ((rc = attr_pos(k, "num_heads", &N)) || (rc = attr_pos(k, "kv_num_heads", &KVN)))
+    if ((rc = oac_attn_attr_pos(k, "num_heads", &g->N)) ||
+        (rc = oac_attn_attr_pos(k, "kv_num_heads", &g->KVN)))
         return rc;
-    if (N % KVN)
+    if (g->N % g->KVN)
         return oac_kernel_error(k, "num_heads", "%" PRId64 " heads are not a multiple "
-                                "of kv_num_heads %" PRId64, N, KVN);
-    if (k->n_in > GQA_N_IN)
-        for (size_t i = GQA_N_IN; i < k->n_in; i++)
-            if (k->in[i])
-                return refuse(k, "a quantized KV cache or q/k norm weights (inputs 12+)");
-    if (oac_attr_int(k->node, "qk_output", 0) || has_out(k, 3))
-        return refuse(k, "output_qk");
+                                "of kv_num_heads %" PRId64, g->N, g->KVN);
+    for (size_t i = GQA_N_IN; i < k->n_in; i++)
+        if (k->in[i])
+            return oac_attn_refuse(k, "a quantized KV cache or q/k norm weights (inputs 12+)");
+    if (oac_attr_int(k->node, "qk_output", 0) || oac_attn_has_out(k, 3))
+        return oac_attn_refuse(k, "output_qk");
     if (oac_attr_int(k->node, "sliding_window_cache", 0))
-        return refuse(k, "sliding_window_cache");
-    bool rotary = oac_attr_int(k->node, "do_rotary", 0) != 0;
-    bool interleaved = oac_attr_int(k->node, "rotary_interleaved", 0) != 0;
-    bool causal = oac_attr_int(k->node, "causal", 1) != 0;
-    int64_t lws = oac_attr_int(k->node, "local_window_size", -1);
-    double softcap = oac_attr_float(k->node, "softcap", 0.0f);
-    bool smooth = oac_attr_int(k->node, "smooth_softmax", 0) != 0;
+        return oac_attn_refuse(k, "sliding_window_cache");
+    g->rotary = oac_attr_int(k->node, "do_rotary", 0) != 0;
+    g->interleaved = oac_attr_int(k->node, "rotary_interleaved", 0) != 0;
+    g->causal = oac_attr_int(k->node, "causal", 1) != 0;
+    g->lws = oac_attr_int(k->node, "local_window_size", -1);
+    g->softcap = oac_attr_float(k->node, "softcap", 0.0f);
+    g->smooth = oac_attr_int(k->node, "smooth_softmax", 0) != 0;
 
-    const oac_tensor *q = oac_kin_typed(k, GQA_Q, T_F16);
+    const oac_tensor *q = g->q = oac_kin_typed(k, GQA_Q, OAC_ATTN_T16);
     if (!q)
         return OAC_ERUNTIME;
-    int32_t T = q->elem_type;
+    uint32_t T = OAC_EKM(q->elem_type);
     rc = OAC_OK;
-    const oac_tensor *key = oac_kin_opt(k, GQA_K, OAC_EKM(T), &rc);
-    const oac_tensor *val = rc ? NULL : oac_kin_opt(k, GQA_V, OAC_EKM(T), &rc);
-    const oac_tensor *pk = rc ? NULL : oac_kin_opt(k, GQA_PAST_K, OAC_EKM(T), &rc);
-    const oac_tensor *pv = rc ? NULL : oac_kin_opt(k, GQA_PAST_V, OAC_EKM(T), &rc);
-    const oac_tensor *cos = rc ? NULL : oac_kin_opt(k, GQA_COS, OAC_EKM_FLOAT, &rc);
-    const oac_tensor *sin = rc ? NULL : oac_kin_opt(k, GQA_SIN, OAC_EKM_FLOAT, &rc);
-    const oac_tensor *pos = rc ? NULL : oac_kin_opt(k, GQA_POS, OAC_EKM(OAC_T_INT64), &rc);
-    const oac_tensor *ab = rc ? NULL : oac_kin_opt(k, GQA_BIAS, OAC_EKM_FLOAT, &rc);
-    const oac_tensor *sink = rc ? NULL : oac_kin_opt(k, GQA_SINK, OAC_EKM_FLOAT, &rc);
+    g->key = oac_kin_opt(k, GQA_K, T, &rc);
+    g->val = rc ? NULL : oac_kin_opt(k, GQA_V, T, &rc);
+    g->pk = rc ? NULL : oac_kin_opt(k, GQA_PAST_K, T, &rc);
+    g->pv = rc ? NULL : oac_kin_opt(k, GQA_PAST_V, T, &rc);
+    g->cos = rc ? NULL : oac_kin_opt(k, GQA_COS, OAC_EKM_FLOAT, &rc);
+    g->sin = rc ? NULL : oac_kin_opt(k, GQA_SIN, OAC_EKM_FLOAT, &rc);
+    g->pos = rc ? NULL : oac_kin_opt(k, GQA_POS, OAC_EKM(OAC_T_INT64), &rc);
+    g->ab = rc ? NULL : oac_kin_opt(k, GQA_BIAS, OAC_EKM_FLOAT, &rc);
+    g->sink = rc ? NULL : oac_kin_opt(k, GQA_SINK, OAC_EKM_FLOAT, &rc);
     if (rc)
         return rc;
-    const oac_tensor *sl = oac_kin_typed(k, GQA_SEQLENS, OAC_EKM(OAC_T_INT32));
-    const oac_tensor *ts = sl ? oac_kin_typed(k, GQA_TOTAL, OAC_EKM(OAC_T_INT32)) : NULL;
-    if (!ts)
-        return OAC_ERUNTIME;
+    g->sl = oac_kin_typed(k, GQA_SEQLENS, OAC_EKM(OAC_T_INT32));
+    g->ts = g->sl ? oac_kin_typed(k, GQA_TOTAL, OAC_EKM(OAC_T_INT32)) : NULL;
+    return g->ts ? OAC_OK : OAC_ERUNTIME;
+}
 
-    /* Shapes. */
+/* Shapes of q, k, v, the pasts, seqlens_k and total_sequence_length. */
+static int gqa_shapes(oac_kernel_call *k, gqa *g)
+{
+    const oac_tensor *q = g->q;
     if (q->rank != 3)
-        return bad_shape(k, GQA_Q, "(batch, sequence, hidden)");
-    int64_t B = q->dims[0], S = q->dims[1], D = q->dims[2], H;
-    bool packed = !key;
-    if (!key != !val)
-        return oac_kernel_error(k, oac_kin_name(k, key ? GQA_V : GQA_K),
+        return oac_attn_bad_shape(k, GQA_Q, "(batch, sequence, hidden)");
+    int64_t N = g->N, KVN = g->KVN, D = q->dims[2];
+    g->B = q->dims[0], g->S = q->dims[1];
+    g->packed = !g->key;
+    if (!g->key != !g->val)
+        return oac_kernel_error(k, oac_kin_name(k, g->key ? GQA_V : GQA_K),
                                 "key and value must be given together");
-    if (packed) {
-        if (D % (N + 2 * KVN))
-            return bad_shape(k, GQA_Q, "packed (batch, sequence, (num_heads + "
-                             "2 * kv_num_heads) * head_size)");
-        H = D / (N + 2 * KVN);
-    } else {
-        if (D % N)
-            return bad_shape(k, GQA_Q, "(batch, sequence, num_heads * head_size)");
-        H = D / N;
-    }
-    /* Bounded before any product with it (no overflow below). */
-    if ((rc = head_ok(k, H)))
+    if (D % (g->packed ? N + 2 * KVN : N))
+        return oac_attn_bad_shape(k, GQA_Q, g->packed ? "packed (batch, sequence, "
+                                  "(num_heads + 2 * kv_num_heads) * head_size)"
+                                  : "(batch, sequence, num_heads * head_size)");
+    int64_t H = g->H = D / (g->packed ? N + 2 * KVN : N);
+    int rc;
+    if ((rc = oac_attn_head_ok(k, H)))     /* before any product with it */
         return rc;
-    if (!packed) {
-        const int64_t kd[3] = { B, S, KVN * H };
-        if (!dims_are(key, 3, kd))
-            return bad_shape(k, GQA_K, "(batch, sequence, kv_num_heads * head_size)");
-        if (!dims_are(val, 3, kd))
-            return bad_shape(k, GQA_V, "(batch, sequence, kv_num_heads * head_size)");
-    }
+    const int64_t kd[3] = { g->B, g->S, KVN * H };
+    if (!g->packed && !oac_attn_dims_are(g->key, 3, kd))
+        return oac_attn_bad_shape(k, GQA_K, "(batch, sequence, kv_num_heads * head_size)");
+    if (!g->packed && !oac_attn_dims_are(g->val, 3, kd))
+        return oac_attn_bad_shape(k, GQA_V, "(batch, sequence, kv_num_heads * head_size)");
     if (H < 1)
-        return bad_shape(k, GQA_Q, "of a head size of at least 1");
-    if (!pk != !pv)
-        return oac_kernel_error(k, oac_kin_name(k, pk ? GQA_PAST_V : GQA_PAST_K),
+        return oac_attn_bad_shape(k, GQA_Q, "of a head size of at least 1");
+    if (!g->pk != !g->pv)
+        return oac_kernel_error(k, oac_kin_name(k, g->pk ? GQA_PAST_V : GQA_PAST_K),
                                 "past_key and past_value must be given together");
-    int64_t P = 0;
+    const oac_tensor *pk = g->pk;
+    g->P = 0;
     if (pk) {
-        if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != KVN || pk->dims[3] != H)
-            return bad_shape(k, GQA_PAST_K, "(batch, kv_num_heads, length, head_size)");
-        if (!dims_are(pv, 4, pk->dims))
-            return bad_shape(k, GQA_PAST_V, "past_key's");
-        P = pk->dims[2];
+        if (pk->rank != 4 || pk->dims[0] != g->B || pk->dims[1] != KVN || pk->dims[3] != H)
+            return oac_attn_bad_shape(k, GQA_PAST_K, "(batch, kv_num_heads, length, "
+                                      "head_size)");
+        if (!oac_attn_dims_are(g->pv, 4, pk->dims))
+            return oac_attn_bad_shape(k, GQA_PAST_V, "past_key's");
+        g->P = pk->dims[2];
     }
     uint64_t n;
-    if (!oac_tensor_numel_rt(sl, &n) || n != (uint64_t)B || sl->rank != 1)
-        return bad_shape(k, GQA_SEQLENS, "(batch)");
-    if (!oac_tensor_numel_rt(ts, &n) || n != 1)
-        return bad_shape(k, GQA_TOTAL, "a scalar");
-    int64_t TS = ((const int32_t *)ts->data)[0];
-    if (TS < 1)
+    if (!oac_tensor_numel_rt(g->sl, &n) || n != (uint64_t)g->B || g->sl->rank != 1)
+        return oac_attn_bad_shape(k, GQA_SEQLENS, "(batch)");
+    if (!oac_tensor_numel_rt(g->ts, &n) || n != 1)
+        return oac_attn_bad_shape(k, GQA_TOTAL, "a scalar");
+    g->TS = ((const int32_t *)g->ts->data)[0];
+    if (g->TS < 1)
         return oac_kernel_error(k, oac_kin_name(k, GQA_TOTAL),
-                                "total_sequence_length %" PRId64 " is not positive", TS);
-    bool first = S == TS;
-    if (S > 1 && S != TS && B != 1)
+                                "total_sequence_length %" PRId64 " is not positive", g->TS);
+    if (g->S > 1 && g->S != g->TS && g->B != 1)
         return oac_kernel_error(k, oac_kin_name(k, GQA_Q), "a prompt of %" PRId64
                                 " tokens after past context needs batch 1, not %" PRId64,
-                                S, B);
+                                g->S, g->B);
+    return OAC_OK;
+}
 
-    /* Where the present caches are and how long. */
-    bool ink = false, inv = false;
-    if ((rc = alias_of(k, 1, GQA_PAST_K, &ink)) || (rc = alias_of(k, 2, GQA_PAST_V, &inv)))
+/* Where the presents are and how long; per batch entry, the total, the
+ * past and where the rows go, every index checked (invariant 2). */
+static int gqa_lengths(oac_kernel_call *k, gqa *g)
+{
+    int rc;
+    if ((rc = oac_attn_alias_of(k, 1, GQA_PAST_K, &g->ink)) ||
+        (rc = oac_attn_alias_of(k, 2, GQA_PAST_V, &g->inv)))
         return rc;
-    bool presents = has_out(k, 1) || has_out(k, 2);
-    if (presents && (!has_out(k, 1) || !has_out(k, 2)))
-        return refuse(k, "one present output without the other");
-    if (!presents && rotary)
-        return refuse(k, "do_rotary without the present outputs");
-    int64_t Tp = TS > P ? TS : P;             /* stock present length */
-    int64_t cap = ink ? P : Tp;               /* rows present_key holds */
-    if (ink != inv)
-        return refuse(k, "present_key and present_value not both in place");
-
-    /* Per batch entry: total, past, where rows go; every index checked
-     * before anything is written (invariant 2). */
-    const int32_t *seqlens = sl->data;
-    past_rule pr = { .seqlens = seqlens, .S = S, .first = first };
-    int64_t max_keys = 0;
-    for (int64_t b = 0; b < B; b++) {
-        int64_t t = (int64_t)seqlens[b] + 1;
-        int64_t p = past_of(&pr, b);
+    g->presents = oac_attn_has_out(k, 1) || oac_attn_has_out(k, 2);
+    if (g->presents && (!oac_attn_has_out(k, 1) || !oac_attn_has_out(k, 2)))
+        return oac_attn_refuse(k, "one present output without the other");
+    if (!g->presents && g->rotary)
+        return oac_attn_refuse(k, "do_rotary without the present outputs");
+    if (g->ink != g->inv)
+        return oac_attn_refuse(k, "present_key and present_value not both in place");
+    g->cap = g->ink ? g->P : g->TS > g->P ? g->TS : g->P;
+    const int32_t *seqlens = g->sl->data;
+    g->pr = (oac_attn_past){ .seqlens = seqlens, .S = g->S, .first = g->S == g->TS };
+    g->max_keys = 0;
+    int64_t S = g->S, cap = g->cap, P = g->P;
+    for (int64_t b = 0; b < g->B; b++) {
+        int64_t t = (int64_t)seqlens[b] + 1, p = oac_attn_past_of(&g->pr, b);
         if (t < 1 || p < 0)
             return oac_kernel_error(k, oac_kin_name(k, GQA_SEQLENS),
                                     "seqlens_k[%" PRId64 "] = %" PRId64 " gives a total "
                                     "length %" PRId64 " shorter than the %" PRId64
                                     " new tokens", b, t - 1, t, S);
-        if (p > P || (presents && p + S > cap))
+        if (p > P || (g->presents && p + S > cap))
             return oac_kernel_error(k, oac_kin_name(k, GQA_SEQLENS),
                                     "seqlens_k[%" PRId64 "] = %" PRId64 " puts the new "
                                     "rows at %" PRId64 "..%" PRId64 ", past the %s of "
@@ -613,39 +227,40 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
                                     p > P ? P : cap);
         /* Keys read: [0, e); rows past p + S exist only in a present
          * cache (a bidirectional first prompt reads up to the total). */
-        int64_t e = causal ? (p + S < t ? p + S : t) : t;
-        if (e > (presents ? cap : p + S))
+        int64_t e = g->causal ? (p + S < t ? p + S : t) : t;
+        int64_t have = g->presents ? cap : p + S;
+        if (e > have)
             return oac_kernel_error(k, oac_kin_name(k, GQA_SEQLENS),
                                     "seqlens_k[%" PRId64 "] = %" PRId64 " reads keys "
                                     "up to row %" PRId64 ", past the %" PRId64 " rows "
-                                    "there are", b, t - 1, e - 1,
-                                    presents ? cap : p + S);
-        if (e > max_keys)
-            max_keys = e;
+                                    "there are", b, t - 1, e - 1, have);
+        if (e > g->max_keys)
+            g->max_keys = e;
     }
-    if ((rc = work_ok(k, B, N, S, max_keys, H, H)))
-        return rc;
+    return oac_attn_work_ok(k, g->B, g->N, S, g->max_keys, g->H, g->H);
+}
 
-    /* Rotary caches and positions. */
-    rope_src rs = { 0 };
+/* Rotary caches and positions, attention_bias, head_sink. */
+static int gqa_extras(oac_kernel_call *k, gqa *g)
+{
+    const oac_tensor *cos = g->cos, *sin = g->sin, *pos = g->pos;
+    int64_t B = g->B, S = g->S;
     const int64_t *pos_ids = pos ? (const int64_t *)pos->data : NULL;
-    if (pos) {
-        const int64_t pd[2] = { B, S };
-        if (!dims_are(pos, 2, pd))
-            return bad_shape(k, GQA_POS, "(batch, sequence)");
-    }
-    if (rotary) {
+    const int64_t pd[2] = { B, S };
+    if (pos && !oac_attn_dims_are(pos, 2, pd))
+        return oac_attn_bad_shape(k, GQA_POS, "(batch, sequence)");
+    if (g->rotary) {
         if (!cos || !sin)
             return oac_kernel_error(k, oac_kin_name(k, cos ? GQA_SIN : GQA_COS),
                                     "do_rotary needs cos_cache and sin_cache");
-        if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > H)
-            return bad_shape(k, GQA_COS, "(max_position, rotary_dim / 2) with "
-                             "rotary_dim <= head_size");
-        if (!dims_are(sin, 2, cos->dims))
-            return bad_shape(k, GQA_SIN, "cos_cache's");
+        if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > g->H)
+            return oac_attn_bad_shape(k, GQA_COS, "(max_position, rotary_dim / 2) with "
+                                      "rotary_dim <= head_size");
+        if (!oac_attn_dims_are(sin, 2, cos->dims))
+            return oac_attn_bad_shape(k, GQA_SIN, "cos_cache's");
         for (int64_t b = 0; b < B; b++)
             for (int64_t s = 0; s < S; s++) {
-                int64_t p = pos_ids ? pos_ids[b * S + s] : past_of(&pr, b) + s;
+                int64_t p = pos_ids ? pos_ids[b * S + s] : oac_attn_past_of(&g->pr, b) + s;
                 if (p < 0 || p >= cos->dims[0])
                     return oac_kernel_error(k, oac_kin_name(k, pos ? GQA_POS : GQA_SEQLENS),
                                             "position %" PRId64 " of batch %" PRId64
@@ -653,85 +268,87 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
                                             "caches' %" PRId64 " rows", p, b, s,
                                             cos->dims[0]);
             }
-        rs = (rope_src){ .cos = cos, .sin = sin, .interleaved = interleaved,
-                         .rot = 2 * cos->dims[1], .pos_ids = pos_ids, .past = &pr };
+        g->rs = (oac_attn_rope){ .cos = cos, .sin = sin, .interleaved = g->interleaved,
+                                 .rot = 2 * cos->dims[1], .pos_ids = pos_ids, .past = &g->pr };
     }
-    if (ab) {
-        if (ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != B) ||
-            (ab->dims[1] != 1 && ab->dims[1] != N) || ab->dims[2] != S ||
-            ab->dims[3] < max_keys)
-            return bad_shape(k, GQA_BIAS, "(batch or 1, num_heads or 1, sequence, "
-                             "total_sequence_length)");
+    const oac_tensor *ab = g->ab;
+    if (ab && (ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != B) ||
+               (ab->dims[1] != 1 && ab->dims[1] != g->N) || ab->dims[2] != S ||
+               ab->dims[3] < g->max_keys))
+        return oac_attn_bad_shape(k, GQA_BIAS, "(batch or 1, num_heads or 1, sequence, "
+                                  "total_sequence_length)");
+    uint64_t n;
+    if (g->sink && (!oac_tensor_numel_rt(g->sink, &n) || n != (uint64_t)g->N))
+        return oac_attn_bad_shape(k, GQA_SINK, "(num_heads)");
+    return OAC_OK;
+}
+
+/* The per-row hook: keys [0, total), causal from the past, rotary of
+ * q, attention_bias, the sink. */
+static void gqa_row(void *ctx, oac_attn_io *io, oac_attn_row *r, int64_t h, int64_t s,
+                    double *q)
+{
+    const gqa *g = ctx;
+    int64_t b = r->b, past = oac_attn_past_of(&g->pr, b);
+    int64_t total = (int64_t)((const int32_t *)g->sl->data)[b] + 1;
+    if (!g->presents)
+        io->k.split = io->v.split = past;
+    r->past = past;
+    r->j1 = r->n_keys = total;
+    if (g->rotary) {
+        int64_t p = oac_attn_rope_pos(&g->rs, b, s, g->S);
+        oac_attn_rope_row(q, g->rs.rot, g->cos, g->sin, (uint64_t)(p * g->cos->dims[1]),
+                          g->interleaved);
     }
-    if (sink && (!oac_tensor_numel_rt(sink, &n) || n != (uint64_t)N))
-        return bad_shape(k, GQA_SINK, "(num_heads)");
+    const oac_tensor *ab = g->ab;
+    if (ab)
+        r->add[0] = (oac_attn_add){ OAC_ADD_FLOAT, ab,
+            (uint64_t)((((b % ab->dims[0]) * ab->dims[1] + h % ab->dims[1]) * g->S + s) *
+                       ab->dims[3]), INT64_MAX };
+    if (g->smooth || g->sink) {
+        r->sink = true;
+        r->sink_logit = g->sink ? oac_ek_getd(g->sink->elem_type, g->sink->data,
+                                              (uint64_t)h) : 0.0;
+    }
+}
+
+int oac_kernel_group_query_attention(oac_kernel_call *k)
+{
+    gqa g = { 0 };
+    int rc;
+    if ((rc = gqa_inputs(k, &g)) || (rc = gqa_shapes(k, &g)) || (rc = gqa_lengths(k, &g)) ||
+        (rc = gqa_extras(k, &g)))
+        return rc;
 
     /* Outputs: nothing was written before this point. */
+    int32_t T = g.q->elem_type;
+    int64_t B = g.B, S = g.S, N = g.N, KVN = g.KVN, H = g.H;
     oac_tensor *y, *ok = NULL, *ov = NULL;
     const int64_t yd[3] = { B, S, N * H };
     if ((rc = oac_kout(k, 0, T, 3, yd, &y)))
         return rc;
-    view4 qv = view_bsnh(q, H, 0);
-    view4 kn = packed ? view_bsnh(q, H, N * H) : view_bsnh(key, H, 0);
-    view4 vn = packed ? view_bsnh(q, H, (N + KVN) * H) : view_bsnh(val, H, 0);
-    view4 pkv = pk ? view_bnsh(pk) : kn, pvv = pv ? view_bnsh(pv) : vn;
-    double row[OAC_ATTN_MAX_HEAD], qrow[OAC_ATTN_MAX_HEAD], acc[OAC_ATTN_MAX_HEAD];
-    kvsrc ks, vs;
-    if (presents) {
-        const int64_t pd[4] = { B, KVN, cap, H };
-        if ((rc = oac_kout(k, 1, T, 4, pd, &ok)) ||
-            (rc = oac_kout(k, 2, T, 4, pd, &ov)))
+    const oac_tensor *q = g.q;
+    oac_attn_view kn = g.packed ? oac_attn_bsnh(q, H, N * H) : oac_attn_bsnh(g.key, H, 0);
+    oac_attn_view vn = g.packed ? oac_attn_bsnh(q, H, (N + KVN) * H) : oac_attn_bsnh(g.val, H, 0);
+    oac_attn_view pkv = g.pk ? oac_attn_bnsh(g.pk) : kn, pvv = g.pv ? oac_attn_bnsh(g.pv) : vn;
+    oac_attn_io io = { .q = oac_attn_bsnh(q, H, 0), .y = oac_attn_bsnh(y, H, 0) };
+    if (g.presents) {
+        double row[OAC_ATTN_MAX_HEAD];
+        const int64_t pd[4] = { B, KVN, g.cap, H };
+        if ((rc = oac_kout(k, 1, T, 4, pd, &ok)) || (rc = oac_kout(k, 2, T, 4, pd, &ov)))
             return rc;
-        fill_present(ok, &pkv, ink, &kn, S, &pr, rotary ? &rs : NULL, row);
-        fill_present(ov, &pvv, inv, &vn, S, &pr, NULL, row);
-        ks = (kvsrc){ .seg = { view_bnsh(ok) }, .split = INT64_MAX };
-        vs = (kvsrc){ .seg = { view_bnsh(ov) }, .split = INT64_MAX };
+        oac_attn_fill_present(ok, &pkv, g.ink, &kn, S, &g.pr, g.rotary ? &g.rs : NULL, row);
+        oac_attn_fill_present(ov, &pvv, g.inv, &vn, S, &g.pr, NULL, row);
+        io.k = (oac_attn_kv){ .seg = { oac_attn_bnsh(ok) }, .split = INT64_MAX };
+        io.v = (oac_attn_kv){ .seg = { oac_attn_bnsh(ov) }, .split = INT64_MAX };
     } else {
-        ks = (kvsrc){ .seg = { pkv, kn } };
-        vs = (kvsrc){ .seg = { pvv, vn } };
+        io.k = (oac_attn_kv){ .seg = { pkv, kn } };
+        io.v = (oac_attn_kv){ .seg = { pvv, vn } };
     }
-
-    double scale = oac_attr_float(k->node, "scale", 0.0f);
-    if (scale == 0)
-        scale = 1 / sqrt((double)H);
-    int64_t group = N / KVN;
-    view4 yv = view_bsnh(y, H, 0);
-    for (int64_t b = 0; b < B; b++) {
-        int64_t past = past_of(&pr, b), total = (int64_t)seqlens[b] + 1;
-        if (!presents)
-            ks.split = vs.split = past;
-        for (int64_t s = 0; s < S; s++) {
-            int64_t end = causal ? past + s + 1 : total;
-            if (end > total)
-                end = total;
-            int64_t start = lws >= 0 && end - lws > 0 ? end - lws : 0;
-            for (int64_t h = 0; h < N; h++) {
-                v4_load(&qv, b, h, s, H, qrow);
-                if (rotary) {
-                    int64_t p = rope_pos(&rs, b, s, S);
-                    oac_attn_rope_row(qrow, rs.rot, cos, sin,
-                                      (uint64_t)(p * cos->dims[1]), interleaved);
-                }
-                for (int64_t d = 0; d < H; d++)
-                    qrow[d] *= scale;
-                attn_row r = { .q = qrow, .hd = H, .hv = H, .k = &ks, .v = &vs,
-                               .b = b, .kh = h / group, .n_keys = end,
-                               .j0 = start, .j1 = end, .softcap = softcap,
-                               .mfv_from = INT64_MAX };
-                if (ab)
-                    r.add[0] = (addrow){ ADD_FLOAT, ab,
-                        (uint64_t)((((b % ab->dims[0]) * ab->dims[1] + h % ab->dims[1]) *
-                                    S + s) * ab->dims[3]), INT64_MAX };
-                if (smooth || sink) {
-                    r.sink = true;
-                    r.sink_logit = sink ? oac_ek_getd(sink->elem_type, sink->data,
-                                                      (uint64_t)h) : 0.0;
-                }
-                attend(&r, row, acc);
-                row_store(y, v4_at(&yv, b, h, s), H, acc);
-            }
-        }
-    }
+    oac_attn_geom geo = { .B = B, .N = N, .KVN = KVN, .S = S, .H = H, .Hv = H,
+                          .T = g.max_keys, .scale = oac_attn_scale(k, H),
+                          .softcap = g.softcap, .causal = g.causal, .window = g.lws };
+    oac_attn_run(&geo, &io, gqa_row, &g);
     return OAC_OK;
 }
 
@@ -739,189 +356,266 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
 /* com.microsoft MultiHeadAttention                                     */
 /* ------------------------------------------------------------------ */
 
-enum {
-    MHA_Q, MHA_K, MHA_V, MHA_BIAS, MHA_KPM, MHA_AB, MHA_PAST_K, MHA_PAST_V,
-    MHA_PAST_LEN, MHA_CACHE_IND
-};
+/* The ports of MultiHeadAttention and DecoderMaskedMultiHeadAttention
+ * (one adapter serves both): q, k, v, bias, the key mask, attention_bias,
+ * cache_indirection and beam_width here; the pasts and
+ * past_sequence_length from the operator's row (its pairs and length
+ * port, lib/ops.def). */
+typedef struct mha_ports {
+    int bias, kpm, ab, ci, beam;
+} mha_ports;
 
-int oac_kernel_multi_head_attention(oac_kernel_call *k)
+static const mha_ports mha_p = { .bias = 3, .kpm = 4, .ab = 5, .ci = 9, .beam = -1 };
+static const mha_ports dmmha_p = { .bias = 10, .kpm = 3, .ab = 4, .ci = 9, .beam = 8 };
+
+enum { MHA_Q, MHA_K, MHA_V };
+
+typedef struct mha {
+    const mha_ports *pt;
+    size_t pk_port, pv_port, pl_port;
+    const oac_tensor *q, *key, *val, *bias, *kpm, *ab, *pk, *pv, *pl;
+    int64_t N, B, S, D, H, Hv, L, P, cap, TT;
+    bool cross, share, presents, ink, inv, one_token;
+    double mfv;
+} mha;
+
+#define MHA_BIAS ((size_t)m->pt->bias)
+#define MHA_KPM ((size_t)m->pt->kpm)
+#define MHA_AB ((size_t)m->pt->ab)
+#define MHA_PAST_K (m->pk_port)
+#define MHA_PAST_V (m->pv_port)
+#define MHA_PAST_LEN (m->pl_port)
+
+static int mha_inputs(oac_kernel_call *k, mha *m)
 {
     int rc;
-    int64_t N;
-    if ((rc = attr_pos(k, "num_heads", &N)))
+    if ((rc = oac_attn_attr_pos(k, "num_heads", &m->N)))
         return rc;
-    bool uni = oac_attr_int(k->node, "unidirectional", 0) != 0;
-    double mfv = oac_attr_float(k->node, "mask_filter_value", -10000.0f);
-    if (k->n_in > MHA_CACHE_IND && k->in[MHA_CACHE_IND])
-        return refuse(k, "cache_indirection (beam search)");
-    if (has_out(k, 3))
-        return refuse(k, "the qk output");
-    const oac_tensor *q = oac_kin_typed(k, MHA_Q, T_F16);
+    m->mfv = oac_attr_float(k->node, "mask_filter_value", -10000.0f);
+    const oac_op *op = oac_op_find(k->node->domain, k->node->op_type);
+    if (!op || op->n_pairs != 2 || op->length.port < 0)
+        return oac_attn_refuse(k, "an attention operator without a cache row");
+    m->pk_port = (size_t)op->pairs[0].in, m->pv_port = (size_t)op->pairs[1].in;
+    m->pl_port = (size_t)op->length.port;
+    if ((size_t)m->pt->ci < k->n_in && k->in[m->pt->ci])
+        return oac_attn_refuse(k, "cache_indirection (beam search)");
+    if (m->pt->beam >= 0 && (size_t)m->pt->beam < k->n_in && k->in[m->pt->beam]) {
+        int64_t bw[1];
+        size_t nb = 0;
+        if ((rc = oac_kin_ints(k, (size_t)m->pt->beam, bw, 1, &nb)))
+            return rc;
+        if (nb == 1 && bw[0] > 1)
+            return oac_attn_refuse(k, "beam_width above 1 (beam search)");
+    }
+    if (oac_attn_has_out(k, 3))
+        return oac_attn_refuse(k, "the qk output");
+    const oac_tensor *q = m->q = oac_kin_typed(k, MHA_Q, OAC_ATTN_T16);
     if (!q)
         return OAC_ERUNTIME;
-    int32_t T = q->elem_type;
+    uint32_t T = OAC_EKM(q->elem_type);
     rc = OAC_OK;
-    const oac_tensor *key = oac_kin_opt(k, MHA_K, OAC_EKM(T), &rc);
-    const oac_tensor *val = rc ? NULL : oac_kin_opt(k, MHA_V, OAC_EKM(T), &rc);
-    const oac_tensor *bias = rc ? NULL : oac_kin_opt(k, MHA_BIAS, OAC_EKM_FLOAT, &rc);
-    const oac_tensor *kpm = rc ? NULL : oac_kin_opt(k, MHA_KPM, OAC_EKM(OAC_T_INT32), &rc);
-    const oac_tensor *ab = rc ? NULL : oac_kin_opt(k, MHA_AB, OAC_EKM_FLOAT, &rc);
-    const oac_tensor *pk = rc ? NULL : oac_kin_opt(k, MHA_PAST_K, OAC_EKM(T), &rc);
-    const oac_tensor *pv = rc ? NULL : oac_kin_opt(k, MHA_PAST_V, OAC_EKM(T), &rc);
-    const oac_tensor *pl = rc ? NULL : oac_kin_opt(k, MHA_PAST_LEN, OAC_EKM(OAC_T_INT32), &rc);
+    m->key = oac_kin_opt(k, MHA_K, T, &rc);
+    m->val = rc ? NULL : oac_kin_opt(k, MHA_V, T, &rc);
+    m->bias = rc ? NULL : oac_kin_opt(k, MHA_BIAS, OAC_EKM_FLOAT, &rc);
+    m->kpm = rc ? NULL : oac_kin_opt(k, MHA_KPM, OAC_EKM(OAC_T_INT32), &rc);
+    m->ab = rc ? NULL : oac_kin_opt(k, MHA_AB, OAC_EKM_FLOAT, &rc);
+    m->pk = rc ? NULL : oac_kin_opt(k, MHA_PAST_K, T, &rc);
+    m->pv = rc ? NULL : oac_kin_opt(k, MHA_PAST_V, T, &rc);
+    m->pl = rc ? NULL : oac_kin_opt(k, MHA_PAST_LEN, OAC_EKM(OAC_T_INT32), &rc);
     if (rc)
         return rc;
     if (q->rank != 3)
-        return q->rank == 5 ? refuse(k, "packed QKV (rank-5 query)")
-                            : bad_shape(k, MHA_Q, "(batch, sequence, hidden)");
-    if (!key || !val)
-        return refuse(k, "MultiHeadAttention without key and value");
-    int64_t B = q->dims[0], S = q->dims[1], D = q->dims[2];
+        return q->rank == 5 ? oac_attn_refuse(k, "packed QKV (rank-5 query)")
+                            : oac_attn_bad_shape(k, MHA_Q, "(batch, sequence, hidden)");
+    if (!m->key || !m->val)
+        return oac_attn_refuse(k, "MultiHeadAttention without key and value");
+    return OAC_OK;
+}
+
+/* q, k, v and bias: B, S, L, H, Hv. */
+static int mha_qkv(oac_kernel_call *k, mha *m)
+{
+    const oac_tensor *q = m->q, *key = m->key, *val = m->val;
+    int64_t N = m->N, B = m->B = q->dims[0], D = m->D = q->dims[2];
+    m->S = q->dims[1];
+    if (m->one_token && m->S != 1)
+        return oac_attn_bad_shape(k, MHA_Q, "(batch, 1, hidden): one new token per step");
     if (D % N)
-        return bad_shape(k, MHA_Q, "(batch, sequence, num_heads * head_size)");
-    int64_t H = D / N, L, Hv;
-    bool cross = key->rank == 4;
+        return oac_attn_bad_shape(k, MHA_Q, "(batch, sequence, num_heads * head_size)");
+    int64_t H = m->H = D / N;
+    m->cross = key->rank == 4;
     if (key->rank == 5)
-        return refuse(k, "packed KV (rank-5 key)");
-    if (cross) {
+        return oac_attn_refuse(k, "packed KV (rank-5 key)");
+    if (m->cross) {
         const int64_t kd[4] = { B, N, key->dims[2], H };
-        if (!dims_are(key, 4, kd))
-            return bad_shape(k, MHA_K, "(batch, num_heads, kv_sequence, head_size)");
-        L = key->dims[2];
-        if (val->rank != 4 || val->dims[0] != B || val->dims[1] != N || val->dims[2] != L)
-            return bad_shape(k, MHA_V, "(batch, num_heads, kv_sequence, v_head_size)");
-        Hv = val->dims[3];
-        if (pk)
+        if (!oac_attn_dims_are(key, 4, kd))
+            return oac_attn_bad_shape(k, MHA_K, "(batch, num_heads, kv_sequence, head_size)");
+        m->L = key->dims[2];
+        if (val->rank != 4 || val->dims[0] != B || val->dims[1] != N || val->dims[2] != m->L)
+            return oac_attn_bad_shape(k, MHA_V, "(batch, num_heads, kv_sequence, v_head_size)");
+        m->Hv = val->dims[3];
+        if (m->pk)
             return oac_kernel_error(k, oac_kin_name(k, MHA_PAST_K), "a past cache "
                                     "cannot be combined with a BNSH key");
     } else {
         if (key->rank != 3 || key->dims[0] != B || key->dims[2] != D)
-            return bad_shape(k, MHA_K, "(batch, kv_sequence, hidden)");
-        L = key->dims[1];
-        if (val->rank != 3 || val->dims[0] != B || val->dims[1] != L || val->dims[2] % N)
-            return bad_shape(k, MHA_V, "(batch, kv_sequence, num_heads * v_head_size)");
-        Hv = val->dims[2] / N;
+            return oac_attn_bad_shape(k, MHA_K, "(batch, kv_sequence, hidden)");
+        m->L = key->dims[1];
+        if (val->rank != 3 || val->dims[0] != B || val->dims[1] != m->L || val->dims[2] % N)
+            return oac_attn_bad_shape(k, MHA_V, "(batch, kv_sequence, num_heads * "
+                                      "v_head_size)");
+        m->Hv = val->dims[2] / N;
     }
-    if (H < 1 || Hv < 1)
-        return bad_shape(k, MHA_Q, "of head sizes of at least 1");
-    if ((rc = head_ok(k, H)) || (rc = head_ok(k, Hv)))
+    if (H < 1 || m->Hv < 1)
+        return oac_attn_bad_shape(k, MHA_Q, "of head sizes of at least 1");
+    int rc;
+    if ((rc = oac_attn_head_ok(k, H)) || (rc = oac_attn_head_ok(k, m->Hv)))
         return rc;
     uint64_t n;
-    if (bias && (cross || !oac_tensor_numel_rt(bias, &n) || n != (uint64_t)(2 * D + N * Hv)))
-        return bad_shape(k, MHA_BIAS, "(hidden + hidden + v_hidden) with a BSNH key");
+    if (m->bias && (m->cross || !oac_tensor_numel_rt(m->bias, &n) ||
+                    n != (uint64_t)(2 * D + N * m->Hv)))
+        return oac_attn_bad_shape(k, MHA_BIAS, "(hidden + hidden + v_hidden) with a BSNH key");
+    return OAC_OK;
+}
+
+/* The pasts, past_sequence_length, the masks and the presents. */
+static int mha_cache(oac_kernel_call *k, mha *m)
+{
+    const oac_tensor *pk = m->pk, *pv = m->pv, *kpm = m->kpm, *ab = m->ab;
+    int64_t B = m->B, N = m->N, S = m->S, L = m->L;
     if (!pk != !pv)
         return oac_kernel_error(k, oac_kin_name(k, pk ? MHA_PAST_V : MHA_PAST_K),
                                 "past_key and past_value must be given together");
-    int64_t P = 0, cap = 0;
-    bool share = pl && pk;
+    m->P = m->cap = 0;
+    /* DecoderMaskedMultiHeadAttention shares only with its attribute;
+     * MultiHeadAttention whenever input 8 is given. */
+    m->share = m->pl && pk &&
+               (!m->one_token || oac_attr_int(k->node, "past_present_share_buffer", 0));
     if (pk) {
-        const int64_t vd[4] = { B, N, pk->dims[2], Hv };
-        if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != N || pk->dims[3] != H)
-            return bad_shape(k, MHA_PAST_K, "(batch, num_heads, length, head_size)");
-        if (!dims_are(pv, 4, vd))
-            return bad_shape(k, MHA_PAST_V, "(batch, num_heads, length, v_head_size)");
-        P = cap = pk->dims[2];
-        if (share) {
-            if (!oac_tensor_numel_rt(pl, &n) || n != 1)
-                return bad_shape(k, MHA_PAST_LEN, "a scalar");
-            P = ((const int32_t *)pl->data)[0];
-            if (P < 0 || P + L > cap)
-                return oac_kernel_error(k, oac_kin_name(k, MHA_PAST_LEN),
-                                        "past_sequence_length %" PRId64 " and %" PRId64
-                                        " new rows do not fit the buffer of %" PRId64
-                                        " rows", P, L, cap);
-        }
+        const int64_t vd[4] = { B, N, pk->dims[2], m->Hv };
+        if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != N || pk->dims[3] != m->H)
+            return oac_attn_bad_shape(k, MHA_PAST_K, "(batch, num_heads, length, head_size)");
+        if (!oac_attn_dims_are(pv, 4, vd))
+            return oac_attn_bad_shape(k, MHA_PAST_V, "(batch, num_heads, length, "
+                                      "v_head_size)");
+        m->P = m->cap = pk->dims[2];
+        uint64_t n;
+        if (m->share && (!oac_tensor_numel_rt(m->pl, &n) || n != 1))
+            return oac_attn_bad_shape(k, MHA_PAST_LEN, "a scalar");
+        if (m->share)
+            m->P = ((const int32_t *)m->pl->data)[0];
+        int rc;
+        if (m->share && (rc = oac_attn_fits(k, MHA_PAST_LEN, m->P, L, m->cap,
+                                            oac_kin_name(k, MHA_PAST_K))))
+            return rc;
     }
-    int64_t TT = P + L;
-    if (!share)
-        cap = TT;
+    int64_t TT = m->TT = m->P + L;
+    if (!m->share)
+        m->cap = TT;
     if (kpm) {
         bool lens = kpm->rank == 1 && kpm->dims[0] == B;
         if (lens && pk)
-            return refuse(k, "key_padding_mask of shape (batch) with a past cache");
+            return oac_attn_refuse(k, "key_padding_mask of shape (batch) with a past cache");
         if (!lens && !(kpm->rank == 2 && kpm->dims[0] == B && kpm->dims[1] >= TT) &&
             !(kpm->rank == 3 && kpm->dims[0] == B && kpm->dims[1] == S && kpm->dims[2] >= TT))
-            return kpm->rank == 1 ? refuse(k, "key_padding_mask of shape (3 * batch + 2)")
-                                  : bad_shape(k, MHA_KPM, "(batch), (batch, "
-                                              "total_sequence) or (batch, sequence, "
-                                              "total_sequence)");
+            return kpm->rank == 1 ? oac_attn_refuse(k, "key_padding_mask of shape "
+                                                    "(3 * batch + 2)")
+                                  : oac_attn_bad_shape(k, MHA_KPM, "(batch), (batch, "
+                                                       "total_sequence) or (batch, "
+                                                       "sequence, total_sequence)");
     }
     if (ab && (ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != B) ||
                (ab->dims[1] != 1 && ab->dims[1] != N) || ab->dims[2] != S ||
                ab->dims[3] < TT))
-        return bad_shape(k, MHA_AB, "(batch or 1, num_heads or 1, sequence, "
-                         "total_sequence)");
-    bool ink = false, inv = false;
-    if ((rc = alias_of(k, 1, MHA_PAST_K, &ink)) || (rc = alias_of(k, 2, MHA_PAST_V, &inv)))
+        return oac_attn_bad_shape(k, MHA_AB, "(batch or 1, num_heads or 1, sequence, "
+                                  "total_sequence)");
+    int rc;
+    if ((rc = oac_attn_alias_of(k, 1, MHA_PAST_K, &m->ink)) ||
+        (rc = oac_attn_alias_of(k, 2, MHA_PAST_V, &m->inv)))
         return rc;
-    if ((ink || inv) && !share)
-        return oac_kernel_error(k, k->node->output[ink ? 1 : 2], "shares the past's "
+    if ((m->ink || m->inv) && !m->share)
+        return oac_kernel_error(k, k->node->output[m->ink ? 1 : 2], "shares the past's "
                                 "storage, which needs input 8 (past_sequence_length)");
-    bool presents = has_out(k, 1) || has_out(k, 2);
-    if (presents && (!has_out(k, 1) || !has_out(k, 2)))
-        return refuse(k, "one present output without the other");
-    if (ink != inv)
-        return refuse(k, "present_key and present_value not both in place");
-    if ((rc = work_ok(k, B, N, S, TT, H, Hv)))
-        return rc;
+    m->presents = oac_attn_has_out(k, 1) || oac_attn_has_out(k, 2);
+    if (m->presents && (!oac_attn_has_out(k, 1) || !oac_attn_has_out(k, 2)))
+        return oac_attn_refuse(k, "one present output without the other");
+    if (m->ink != m->inv)
+        return oac_attn_refuse(k, "present_key and present_value not both in place");
+    return oac_attn_work_ok(k, B, N, S, TT, m->H, m->Hv);
+}
 
+static void mha_row(void *ctx, oac_attn_io *io, oac_attn_row *r, int64_t h, int64_t s,
+                    double *q)
+{
+    const mha *m = ctx;
+    const oac_tensor *kpm = m->kpm, *ab = m->ab;
+    int64_t b = r->b, S = m->S;
+    (void)io, (void)q;
+    r->past = m->P;
+    r->mfv = m->mfv;
+    if (kpm && kpm->rank == 1)
+        r->mfv_from = ((const int32_t *)kpm->data)[b];
+    else if (kpm)
+        r->add[0] = (oac_attn_add){ OAC_ADD_RAW01, kpm,
+            (uint64_t)(kpm->rank == 2 ? b * kpm->dims[1] : (b * S + s) * kpm->dims[2]),
+            INT64_MAX };
+    if (ab)
+        r->add[1] = (oac_attn_add){ OAC_ADD_FLOAT, ab,
+            (uint64_t)((((b % ab->dims[0]) * ab->dims[1] + h % ab->dims[1]) * S + s) *
+                       ab->dims[3]), INT64_MAX };
+}
+
+static int mha_kernel(oac_kernel_call *k, const mha_ports *pt, bool one_token)
+{
+    mha m = { .pt = pt, .one_token = one_token };
+    int rc;
+    if ((rc = mha_inputs(k, &m)) || (rc = mha_qkv(k, &m)) || (rc = mha_cache(k, &m)))
+        return rc;
+    int32_t T = m.q->elem_type;
+    int64_t B = m.B, S = m.S, N = m.N, H = m.H, Hv = m.Hv, D = m.D;
     oac_tensor *y, *ok = NULL, *ov = NULL;
     const int64_t yd[3] = { B, S, N * Hv };
     if ((rc = oac_kout(k, 0, T, 3, yd, &y)))
         return rc;
-    view4 qv = view_bsnh(q, H, 0);
-    view4 kn = cross ? view_bnsh(key) : view_bsnh(key, H, 0);
-    view4 vn = cross ? view_bnsh(val) : view_bsnh(val, Hv, 0);
-    if (bias) {
-        qv.bias = bias, qv.boff = 0, qv.bh = H;
-        kn.bias = bias, kn.boff = D, kn.bh = H;
-        vn.bias = bias, vn.boff = 2 * D, vn.bh = Hv;
+    oac_attn_io io = { .q = oac_attn_bsnh(m.q, H, 0), .y = oac_attn_bsnh(y, Hv, 0) };
+    oac_attn_view kn = m.cross ? oac_attn_bnsh(m.key) : oac_attn_bsnh(m.key, H, 0);
+    oac_attn_view vn = m.cross ? oac_attn_bnsh(m.val) : oac_attn_bsnh(m.val, Hv, 0);
+    if (m.bias) {
+        io.q.bias = m.bias, io.q.boff = 0, io.q.bh = H;
+        kn.bias = m.bias, kn.boff = D, kn.bh = H;
+        vn.bias = m.bias, vn.boff = 2 * D, vn.bh = Hv;
     }
-    view4 pkv = pk ? view_bnsh(pk) : kn, pvv = pv ? view_bnsh(pv) : vn;
-    double row[OAC_ATTN_MAX_HEAD], qrow[OAC_ATTN_MAX_HEAD], acc[OAC_ATTN_MAX_HEAD];
-    kvsrc ks, vs;
-    if (presents) {
-        const int64_t kd[4] = { B, N, cap, H }, vd[4] = { B, N, cap, Hv };
-        if ((rc = oac_kout(k, 1, T, 4, kd, &ok)) ||
-            (rc = oac_kout(k, 2, T, 4, vd, &ov)))
+    oac_attn_view pkv = m.pk ? oac_attn_bnsh(m.pk) : kn, pvv = m.pv ? oac_attn_bnsh(m.pv) : vn;
+    if (m.presents) {
+        double row[OAC_ATTN_MAX_HEAD];
+        const int64_t kd[4] = { B, N, m.cap, H }, vd[4] = { B, N, m.cap, Hv };
+        if ((rc = oac_kout(k, 1, T, 4, kd, &ok)) || (rc = oac_kout(k, 2, T, 4, vd, &ov)))
             return rc;
-        past_rule pr = { .P = P };
-        fill_present(ok, &pkv, ink, &kn, L, &pr, NULL, row);
-        fill_present(ov, &pvv, inv, &vn, L, &pr, NULL, row);
-        ks = (kvsrc){ .seg = { view_bnsh(ok) }, .split = INT64_MAX };
-        vs = (kvsrc){ .seg = { view_bnsh(ov) }, .split = INT64_MAX };
+        oac_attn_past pr = { .P = m.P };
+        oac_attn_fill_present(ok, &pkv, m.ink, &kn, m.L, &pr, NULL, row);
+        oac_attn_fill_present(ov, &pvv, m.inv, &vn, m.L, &pr, NULL, row);
+        io.k = (oac_attn_kv){ .seg = { oac_attn_bnsh(ok) }, .split = INT64_MAX };
+        io.v = (oac_attn_kv){ .seg = { oac_attn_bnsh(ov) }, .split = INT64_MAX };
     } else {
-        ks = (kvsrc){ .seg = { pkv, kn }, .split = P };
-        vs = (kvsrc){ .seg = { pvv, vn }, .split = P };
+        io.k = (oac_attn_kv){ .seg = { pkv, kn }, .split = m.P };
+        io.v = (oac_attn_kv){ .seg = { pvv, vn }, .split = m.P };
     }
-    double scale = oac_attr_float(k->node, "scale", 0.0f);
-    if (scale == 0)
-        scale = 1 / sqrt((double)H);
-    view4 yv = view_bsnh(y, Hv, 0);
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t s = 0; s < S; s++)
-            for (int64_t h = 0; h < N; h++) {
-                v4_load(&qv, b, h, s, H, qrow);
-                for (int64_t d = 0; d < H; d++)
-                    qrow[d] *= scale;
-                attn_row r = { .q = qrow, .hd = H, .hv = Hv, .k = &ks, .v = &vs,
-                               .b = b, .kh = h, .n_keys = TT, .j0 = 0,
-                               .j1 = uni && P + s + 1 < TT ? P + s + 1 : TT,
-                               .mfv = mfv, .mfv_from = INT64_MAX };
-                if (kpm && kpm->rank == 1)
-                    r.mfv_from = ((const int32_t *)kpm->data)[b];
-                else if (kpm)
-                    r.add[0] = (addrow){ ADD_RAW01, kpm,
-                        (uint64_t)(kpm->rank == 2 ? b * kpm->dims[1]
-                                   : (b * S + s) * kpm->dims[2]), INT64_MAX };
-                if (ab)
-                    r.add[1] = (addrow){ ADD_FLOAT, ab,
-                        (uint64_t)((((b % ab->dims[0]) * ab->dims[1] + h % ab->dims[1]) *
-                                    S + s) * ab->dims[3]), INT64_MAX };
-                attend(&r, row, acc);
-                row_store(y, v4_at(&yv, b, h, s), Hv, acc);
-            }
+    oac_attn_geom geo = { .B = B, .N = N, .KVN = N, .S = S, .H = H, .Hv = Hv, .T = m.TT,
+                          .scale = oac_attn_scale(k, H),
+                          .causal = oac_attr_int(k->node, "unidirectional", 0) != 0,
+                          .window = -1 };
+    oac_attn_run(&geo, &io, mha_row, &m);
     return OAC_OK;
+}
+
+int oac_kernel_multi_head_attention(oac_kernel_call *k)
+{
+    return mha_kernel(k, &mha_p, false);
+}
+
+int oac_kernel_decoder_masked_mha(oac_kernel_call *k)
+{
+    return mha_kernel(k, &dmmha_p, true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -930,167 +624,207 @@ int oac_kernel_multi_head_attention(oac_kernel_call *k)
 
 enum { AT_Q, AT_K, AT_V, AT_MASK, AT_PAST_K, AT_PAST_V, AT_NONPAD };
 
-int oac_kernel_attention(oac_kernel_call *k)
+typedef struct onnx_at {
+    const oac_tensor *q, *key, *val, *mask, *pk, *pv, *np;
+    int64_t B, Nq, Nk, Sq, Skv, H, Hv, P, TT, mode;
+    int64_t ms[3];              /* attn_mask strides of b, h, s (0: broadcast) */
+    bool r3;
+    oac_attn_view qv, kn, vn;
+    oac_tensor *qk;
+} onnx_at;
+
+static int at_inputs(oac_kernel_call *k, onnx_at *a)
 {
     int rc = OAC_OK;
-    const oac_tensor *q = oac_kin_typed(k, AT_Q, OAC_EKM_FLOAT);
-    const oac_tensor *key = q ? oac_kin_typed(k, AT_K, OAC_EKM(q->elem_type)) : NULL;
-    const oac_tensor *val = key ? oac_kin_typed(k, AT_V, OAC_EKM_FLOAT) : NULL;
-    if (!val)
+    const oac_tensor *q = a->q = oac_kin_typed(k, AT_Q, OAC_EKM_FLOAT);
+    a->key = q ? oac_kin_typed(k, AT_K, OAC_EKM(q->elem_type)) : NULL;
+    a->val = a->key ? oac_kin_typed(k, AT_V, OAC_EKM_FLOAT) : NULL;
+    if (!a->val)
         return OAC_ERUNTIME;
-    const oac_tensor *mask = oac_kin_opt(k, AT_MASK, OAC_EKM_FLOAT | OAC_EKM_BOOL, &rc);
-    const oac_tensor *pk = rc ? NULL : oac_kin_opt(k, AT_PAST_K, OAC_EKM(key->elem_type), &rc);
-    const oac_tensor *pv = rc ? NULL : oac_kin_opt(k, AT_PAST_V, OAC_EKM(val->elem_type), &rc);
-    const oac_tensor *np = rc ? NULL : oac_kin_opt(k, AT_NONPAD, OAC_EKM(OAC_T_INT64), &rc);
+    a->mask = oac_kin_opt(k, AT_MASK, OAC_EKM_FLOAT | OAC_EKM_BOOL, &rc);
+    a->pk = rc ? NULL : oac_kin_opt(k, AT_PAST_K, OAC_EKM(a->key->elem_type), &rc);
+    a->pv = rc ? NULL : oac_kin_opt(k, AT_PAST_V, OAC_EKM(a->val->elem_type), &rc);
+    a->np = rc ? NULL : oac_kin_opt(k, AT_NONPAD, OAC_EKM(OAC_T_INT64), &rc);
     if (rc)
         return rc;
-    bool causal = oac_attr_int(k->node, "is_causal", 0) != 0;
-    int64_t mode = oac_attr_int(k->node, "qk_matmul_output_mode", 0);
-    double softcap = oac_attr_float(k->node, "softcap", 0.0f);
-    if (mode < 0 || mode > 3)
+    a->mode = oac_attr_int(k->node, "qk_matmul_output_mode", 0);
+    if (a->mode < 0 || a->mode > 3)
         return oac_kernel_error(k, "qk_matmul_output_mode", "must be 0, 1, 2 or 3, "
-                                "not %" PRId64, mode);
-    if (oac_node_attr(k->node, "left_window_size") || oac_node_attr(k->node, "right_window_size"))
-        return refuse(k, "a sliding window (opset 25)");
+                                "not %" PRId64, a->mode);
+    if (oac_node_attr(k->node, "left_window_size") ||
+        oac_node_attr(k->node, "right_window_size"))
+        return oac_attn_refuse(k, "a sliding window (opset 25)");
+    return OAC_OK;
+}
 
-    /* Shapes, in BNSH terms. */
-    int64_t B = q->dims[0], Nq, Nk, Sq, Skv, H, Hv;
-    bool r3 = q->rank == 3;
-    view4 qv, kn, vn;
-    if (r3) {
+/* Q, K, V in BNSH terms: 3-D with the head-count attributes, or 4-D. */
+static int at_qkv(oac_kernel_call *k, onnx_at *a)
+{
+    const oac_tensor *q = a->q, *key = a->key, *val = a->val;
+    int64_t B = a->B = q->dims[0];
+    int rc;
+    a->r3 = q->rank == 3;
+    if (a->r3) {
         int64_t qn, kvn;
-        if ((rc = attr_pos(k, "q_num_heads", &qn)) || (rc = attr_pos(k, "kv_num_heads", &kvn)))
+        if ((rc = oac_attn_attr_pos(k, "q_num_heads", &qn)) ||
+            (rc = oac_attn_attr_pos(k, "kv_num_heads", &kvn)))
             return rc;
         if (q->dims[2] % qn)
-            return bad_shape(k, AT_Q, "(batch, sequence, q_num_heads * head_size)");
-        Nq = qn, Nk = kvn, Sq = q->dims[1], H = q->dims[2] / qn;
-        if ((rc = head_ok(k, H)))      /* before kvn * H */
+            return oac_attn_bad_shape(k, AT_Q, "(batch, sequence, q_num_heads * head_size)");
+        a->Nq = qn, a->Nk = kvn, a->Sq = q->dims[1], a->H = q->dims[2] / qn;
+        if ((rc = oac_attn_head_ok(k, a->H)))      /* before kvn * H */
             return rc;
-        if (key->rank != 3 || key->dims[0] != B || key->dims[2] != kvn * H)
-            return bad_shape(k, AT_K, "(batch, kv_sequence, kv_num_heads * head_size)");
-        Skv = key->dims[1];
-        if (val->rank != 3 || val->dims[0] != B || val->dims[1] != Skv || val->dims[2] % kvn)
-            return bad_shape(k, AT_V, "(batch, kv_sequence, kv_num_heads * v_head_size)");
-        Hv = val->dims[2] / kvn;
-        qv = view_bsnh(q, H, 0), kn = view_bsnh(key, H, 0), vn = view_bsnh(val, Hv, 0);
+        if (key->rank != 3 || key->dims[0] != B || key->dims[2] != kvn * a->H)
+            return oac_attn_bad_shape(k, AT_K, "(batch, kv_sequence, kv_num_heads * "
+                                      "head_size)");
+        a->Skv = key->dims[1];
+        if (val->rank != 3 || val->dims[0] != B || val->dims[1] != a->Skv ||
+            val->dims[2] % kvn)
+            return oac_attn_bad_shape(k, AT_V, "(batch, kv_sequence, kv_num_heads * "
+                                      "v_head_size)");
+        a->Hv = val->dims[2] / kvn;
+        a->qv = oac_attn_bsnh(q, a->H, 0), a->kn = oac_attn_bsnh(key, a->H, 0);
+        a->vn = oac_attn_bsnh(val, a->Hv, 0);
     } else if (q->rank == 4) {
-        Nq = q->dims[1], Sq = q->dims[2], H = q->dims[3];
-        if (key->rank != 4 || key->dims[0] != B || key->dims[3] != H)
-            return bad_shape(k, AT_K, "(batch, kv_num_heads, kv_sequence, head_size)");
-        Nk = key->dims[1], Skv = key->dims[2];
-        if (val->rank != 4 || val->dims[0] != B || val->dims[1] != Nk || val->dims[2] != Skv)
-            return bad_shape(k, AT_V, "(batch, kv_num_heads, kv_sequence, v_head_size)");
-        Hv = val->dims[3];
-        qv = view_bnsh(q), kn = view_bnsh(key), vn = view_bnsh(val);
+        a->Nq = q->dims[1], a->Sq = q->dims[2], a->H = q->dims[3];
+        if (key->rank != 4 || key->dims[0] != B || key->dims[3] != a->H)
+            return oac_attn_bad_shape(k, AT_K, "(batch, kv_num_heads, kv_sequence, head_size)");
+        a->Nk = key->dims[1], a->Skv = key->dims[2];
+        if (val->rank != 4 || val->dims[0] != B || val->dims[1] != a->Nk ||
+            val->dims[2] != a->Skv)
+            return oac_attn_bad_shape(k, AT_V, "(batch, kv_num_heads, kv_sequence, "
+                                      "v_head_size)");
+        a->Hv = val->dims[3];
+        a->qv = oac_attn_bnsh(q), a->kn = oac_attn_bnsh(key), a->vn = oac_attn_bnsh(val);
     } else {
-        return bad_shape(k, AT_Q, "3-D or 4-D");
+        return oac_attn_bad_shape(k, AT_Q, "3-D or 4-D");
     }
-    if (Nk < 1 || Nq % Nk)
+    if (a->Nk < 1 || a->Nq % a->Nk)
         return oac_kernel_error(k, oac_kin_name(k, AT_K), "%" PRId64 " query heads are "
-                                "not a multiple of %" PRId64 " key heads", Nq, Nk);
-    if (H < 1 || Hv < 1)
-        return bad_shape(k, AT_Q, "of head sizes of at least 1");
-    if ((rc = head_ok(k, H)) || (rc = head_ok(k, Hv)))
+                                "not a multiple of %" PRId64 " key heads", a->Nq, a->Nk);
+    if (a->H < 1 || a->Hv < 1)
+        return oac_attn_bad_shape(k, AT_Q, "of head sizes of at least 1");
+    if ((rc = oac_attn_head_ok(k, a->H)) || (rc = oac_attn_head_ok(k, a->Hv)))
         return rc;
+    return OAC_OK;
+}
+
+/* The pasts, nonpad_kv_seqlen and attn_mask's broadcast. */
+static int at_cache(oac_kernel_call *k, onnx_at *a)
+{
+    const oac_tensor *pk = a->pk, *pv = a->pv, *np = a->np, *mask = a->mask;
+    int64_t B = a->B;
     if (!pk != !pv)
         return oac_kernel_error(k, oac_kin_name(k, pk ? AT_PAST_V : AT_PAST_K),
                                 "past_key and past_value must be given together");
-    int64_t P = 0;
+    a->P = 0;
     if (pk) {
-        if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != Nk || pk->dims[3] != H)
-            return bad_shape(k, AT_PAST_K, "(batch, kv_num_heads, past_sequence, head_size)");
-        const int64_t vd[4] = { B, Nk, pk->dims[2], Hv };
-        if (!dims_are(pv, 4, vd))
-            return bad_shape(k, AT_PAST_V, "(batch, kv_num_heads, past_sequence, v_head_size)");
-        P = pk->dims[2];
+        if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != a->Nk || pk->dims[3] != a->H)
+            return oac_attn_bad_shape(k, AT_PAST_K, "(batch, kv_num_heads, past_sequence, "
+                                      "head_size)");
+        const int64_t vd[4] = { B, a->Nk, pk->dims[2], a->Hv };
+        if (!oac_attn_dims_are(pv, 4, vd))
+            return oac_attn_bad_shape(k, AT_PAST_V, "(batch, kv_num_heads, past_sequence, "
+                                      "v_head_size)");
+        a->P = pk->dims[2];
         if (np)
             return oac_kernel_error(k, oac_kin_name(k, AT_NONPAD), "nonpad_kv_seqlen "
                                     "cannot be combined with past_key and past_value");
     }
-    int64_t TT = P + Skv;
+    int64_t TT = a->TT = a->P + a->Skv;
     uint64_t n;
     if (np && (np->rank != 1 || !oac_tensor_numel_rt(np, &n) || n != (uint64_t)B))
-        return bad_shape(k, AT_NONPAD, "(batch)");
+        return oac_attn_bad_shape(k, AT_NONPAD, "(batch)");
     /* attn_mask broadcasts to (B, Nq, Sq, TT), right-aligned; its last
      * dimension may be shorter (the rest is excluded). */
-    int64_t ms[4] = { 0, 0, 0, 0 };
+    static const char want[] = "broadcastable to (batch, q_num_heads, q_sequence, "
+                               "total_sequence)";
     if (mask) {
         if (mask->rank < 1 || mask->rank > 4 || mask->dims[mask->rank - 1] > TT)
-            return bad_shape(k, AT_MASK, "broadcastable to (batch, q_num_heads, "
-                             "q_sequence, total_sequence)");
-        const int64_t full[3] = { B, Nq, Sq };
+            return oac_attn_bad_shape(k, AT_MASK, want);
+        const int64_t full[3] = { B, a->Nq, a->Sq };
         int64_t st = mask->dims[mask->rank - 1];
-        for (int a = 2; a >= 0; a--) {
-            int mi = mask->rank - 1 - (3 - a);
+        for (int x = 2; x >= 0; x--) {
+            int mi = mask->rank - 1 - (3 - x);
             int64_t d = mi >= 0 ? mask->dims[mi] : 1;
-            if (d != 1 && d != full[a])
-                return bad_shape(k, AT_MASK, "broadcastable to (batch, q_num_heads, "
-                                 "q_sequence, total_sequence)");
-            ms[a] = d == 1 ? 0 : st;
+            if (d != 1 && d != full[x])
+                return oac_attn_bad_shape(k, AT_MASK, want);
+            a->ms[x] = d == 1 ? 0 : st;
             st *= d;
         }
     }
-    if ((rc = work_ok(k, B, Nq, Sq, TT, H, Hv)))
-        return rc;
+    return oac_attn_work_ok(k, B, a->Nq, a->Sq, TT, a->H, a->Hv);
+}
 
-    oac_tensor *y, *ok = NULL, *ov = NULL, *qk = NULL;
-    const int64_t y3[3] = { B, Sq, Nq * Hv }, y4[4] = { B, Nq, Sq, Hv };
-    if ((rc = oac_kout(k, 0, q->elem_type, r3 ? 3 : 4, r3 ? y3 : y4, &y)))
+/* The per-row hook: keys before nonpad_kv_seqlen, the causal offset
+ * (the past, or nonpad_kv_seqlen - Sq), attn_mask, qk output. */
+static void at_row(void *ctx, oac_attn_io *io, oac_attn_row *r, int64_t h, int64_t s,
+                   double *q)
+{
+    const onnx_at *a = ctx;
+    const oac_tensor *mask = a->mask;
+    int64_t b = r->b;
+    (void)io, (void)q;
+    r->past = a->P;
+    if (a->np) {
+        int64_t v = ((const int64_t *)a->np->data)[b];
+        r->j1 = v < 0 ? 0 : v < a->TT ? v : a->TT;
+        r->past = v - a->Sq;
+    }
+    r->qk = a->qk;
+    r->qk_mode = (int)a->mode;
+    if (a->qk)
+        r->qk_off = (uint64_t)(((b * a->Nq + h) * a->Sq + s) * a->TT);
+    if (mask)
+        r->add[0] = (oac_attn_add){ mask->elem_type == OAC_T_BOOL ? OAC_ADD_BOOL
+                                                                 : OAC_ADD_FLOAT,
+                                    mask, (uint64_t)(b * a->ms[0] + h * a->ms[1] +
+                                                     s * a->ms[2]),
+                                    mask->dims[mask->rank - 1] };
+}
+
+int oac_kernel_attention(oac_kernel_call *k)
+{
+    onnx_at a = { 0 };
+    int rc;
+    if ((rc = at_inputs(k, &a)) || (rc = at_qkv(k, &a)) || (rc = at_cache(k, &a)))
         return rc;
-    view4 pkv = pk ? view_bnsh(pk) : kn, pvv = pv ? view_bnsh(pv) : vn;
-    double row[OAC_ATTN_MAX_HEAD], qrow[OAC_ATTN_MAX_HEAD], acc[OAC_ATTN_MAX_HEAD];
-    past_rule pr = { .P = P };
-    if (has_out(k, 1)) {
+    int64_t B = a.B, Nq = a.Nq, Nk = a.Nk, Sq = a.Sq, H = a.H, Hv = a.Hv, TT = a.TT;
+    oac_tensor *y, *ok = NULL, *ov = NULL;
+    const int64_t y3[3] = { B, Sq, Nq * Hv }, y4[4] = { B, Nq, Sq, Hv };
+    if ((rc = oac_kout(k, 0, a.q->elem_type, a.r3 ? 3 : 4, a.r3 ? y3 : y4, &y)))
+        return rc;
+    oac_attn_view pkv = a.pk ? oac_attn_bnsh(a.pk) : a.kn;
+    oac_attn_view pvv = a.pv ? oac_attn_bnsh(a.pv) : a.vn;
+    double row[OAC_ATTN_MAX_HEAD];
+    oac_attn_past pr = { .P = a.P };
+    if (oac_attn_has_out(k, 1)) {
         const int64_t d[4] = { B, Nk, TT, H };
-        if ((rc = oac_kout(k, 1, key->elem_type, 4, d, &ok)))
+        if ((rc = oac_kout(k, 1, a.key->elem_type, 4, d, &ok)))
             return rc;
-        fill_present(ok, &pkv, false, &kn, Skv, &pr, NULL, row);
+        oac_attn_fill_present(ok, &pkv, false, &a.kn, a.Skv, &pr, NULL, row);
     }
-    if (has_out(k, 2)) {
+    if (oac_attn_has_out(k, 2)) {
         const int64_t d[4] = { B, Nk, TT, Hv };
-        if ((rc = oac_kout(k, 2, val->elem_type, 4, d, &ov)))
+        if ((rc = oac_kout(k, 2, a.val->elem_type, 4, d, &ov)))
             return rc;
-        fill_present(ov, &pvv, false, &vn, Skv, &pr, NULL, row);
+        oac_attn_fill_present(ov, &pvv, false, &a.vn, a.Skv, &pr, NULL, row);
     }
-    if (has_out(k, 3)) {
+    if (oac_attn_has_out(k, 3)) {
         const int64_t d[4] = { B, Nq, Sq, TT };
-        if ((rc = oac_kout(k, 3, q->elem_type, 4, d, &qk)))
+        if ((rc = oac_kout(k, 3, a.q->elem_type, 4, d, &a.qk)))
             return rc;
     }
-    kvsrc ks = { .seg = { pkv, kn }, .split = P }, vs = { .seg = { pvv, vn }, .split = P };
-    double scale = oac_attr_float(k->node, "scale", 0.0f);
-    if (!oac_node_attr(k->node, "scale"))
-        scale = 1 / sqrt((double)H);
-    int64_t group = Nq / Nk;
-    view4 yv = r3 ? view_bsnh(y, Hv, 0) : view_bnsh(y);
-    for (int64_t b = 0; b < B; b++) {
-        int64_t valid = TT, off = P;
-        if (np) {
-            int64_t v = ((const int64_t *)np->data)[b];
-            valid = v < 0 ? 0 : v < TT ? v : TT;
-            off = v - Sq;
-        }
-        for (int64_t h = 0; h < Nq; h++)
-            for (int64_t s = 0; s < Sq; s++) {
-                v4_load(&qv, b, h, s, H, qrow);
-                for (int64_t d = 0; d < H; d++)
-                    qrow[d] *= scale;
-                int64_t end = valid;
-                if (causal && s + off + 1 < end)
-                    end = s + off + 1 > 0 ? s + off + 1 : 0;
-                attn_row r = { .q = qrow, .hd = H, .hv = Hv, .k = &ks, .v = &vs,
-                               .b = b, .kh = h / group, .n_keys = TT, .j0 = 0,
-                               .j1 = end, .softcap = softcap, .mfv_from = INT64_MAX,
-                               .qk = qk, .qk_mode = (int)mode };
-                if (qk)
-                    r.qk_off = (uint64_t)(((b * Nq + h) * Sq + s) * TT);
-                if (mask)
-                    r.add[0] = (addrow){ mask->elem_type == OAC_T_BOOL ? ADD_BOOL : ADD_FLOAT,
-                                         mask, (uint64_t)(b * ms[0] + h * ms[1] + s * ms[2]),
-                                         mask->dims[mask->rank - 1] };
-                attend(&r, row, acc);
-                row_store(y, v4_at(&yv, b, h, s), Hv, acc);
-            }
-    }
+    oac_attn_io io = { .q = a.qv, .y = a.r3 ? oac_attn_bsnh(y, Hv, 0) : oac_attn_bnsh(y),
+                       .k = { .seg = { pkv, a.kn }, .split = a.P },
+                       .v = { .seg = { pvv, a.vn }, .split = a.P } };
+    double scale = oac_node_attr(k->node, "scale") ? oac_attr_float(k->node, "scale", 0.0f)
+                                                   : 1 / sqrt((double)H);
+    oac_attn_geom geo = { .B = B, .N = Nq, .KVN = Nk, .S = Sq, .H = H, .Hv = Hv, .T = TT,
+                          .scale = scale,
+                          .softcap = oac_attr_float(k->node, "softcap", 0.0f),
+                          .causal = oac_attr_int(k->node, "is_causal", 0) != 0,
+                          .window = -1 };
+    oac_attn_run(&geo, &io, at_row, &a);
     return OAC_OK;
 }

@@ -31,7 +31,7 @@ int oac_kernel_error(oac_kernel_call *k, const char *value, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node %s (%s): '%s': %s",
+    return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node '%s' (%s): '%s': %s",
                            k->node_name, k->node->op_type, value ? value : "?", msg);
 }
 
@@ -44,7 +44,7 @@ int oac_kernel_bad_type(oac_kernel_call *k, size_t i, int32_t t)
         name = num;
     }
     return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                           "node %s (%s): element type %s of input %zu '%s' is not "
+                           "node '%s' (%s): element type %s of input %zu '%s' is not "
                            "implemented by the reference runtime's kernel",
                            k->node_name, k->node->op_type, name, i, oac_kin_name(k, i));
 }

@@ -222,7 +222,8 @@ int64_t oac_kernel_opset(const oac_kernel_call *k);
 
 /* ---- numpy broadcasting ------------------------------------------------ */
 
-#define OAC_BC_MAX 3
+/* Operands one walk broadcasts together (Where: 3; Max, Min: up to 8). */
+#define OAC_BC_MAX 8
 
 /* Walks the broadcast output shape of n operands in row-major order,
  * keeping each operand's element offset. */

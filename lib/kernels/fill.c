@@ -115,7 +115,7 @@ int oac_kernel_constant_of_shape(oac_kernel_call *k)
         es = oac_ek_size(t);
         if (!es || t == OAC_T_STRING || es > sizeof fill)
             return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                                   "node %s (%s): 'value': element type %s is not "
+                                   "node '%s' (%s): 'value': element type %s is not "
                                    "implemented by the reference runtime's kernel",
                                    k->node_name, k->node->op_type,
                                    oac_elem_name(t) ? oac_elem_name(t) : "?");

@@ -7,7 +7,8 @@
  * products of row-major operands accumulated in float, as BLAS and ONNX
  * Runtime do, in double for DOUBLE and for transposed Gemm operands;
  * softmax and reduction sums in double; stores round as kernels/elem_io.h
- * says), and on INT32 / INT64 where ONNX
+ * says; FLOAT16 and BFLOAT16 products blocked, with an AVX2 + F16C path,
+ * in kernels/mm16.c, the same sums), and on INT32 / INT64 where ONNX
  * allows them (MatMul, the reductions; ReduceMax also the small integers
  * and BOOL).  Contract: section 8 (element types, kernel-error), section 5.
  *
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "kernels/elem_io.h"
+#include "kernels/mm16.h"
 
 #define MAXR OAC_RT_MAX_RANK
 
@@ -49,24 +51,15 @@ static int work_ok(oac_kernel_call *k, uint64_t batches, int64_t M, int64_t N, i
         oac_mul_overflow_u64(ops, (uint64_t)N, &ops) ||
         oac_mul_overflow_u64(ops, (uint64_t)K, &ops) || ops > OAC_RT_MAX_KERNEL_OPS)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): %" PRIu64 " x %" PRId64 " x %" PRId64
+                               "node '%s' (%s): %" PRIu64 " x %" PRId64 " x %" PRId64
                                " x %" PRId64 " multiply-adds exceed the reference "
                                "runtime's limit of %" PRIu64 " per node", k->node_name,
                                k->node->op_type, batches, M, N, K, OAC_RT_MAX_KERNEL_OPS);
     return OAC_OK;
 }
 
-/* One [M, K] x [K, N] product into o, element strides (ra, ca) of A and
- * (rb, cb) of B, plus beta * C when c is given (C's element (i, j) at
- * c_off + i * rc + j * cc). */
-typedef struct mm_args {
-    int32_t t;
-    const void *a, *b, *c;
-    int32_t tc;
-    int64_t M, N, K;
-    int64_t a0, ra, ca, b0, rb, cb, c0, rc, cc, o0;
-    double alpha, beta;
-} mm_args;
+/* One [M, K] x [K, N] product into o (kernels/mm16.h says the strides). */
+typedef oac_mm_args mm_args;
 
 /* Output columns one row computes at a time on the stack (mm_rows): 2 KiB
  * of accumulators, a bound of the code, not of the model. */
@@ -81,10 +74,10 @@ static void mm_store(const mm_args *m, void *o, int64_t i, int64_t j, double acc
     oac_ek_setd(m->t, o, (uint64_t)(m->o0 + i * m->N + j), v);
 }
 
-/* Row-major A and B of a float type: o[i, j0..] accumulates a[i, q] *
+/* Row-major A and B of FLOAT or DOUBLE: o[i, j0..] accumulates a[i, q] *
  * b[q, j0..] in float (double for DOUBLE) over MM_CHUNK columns at a
- * time, each B row read contiguously, the 16-bit types widened in the
- * loop (exactly, half.h). */
+ * time, each B row read contiguously.  The 16-bit types go to oac_mm16
+ * (kernels/mm16.c), which computes the same sums blocked. */
 static void mm_rows(const mm_args *m, void *o)
 {
     int32_t t = m->t;
@@ -104,23 +97,11 @@ static void mm_rows(const mm_args *m, void *o)
                 continue;
             }
             float acc[MM_CHUNK] = { 0 };
+            const float *a = (const float *)m->a + m->a0 + i * m->ra;
             for (int64_t q = 0; q < m->K; q++) {
-                float aiq = oac_ek_getf(t, m->a, (uint64_t)(m->a0 + i * m->ra + q));
-                const void *brow = (const uint8_t *)m->b +
-                                   (size_t)(m->b0 + q * m->rb + j0) * oac_ek_size(t);
-                if (t == OAC_T_FLOAT) {
-                    const float *b = brow;
-                    for (int64_t j = 0; j < jn; j++)
-                        acc[j] += aiq * b[j];
-                } else if (t == OAC_T_FLOAT16) {
-                    const uint16_t *b = brow;
-                    for (int64_t j = 0; j < jn; j++)
-                        acc[j] += aiq * oac_f16_to_f32(b[j]);
-                } else {
-                    const uint16_t *b = brow;
-                    for (int64_t j = 0; j < jn; j++)
-                        acc[j] += aiq * oac_bf16_to_f32(b[j]);
-                }
+                const float *b = (const float *)m->b + m->b0 + q * m->rb + j0;
+                for (int64_t j = 0; j < jn; j++)
+                    acc[j] += a[q] * b[j];
             }
             for (int64_t j = 0; j < jn; j++)
                 mm_store(m, o, i, j0 + j, acc[j]);
@@ -139,6 +120,10 @@ static void mm_block(const mm_args *m, void *o)
         for (int64_t i = 0; i < m->M; i++)
             for (int64_t j = 0; j < m->N; j++)
                 mm_store(m, o, i, j, 0.0);
+        return;
+    }
+    if (t == OAC_T_FLOAT16 || t == OAC_T_BFLOAT16) {
+        oac_mm16(m, o, OAC_MMPATH_AUTO);
         return;
     }
     if (t == OAC_T_FLOAT && m->ca == 1 && m->cb == 1 && !m->c && m->alpha == 1.0) {

@@ -1,7 +1,7 @@
 /* kernels/math.c: element-wise kernels of the reference runtime: Identity,
  * Add, Sub, Mul, Div, Pow (numpy broadcasting), the unary maths (Neg,
- * Abs, Relu, Sqrt, Exp, Sigmoid, Tanh, Erf, Reciprocal, Gelu,
- * com.microsoft FastGelu), the comparisons (Equal, Less, LessOrEqual,
+ * Abs, Relu, Sqrt, Exp, Log, Sigmoid, Tanh, Erf, Reciprocal, Gelu,
+ * com.microsoft FastGelu), the variadic Max and Min, the comparisons (Equal, Less, LessOrEqual,
  * Greater, GreaterOrEqual), the logic (And, Or, Not), Where and Cast.
  *
  * Owns the numeric semantics of those operators (ONNX docs/Operators.md,
@@ -182,10 +182,66 @@ int oac_kernel_mul(oac_kernel_call *k) { return binary(k, OP_MUL); }
 int oac_kernel_div(oac_kernel_call *k) { return binary(k, OP_DIV); }
 int oac_kernel_pow(oac_kernel_call *k) { return binary(k, OP_POW); }
 
+/* ---- variadic Max and Min ---------------------------------------------- */
+
+/* Max, Min (opset 13): 1 to OAC_BC_MAX inputs of one numeric type,
+ * broadcast together; a NaN operand makes the element NaN (numpy's
+ * maximum / minimum, which ONNX's reference and ONNX Runtime follow). */
+static int extremum(oac_kernel_call *k, bool max)
+{
+    if (k->n_in < 1)
+        return oac_kernel_error(k, k->node_name, "needs at least one input");
+    if (k->n_in > OAC_BC_MAX)
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node '%s': %zu inputs exceed the reference runtime's "
+                               "limit of %d", k->node_name, k->n_in, OAC_BC_MAX);
+    const oac_tensor *ops[OAC_BC_MAX];
+    int rc;
+    for (size_t i = 0; i < k->n_in; i++) {
+        ops[i] = oac_kin_typed(k, i, ARITH_TYPES);
+        if (!ops[i])
+            return OAC_ERUNTIME;
+        if (i && (rc = same_type(k, ops[0], i, ops[i])))
+            return rc;
+    }
+    oac_bcast bc;
+    if ((rc = oac_bcast_init(k, &bc, (int)k->n_in, ops)))
+        return rc;
+    int32_t t = ops[0]->elem_type;
+    oac_tensor *y;
+    if ((rc = oac_kout(k, 0, t, bc.rank, bc.dims, &y)))
+        return rc;
+    bool f = oac_ek_is_float(t), u64 = t == OAC_T_UINT64;
+    for (uint64_t e = 0; e < bc.count; e++, oac_bcast_next(&bc)) {
+        if (f) {
+            double r = oac_ek_getd(t, ops[0]->data, (uint64_t)bc.off[0]);
+            for (int j = 1; j < bc.n && r == r; j++) {
+                double x = oac_ek_getd(t, ops[j]->data, (uint64_t)bc.off[j]);
+                if (x != x || (max ? x > r : x < r))
+                    r = x;
+            }
+            oac_ek_setd(t, y->data, e, r);
+            continue;
+        }
+        int64_t r = oac_ek_geti(t, ops[0]->data, (uint64_t)bc.off[0]);
+        for (int j = 1; j < bc.n; j++) {
+            int64_t x = oac_ek_geti(t, ops[j]->data, (uint64_t)bc.off[j]);
+            bool gt = u64 ? (uint64_t)x > (uint64_t)r : x > r;
+            if (x != r && gt == max)
+                r = x;
+        }
+        oac_ek_seti(t, y->data, e, r);
+    }
+    return OAC_OK;
+}
+
+int oac_kernel_max(oac_kernel_call *k) { return extremum(k, true); }
+int oac_kernel_min(oac_kernel_call *k) { return extremum(k, false); }
+
 /* ---- unary maths ------------------------------------------------------ */
 
 typedef enum unop {
-    U_NEG, U_ABS, U_RELU, U_SQRT, U_EXP, U_SIGMOID, U_TANH, U_ERF, U_RECIP,
+    U_NEG, U_ABS, U_RELU, U_SQRT, U_EXP, U_LOG, U_SIGMOID, U_TANH, U_ERF, U_RECIP,
     U_GELU, U_GELU_TANH
 } unop;
 
@@ -201,6 +257,7 @@ static double funary(unop op, double x)
     case U_RELU: return x > 0 ? x : (x != x ? x : 0.0);
     case U_SQRT: return sqrt(x);
     case U_EXP: return exp(x);
+    case U_LOG: return log(x);      /* log(0) = -inf, log(x < 0) = NaN */
     case U_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case U_TANH: return tanh(x);
     case U_ERF: return erf(x);
@@ -268,6 +325,7 @@ int oac_kernel_abs(oac_kernel_call *k)
 int oac_kernel_relu(oac_kernel_call *k) { return unary(k, U_RELU, OAC_EKM_FLOAT | SIGNED_INT, 0); }
 int oac_kernel_sqrt(oac_kernel_call *k) { return unary(k, U_SQRT, OAC_EKM_FLOAT, 0); }
 int oac_kernel_exp(oac_kernel_call *k) { return unary(k, U_EXP, OAC_EKM_FLOAT, 0); }
+int oac_kernel_log(oac_kernel_call *k) { return unary(k, U_LOG, OAC_EKM_FLOAT, 0); }
 int oac_kernel_sigmoid(oac_kernel_call *k) { return unary(k, U_SIGMOID, OAC_EKM_FLOAT, 0); }
 int oac_kernel_tanh(oac_kernel_call *k) { return unary(k, U_TANH, OAC_EKM_FLOAT, 0); }
 int oac_kernel_erf(oac_kernel_call *k) { return unary(k, U_ERF, OAC_EKM_FLOAT, 0); }
@@ -464,7 +522,7 @@ int oac_kernel_cast(oac_kernel_call *k)
             name = num;
         }
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): attribute 'to': element type %s is not "
+                               "node '%s' (%s): attribute 'to': element type %s is not "
                                "implemented by the reference runtime's kernel",
                                k->node_name, k->node->op_type, name);
     }

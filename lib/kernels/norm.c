@@ -189,7 +189,7 @@ static int common_attrs(oac_kernel_call *k, const oac_tensor *x, norm *n, float 
     int64_t stash = oac_attr_int(k->node, "stash_type", 1);
     if (stash != OAC_T_FLOAT)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): stash_type %" PRId64 " is not implemented "
+                               "node '%s' (%s): stash_type %" PRId64 " is not implemented "
                                "by the reference runtime (1, FLOAT, is)", k->node_name,
                                k->node->op_type, stash);
     return OAC_OK;

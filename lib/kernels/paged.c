@@ -28,6 +28,7 @@
 
 #include "kernels/paged.h"
 #include "quant/quant.h"
+#include "rulebook.h"
 
 enum { T_FLOAT = 1, T_FLOAT16 = 10, T_BFLOAT16 = 16 };
 
@@ -177,14 +178,18 @@ int oac_paged_update(oac_paged_call *c)
                        "page_id %lld is outside the cache's %zu pages (a new "
                        "page is page_id %zu)", (long long)c->page_id,
                        p->n_pages, p->n_pages);
-    uint64_t end;
-    if (c->position < 0 ||
-        oac_add_overflow_u64((uint64_t)c->position, g.new_len, &end) ||
-        end > g.page_size)
-        return FINDING(c, OAC_CAPACITY_OVERFLOW,
-                       "position %lld + %llu rows exceeds page_size %llu",
-                       (long long)c->position, (unsigned long long)g.new_len,
-                       (unsigned long long)g.page_size);
+    /* The capacity rule (rulebook.h): page dims are >= 0 int64. */
+    oac_cap_case k = { .verdict = oac_capacity_rule(c->position, (int64_t)g.new_len,
+                                                    (int64_t)g.page_size, OAC_CAP_NORMAL),
+                       .what = "position", .row = "", .pos_known = true,
+                       .pos = c->position, .len = (int64_t)g.new_len,
+                       .cap = (int64_t)g.page_size,
+                       .cache = c->cache_name ? c->cache_name : "" };
+    if (k.verdict != OAC_CAP_FITS) {
+        oac_capacity_say(c->msg, sizeof c->msg, &k);
+        c->code = OAC_CAPACITY_OVERFLOW;
+        return OAC_ERUNTIME;
+    }
 
     bool create = (uint64_t)c->page_id == p->n_pages;
     int64_t q = c->quantized_type;
@@ -297,7 +302,7 @@ static int scalar_in(oac_kernel_call *k, size_t i, const char *what, int64_t *v)
         return rc;
     if (n != 1)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: %s must be one INT64 value", k->node_name,
+                               "node '%s': %s must be one INT64 value", k->node_name,
                                what);
     return OAC_OK;
 }
@@ -338,11 +343,16 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
 {
     if (k->n_in < 4 || !k->in[0] || k->in[0]->kind != OAC_RTV_PAGED)
         return oac_kernel_fail(k, OAC_OPERAND_INVALID,
-                               "node %s: input 0 of PagedCacheUpdate must be a "
+                               "node '%s': input 0 of PagedCacheUpdate must be a "
                                "paged cache", k->node_name);
     if (k->n_out < 1 || !k->out[0])
-        return oac_err(k->ctx, OAC_EINTERNAL, "node %s: output 0 absent",
+        return oac_err(k->ctx, OAC_EINTERNAL, "node '%s': output 0 absent",
                        k->node_name);
+    if (k->in[0]->p.map)
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node '%s': PagedCacheUpdate of a Map cache ('%s') is not "
+                               "implemented by the reference runtime (a Sequence is)",
+                               k->node_name, k->node->input[0]);
     int64_t page_id, position;
     int rc;
     if ((rc = scalar_in(k, 1, "page_id", &page_id)) ||
@@ -355,7 +365,7 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
     const Onnx__AttributeProto *qa = oac_node_attr(k->node, "quantized_type");
     if (qa && qa->i < 0)   /* names no declaration; must not read as absent */
         return oac_kernel_fail(k, OAC_PAGE_TYPE_INVALID,
-                               "node %s: quantized_type %lld is out of range",
+                               "node '%s': quantized_type %lld is out of range",
                                k->node_name, (long long)qa->i);
     oac_rtval *cache;
     if (k->out_alias[0] == 0) {
@@ -364,7 +374,7 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
         cache = k->out[0];
         if (cache->kind != OAC_RTV_PAGED)
             return oac_err(k->ctx, OAC_EINTERNAL,
-                           "node %s: aliased output is not the cache", k->node_name);
+                           "node '%s': aliased output is not the cache", k->node_name);
     } else {
         if ((rc = copy_cache(k, &k->in[0]->p, k->out[0])))
             return rc;
@@ -377,9 +387,13 @@ int oac_kernel_paged_cache_update(oac_kernel_call *k)
         .cache = &cache->p, .page_id = page_id, .position = position,
         .values = values, .quantized_type = qa ? qa->i : -1,
         .workspace = workspace_cb, .workspace_arg = k,
+        .cache_name = k->node->n_input ? k->node->input[0] : NULL,
     };
     rc = oac_paged_update(&c);
+    /* A capacity verdict names the node as the rule's wording does. */
+    if (rc == OAC_ERUNTIME && c.code == OAC_CAPACITY_OVERFLOW)
+        return oac_kernel_fail(k, c.code, "node '%s': %s", k->node_name, c.msg);
     if (rc == OAC_ERUNTIME)
-        return oac_kernel_fail(k, c.code, "node %s: %s", k->node_name, c.msg);
+        return oac_kernel_fail(k, c.code, "node '%s': %s", k->node_name, c.msg);
     return rc;
 }

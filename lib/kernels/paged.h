@@ -21,6 +21,7 @@ typedef struct oac_paged_call {
     int64_t position;
     const oac_tensor *values;        /* E[2, heads, new_length, head_size] */
     int64_t quantized_type;          /* the attribute, or -1 when absent */
+    const char *cache_name;          /* input 0's name, for messages (or NULL) */
     /* Counted workspace that lives until the node ends (the runtime frees
      * it); called only for a format change. */
     int (*workspace)(void *arg, size_t bytes, void **out);

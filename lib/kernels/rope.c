@@ -83,7 +83,7 @@ static int run_rope(oac_kernel_call *k, const rope *r)
                                 " is not even and within the head size %" PRId64, rot, H);
     if (H > OAC_ATTN_MAX_HEAD)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): head size %" PRId64 " exceeds the reference "
+                               "node '%s' (%s): head size %" PRId64 " exceeds the reference "
                                "runtime's limit of %d", k->node_name, k->node->op_type,
                                H, OAC_ATTN_MAX_HEAD);
     int64_t half = rot / 2, rows;

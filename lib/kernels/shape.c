@@ -349,7 +349,7 @@ int oac_kernel_gather(oac_kernel_call *k)
         return rc;
     if (x->rank - 1 + ix->rank > MAXR)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): an output of rank %d is above the reference "
+                               "node '%s' (%s): an output of rank %d is above the reference "
                                "runtime's %d", k->node_name, k->node->op_type,
                                x->rank - 1 + ix->rank, MAXR);
     int64_t od[MAXR];
@@ -445,7 +445,7 @@ int oac_kernel_constant(oac_kernel_call *k)
         const Onnx__TensorProto *t = a->t;
         if (t->n_dims > MAXR)
             return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                                   "node %s (%s): 'value': rank %zu is above the reference "
+                                   "node '%s' (%s): 'value': rank %zu is above the reference "
                                    "runtime's %d", k->node_name, n->op_type, t->n_dims, MAXR);
         int64_t d[MAXR];
         for (size_t i = 0; i < t->n_dims; i++)
@@ -478,7 +478,7 @@ int oac_kernel_constant(oac_kernel_call *k)
         return OAC_OK;
     }
     return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                           "node %s (%s): no value attribute the reference runtime reads "
+                           "node '%s' (%s): no value attribute the reference runtime reads "
                            "(value, value_float(s), value_int(s))", k->node_name, n->op_type);
 }
 
@@ -510,7 +510,7 @@ int oac_kernel_unsqueeze(oac_kernel_call *k)
         return oac_kernel_error(k, "axes", "missing");
     if (r > MAXR)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): an output of rank %d is above the reference "
+                               "node '%s' (%s): an output of rank %d is above the reference "
                                "runtime's %d", k->node_name, k->node->op_type, r, MAXR);
     bool ins[MAXR] = { false };
     for (size_t i = 0; i < n; i++) {

@@ -12,8 +12,10 @@
  * Invariants:
  *  1. Supported formats: linear 8-bit in INT8/UINT8, 4-bit in INT4/UINT4,
  *     2-bit in UINT8, axis -1 (per tensor), a finite positive scale, a
- *     zero point inside the storage range; floating point E4M3FN (1/4/3,
- *     bias 7, no infinity, NaN) without split storage.  Decoded types are
+ *     zero point inside the storage range; floating point at any
+ *     sign/exponent/mantissa widths up to 16 bits whose values are binary32
+ *     values (E4M3FN through quant/fp8.c, the rest through quant/fpany.c),
+ *     without split storage.  Decoded types are
  *     FLOAT, FLOAT16 and BFLOAT16.  Anything else is rejected with a
  *     reason, never approximated.
  *  2. Every element range is checked against the page's byte length
@@ -113,31 +115,58 @@ static bool linear_from_proto(oac_qdesc *d, const Onnx__LinearUniformProto *l,
     return true;
 }
 
+/* Contract 11: any sign/exponent/mantissa widths up to 16 bits in all.
+ * has_nan absent means true (E4M3FN's convention), has_inf absent false;
+ * the bias absent is the IEEE one, 2^(exponent_bits - 1) - 1. */
 static bool fp_from_proto(oac_qdesc *d, const Onnx__FloatingPointUniformProto *f,
                           char *why, size_t why_len)
 {
     int s = f->has_sign_bits ? f->sign_bits : 0;
     int e = f->has_exponent_bits ? f->exponent_bits : 0;
     int m = f->has_mantissa_bits ? f->mantissa_bits : 0;
+    bool inf = f->has_has_inf && f->has_inf;
+    bool nan = !f->has_has_nan || f->has_nan;
 
-    d->kind = OAC_QK_FP8;
-    d->storage_type = T_FLOAT8E4M3FN;
-    d->bits = 8;
     d->qmin = 0;
-    d->qmax = 255;
     d->zero_point = 0;
     d->scale = 1.0f;
-    if (s != 1 || e != 4 || m != 3)
+    if (s < 0 || s > 1 || e < 1 || m < 0 || s + e + m > 16)
         return WHY("sign/exponent/mantissa bits %d/%d/%d are not a supported "
-                   "format (E4M3FN: 1/4/3)", s, e, m);
-    if (f->has_exponent_bias && f->exponent_bias != 7)
-        return WHY("exponent bias %d is not E4M3FN's 7", (int)f->exponent_bias);
-    if (f->has_has_inf && f->has_inf)
-        return WHY("has_inf is set, but E4M3FN has no infinity");
-    if (f->has_has_nan && !f->has_nan)
-        return WHY("has_nan is false, but E4M3FN has NaN");
+                   "format (sign 0 or 1, at least 1 exponent bit, at most 16 "
+                   "bits in all)", s, e, m);
+    int64_t bias = f->has_exponent_bias ? f->exponent_bias
+                                        : ((int64_t)1 << (e - 1)) - 1;
+    if (inf && !nan)
+        return WHY("has_inf without has_nan is not supported (an IEEE format "
+                   "has both)");
+    if (inf && m == 0)
+        return WHY("has_inf and has_nan need at least 1 mantissa bit");
+    if (nan && !inf && e + m < 2)
+        return WHY("has_nan needs at least 2 exponent and mantissa bits");
+    /* Every finite value a binary32 value (decoding exact): the largest
+     * exponent at most 127, the smallest subnormal at least 2^-149. */
+    int64_t top = ((int64_t)1 << e) - 1 - (inf ? 1 : 0);
+    if (top - bias > 127 || 1 - bias - m < -149)
+        return WHY("exponent bias %lld puts %d/%d/%d values outside FLOAT's "
+                   "range", (long long)bias, s, e, m);
     if (f->has_split_storage && f->split_storage)
         return WHY("split_storage is not supported in this version");
+
+    d->bits = (unsigned)(s + e + m);
+    d->qmax = (int32_t)((1u << d->bits) - 1u);
+    if (s == 1 && e == 4 && m == 3 && bias == 7 && !inf && nan) {
+        d->kind = OAC_QK_FP8;
+        d->storage_type = T_FLOAT8E4M3FN;
+    } else {
+        d->kind = OAC_QK_FLOAT;
+        d->storage_type = 0;
+        d->fp_sign = (unsigned)s;
+        d->fp_exp = (unsigned)e;
+        d->fp_man = (unsigned)m;
+        d->fp_bias = (int)bias;
+        d->fp_inf = inf;
+        d->fp_nan = nan;
+    }
 
     int32_t pc = f->has_packed_count ? f->packed_count : 0;
     int32_t pb = f->has_packed_bytes ? f->packed_bytes : 0;
@@ -145,9 +174,9 @@ static bool fp_from_proto(oac_qdesc *d, const Onnx__FloatingPointUniformProto *f
         if (pc <= 0 || pb <= 0)
             return WHY("packed_count %d and packed_bytes %d must both be "
                        "positive when either is set", (int)pc, (int)pb);
-        if (pb < pc)
-            return WHY("packed_bytes %d cannot hold packed_count %d 8-bit "
-                       "codes", (int)pb, (int)pc);
+        if ((int64_t)pb * 8 < (int64_t)pc * d->bits)
+            return WHY("packed_bytes %d cannot hold packed_count %d %u-bit "
+                       "codes", (int)pb, (int)pc, d->bits);
     }
     d->packed_count = (uint32_t)pc;
     d->packed_bytes = (uint32_t)pb;
@@ -190,7 +219,7 @@ const char *oac_qdesc_label(const Onnx__QuantizationProto *q, long index,
 
 bool oac_qdesc_page_bytes(const oac_qdesc *d, uint64_t n, uint64_t *out)
 {
-    if (d->kind == OAC_QK_FP8 && d->packed_count) {
+    if (d->kind != OAC_QK_LINEAR && d->packed_count) {
         uint64_t groups = n / d->packed_count + (n % d->packed_count != 0);
         return !oac_mul_overflow_u64(groups, d->packed_bytes, out);
     }
@@ -217,6 +246,22 @@ static int check_range(oac_ctx *ctx, const oac_qdesc *d, size_t page_len,
                        "%zu elements from element %llu lie outside a page "
                        "of %zu bytes", n, (unsigned long long)at, page_len);
     return OAC_OK;
+}
+
+/* IEEE half <-> FLOAT16: the codes are the elements; a NaN becomes the
+ * quiet NaN of its sign, as quant/fpany.c encodes and decodes it, so both
+ * paths compute the same function.  page + at may be unaligned. */
+static void half_copy(void *dst, const void *src, size_t n)
+{
+    uint8_t *o = dst;
+    const uint8_t *i = src;
+    for (size_t k = 0; k < n; k++) {
+        uint16_t h = (uint16_t)(i[2 * k] | i[2 * k + 1] << 8);
+        if ((h & 0x7fffu) > 0x7c00u)
+            h = (uint16_t)((h & 0x8000u) | 0x7e00u);
+        o[2 * k] = (uint8_t)h;
+        o[2 * k + 1] = (uint8_t)(h >> 8);
+    }
 }
 
 static bool float_type(int32_t t)
@@ -269,7 +314,9 @@ static void fp8_get(const oac_qdesc *d, const uint8_t *page, uint64_t at,
 static void decode_f32(const oac_qdesc *d, const uint8_t *page, uint64_t at,
                        float *dst, size_t n)
 {
-    if (d->kind == OAC_QK_FP8)
+    if (d->kind == OAC_QK_FLOAT)
+        oac_qfloat_decode_f32(d, page, at, dst, n);
+    else if (d->kind == OAC_QK_FP8)
         fp8_get(d, page, at, dst, n);
     else
         oac_qlinear_decode_f32(d, page, at, dst, n);
@@ -287,7 +334,11 @@ int oac_quantize(oac_ctx *ctx, const oac_qdesc *d, uint8_t *page,
         return rc;
     /* Straight from the source: the codecs widen FLOAT16/BFLOAT16 inline,
      * no temporary. */
-    if (d->kind == OAC_QK_FP8)
+    if (d->kind == OAC_QK_FLOAT && src_type == T_FLOAT16 && oac_qfloat_is_half(d))
+        half_copy(page + 2 * at, src, n);
+    else if (d->kind == OAC_QK_FLOAT)
+        oac_qfloat_encode(d, page, at, src_type, src, n);
+    else if (d->kind == OAC_QK_FP8)
         fp8_put(d, page, at, src_type, src, n);
     else
         oac_qlinear_encode(d, page, at, src_type, src, n);
@@ -306,6 +357,10 @@ int oac_dequantize(oac_ctx *ctx, const oac_qdesc *d, const uint8_t *page,
         return rc;
     if (dst_type == T_FLOAT) {
         decode_f32(d, page, at, dst, n);
+        return OAC_OK;
+    }
+    if (dst_type == T_FLOAT16 && oac_qfloat_is_half(d)) {
+        half_copy(dst, page + 2 * at, n);
         return OAC_OK;
     }
     uint16_t *h = dst;
@@ -329,6 +384,13 @@ int oac_quant_fill_zero(oac_ctx *ctx, const oac_qdesc *d, uint8_t *page,
         return rc;
     if (d->kind == OAC_QK_LINEAR) {
         oac_qlinear_fill(d, page, at, n, d->zero_point);
+        return OAC_OK;
+    }
+    if (d->kind == OAC_QK_FLOAT) {   /* +0.0 is code 0 in every format */
+        float zeros[CHUNK] = { 0 };
+        for (size_t i = 0; i < n; i += CHUNK)
+            oac_qfloat_encode(d, page, at + i, T_FLOAT, zeros,
+                              n - i < CHUNK ? n - i : CHUNK);
         return OAC_OK;
     }
     /* FP8 +0.0 is code 0x00. */

@@ -4,8 +4,10 @@
  * page byte size rule, and the codec entry points that quantize FLOAT,
  * FLOAT16 or BFLOAT16 elements into a packed page at any element offset and
  * dequantize them back.  quant/quant.c validates and dispatches; each codec lives
- * in its own file: quant/linear.c (INT8/UINT8, INT4/UINT4, 2-bit in UINT8)
- * and quant/fp8.c (FLOAT8 E4M3FN).
+ * in its own file: quant/linear.c (INT8/UINT8, INT4/UINT4, 2-bit in UINT8),
+ * quant/fp8.c (FLOAT8 E4M3FN, the fast path) and quant/fpany.c (floating
+ * point at any sign/exponent/mantissa widths up to 16 bits, IEEE half
+ * among them).
  *
  * Invariants:
  *  1. A descriptor exists only for a declaration that passed
@@ -15,7 +17,8 @@
  *     element in the lowest bits; an element offset need not fall on a byte
  *     boundary, and the bits of neighbouring elements are never disturbed.
  *  3. Encoding rounds half to even and saturates to the storage range
- *     (FP8: +-448, no infinity).  NaN encodes to the code of 0.0 for linear
+ *     (FP8: +-448, no infinity; other floating-point formats to their
+ *     largest finite value, infinity kept where the format has one).  NaN encodes to the code of 0.0 for linear
  *     formats (they have no NaN) and to the FP8 NaN of its sign.
  *  4. Page sizes are computed with overflow checks; callers pass byte
  *     lengths and the codecs check every access against them.
@@ -27,7 +30,8 @@
 
 typedef enum oac_qkind {
     OAC_QK_LINEAR = 1,   /* value = (q - zero_point) * scale */
-    OAC_QK_FP8 = 2       /* FLOAT8 E4M3FN codes */
+    OAC_QK_FP8 = 2,      /* FLOAT8 E4M3FN codes */
+    OAC_QK_FLOAT = 3     /* any other floating point format (fp_* below) */
 } oac_qkind;
 
 typedef struct oac_qdesc {
@@ -38,8 +42,13 @@ typedef struct oac_qdesc {
     int32_t qmin, qmax;    /* code range of the storage */
     int32_t zero_point;    /* within [qmin, qmax] */
     float scale;           /* finite, > 0 */
-    uint32_t packed_count; /* FP8 grouping: 0, or codes per group */
-    uint32_t packed_bytes; /* FP8 grouping: 0, or bytes per group */
+    uint32_t packed_count; /* FP grouping: 0, or codes per group */
+    uint32_t packed_bytes; /* FP grouping: 0, or bytes per group */
+    /* OAC_QK_FLOAT: widths (sign 0 or 1, exponent >= 1, bits = the sum,
+     * at most 16), bias, specials (quant/fpany.c has the format). */
+    unsigned fp_sign, fp_exp, fp_man;
+    int fp_bias;
+    bool fp_inf, fp_nan;
     const char *name;      /* borrowed QuantizationProto.name, or NULL */
 } oac_qdesc;
 
@@ -119,5 +128,17 @@ void oac_fp8_encode_path(uint8_t *dst, int32_t src_type, const void *src,
                          size_t n, oac_qpath path);
 void oac_fp8_encode_f32(uint8_t *dst, const float *src, size_t n);
 void oac_fp8_decode_f32(float *dst, const uint8_t *src, size_t n);
+
+/* quant/fpany.c: OAC_QK_FLOAT descriptors */
+uint32_t oac_qfloat_code(const oac_qdesc *d, float x);
+float oac_qfloat_value(const oac_qdesc *d, uint32_t code);
+/* The largest finite magnitude's code (sign bit clear). */
+uint32_t oac_qfloat_max_code(const oac_qdesc *d);
+void oac_qfloat_encode(const oac_qdesc *d, uint8_t *page, uint64_t at,
+                       int32_t src_type, const void *src, size_t n);
+void oac_qfloat_decode_f32(const oac_qdesc *d, const uint8_t *page,
+                           uint64_t at, float *dst, size_t n);
+/* IEEE half (1/5/10, bias 15, has_inf, has_nan, ungrouped). */
+bool oac_qfloat_is_half(const oac_qdesc *d);
 
 #endif /* OAC_QUANT_H */

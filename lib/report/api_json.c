@@ -104,6 +104,8 @@ int oac_check_json(oac_ctx *ctx, char **out, const char *name, const void *buf,
         rc = oac_check(ctx, &an, model, opts, diags);
         if (rc == OAC_EINVAL)
             goto done;          /* usage: no report (invariant 1) */
+        if (rc == OAC_EPARSE)
+            rc = OAC_OK;        /* an unreadable config: config-invalid in the report */
         if (rc < 0 && oac_diags_add_failure(diags, ctx, rc, "the check stopped") != OAC_OK) {
             rc = OAC_ENOMEM;
             goto done;

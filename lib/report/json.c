@@ -261,6 +261,57 @@ static json_t *identity_json(uint64_t checked, uint64_t held, bool *ok)
     return o;
 }
 
+/* Contract 11: execution.pages, one entry per bound paged cache. */
+static json_t *pages_json(const oac_execution *e, bool *ok)
+{
+    json_t *arr = json_array();
+    if (!arr) {
+        *ok = false;
+        return NULL;
+    }
+    for (size_t i = 0; i < e->n_pages; i++) {
+        const oac_page_record *r = &e->pages[i];
+        json_t *o = json_object(), *steps = json_array();
+        if (!o || !steps) {
+            json_decref(o);
+            json_decref(steps);
+            *ok = false;
+            break;
+        }
+        put(o, "cache", json_string(r->cache ? r->cache : ""), ok);
+        for (size_t k = 0; k < r->n_per_step; k++) {
+            const oac_page_step *st = &r->per_step[k];
+            json_t *so = json_object(), *by = json_object();
+            if (!so || !by) {
+                json_decref(so);
+                json_decref(by);
+                *ok = false;
+                break;
+            }
+            put(so, "step", json_integer((json_int_t)st->step), ok);
+            put(so, "pages", json_integer((json_int_t)st->pages), ok);
+            for (size_t q = 0; q < r->n_quantizations; q++) {
+                char lb[32];
+                const char *name = r->quantization_names[q];
+                if (!name) {
+                    snprintf(lb, sizeof lb, "#%zu", q);
+                    name = lb;
+                }
+                put(by, name, json_integer((json_int_t)st->bytes_by_quantization[q]), ok);
+            }
+            put(so, "bytes_by_quantization", by, ok);
+            put(so, "total_bytes", json_integer((json_int_t)st->total_bytes), ok);
+            put(so, "re_encoded_pages", json_integer((json_int_t)st->re_encoded_pages), ok);
+            put(so, "re_encoded_bytes", json_integer((json_int_t)st->re_encoded_bytes), ok);
+            push(steps, so, ok);
+        }
+        put(o, "per_step", steps, ok);
+        put(o, "per_step_omitted", json_integer((json_int_t)r->per_step_omitted), ok);
+        push(arr, o, ok);
+    }
+    return arr;
+}
+
 static json_t *execution_json(const oac_execution *e, bool *ok)
 {
     json_t *o = json_object();
@@ -302,6 +353,39 @@ static json_t *execution_json(const oac_execution *e, bool *ok)
     put(o, "cache_bytes_bound", json_integer((json_int_t)e->cache_bytes_bound), ok);
     /* An addition: what the memory budget counted at its most. */
     put(o, "memory_peak_bytes", json_integer((json_int_t)e->memory_peak_bytes), ok);
+    if (e->n_pages)   /* only runs that bind a paged cache */
+        put(o, "pages", pages_json(e, ok), ok);
+    return o;
+}
+
+/* One entry of kv_caches (contract 9.3). */
+static json_t *kv_json(const oac_kv_cache *e, bool *ok)
+{
+    static const struct { unsigned bit; const char *name; } by[] = {
+        { OAC_KV_BY_STRUCTURE, "structure" }, { OAC_KV_BY_CONFIG, "config" },
+        { OAC_KV_BY_NAMES, "names" },
+    };
+    json_t *o = json_object();
+    json_t *found = json_array();
+    if (!o || !found) {
+        json_decref(o);
+        json_decref(found);
+        *ok = false;
+        return NULL;
+    }
+    put(o, "past", oac_json_str(e->past), ok);
+    put(o, "present", oac_json_str(e->present), ok);
+    put(o, "verdict", oac_json_str(oac_kv_verdict_name(e->verdict)), ok);
+    put(o, "reason", str_or_null(oac_refusal_name((oac_refusal)e->reason)), ok);
+    for (size_t i = 0; i < sizeof by / sizeof by[0]; i++)
+        if (e->found_by & by[i].bit)
+            push(found, oac_json_str(by[i].name), ok);
+    put(o, "found_by", found, ok);
+    put(o, "node", str_or_null(e->node), ok);
+    put(o, "op_type", str_or_null(e->op_type), ok);
+    put(o, "bytes_per_token", opt_u64(e->bytes_per_token), ok);
+    put(o, "capacity", e->capacity >= 0 ? json_integer((json_int_t)e->capacity)
+                       : str_or_null(e->capacity_symbol), ok);
     return o;
 }
 
@@ -339,6 +423,10 @@ json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in)
     for (size_t i = 0; a && i < a->n_unchecked; i++)
         push(unchecked, unchecked_json(&a->unchecked[i], &ok), &ok);
     put(r, "unchecked", unchecked, &ok);
+    json_t *kv = json_array();
+    for (size_t i = 0; kv && i < oac_analysis_kv_count(a); i++)
+        push(kv, kv_json(oac_analysis_kv(a, i), &ok), &ok);
+    put(r, "kv_caches", kv, &ok);
     if (in->execution)
         put(r, "execution", execution_json(in->execution, &ok), &ok);
 done:
@@ -379,6 +467,7 @@ static json_t *pair_json(const oac_annotate_pair *p, bool *ok)
     }
     put(o, "verdict", oac_json_str(oac_verdict_name(p->verdict)), ok);
     put(o, "reason", str_or_null(oac_refusal_name(p->reason)), ok);
+    put(o, "config_reason", str_or_null(oac_refusal_name(p->config_reason)), ok);
     put(o, "message", oac_json_str(p->message ? p->message : ""), ok);
     return o;
 }

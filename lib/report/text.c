@@ -144,6 +144,37 @@ static void add_execution(oac_sb *b, const oac_execution *e)
     oac_sb_raw(b, "\n");
     oac_sb_add(b, "  pointer identity: %" PRIu64 "/%" PRIu64 " held\n",
         e->identity_held, e->identity_checked);
+    /* Contract 11: one line per paged cache, at its last step. */
+    for (size_t i = 0; i < e->n_pages; i++) {
+        const oac_page_record *r = &e->pages[i];
+        if (!r->n_per_step)
+            continue;
+        const oac_page_step *st = &r->per_step[r->n_per_step - 1];
+        uint64_t re_p = 0, re_b = 0;
+        for (size_t k = 0; k < r->n_per_step; k++) {
+            re_p += r->per_step[k].re_encoded_pages;
+            re_b += r->per_step[k].re_encoded_bytes;
+        }
+        oac_sb_raw(b, "  pages of '");
+        oac_sb_flat(b, r->cache ? r->cache : "");
+        oac_sb_add(b, "': %" PRIu64 " pages, %" PRIu64 " bytes (", st->pages,
+                   st->total_bytes);
+        bool first = true;
+        for (size_t q = 0; q < r->n_quantizations; q++) {
+            if (!st->bytes_by_quantization[q])
+                continue;
+            if (r->quantization_names[q]) {
+                oac_sb_raw(b, first ? "" : ", ");
+                oac_sb_flat(b, r->quantization_names[q]);
+            } else {
+                oac_sb_add(b, "%s#%zu", first ? "" : ", ", q);
+            }
+            oac_sb_add(b, " %" PRIu64, st->bytes_by_quantization[q]);
+            first = false;
+        }
+        oac_sb_add(b, "), re-encoded %" PRIu64 " pages (%" PRIu64 " bytes)%s\n", re_p,
+                   re_b, r->per_step_omitted ? " in the steps kept" : "");
+    }
     if (e->planned_peak_bytes.known)
         oac_sb_add(b, "  peak bytes: measured %" PRIu64 ", planned %" PRIu64 " (%s)\n",
             e->measured_peak_bytes, e->planned_peak_bytes.value,
@@ -151,6 +182,20 @@ static void add_execution(oac_sb *b, const oac_execution *e)
     else
         oac_sb_add(b, "  peak bytes: measured %" PRIu64 ", planned unknown\n",
             e->measured_peak_bytes);
+}
+
+/* Contract 9.3: "KV caches: I in place, M implied, C copied, N not a
+ * cache", only when the model has pairs. */
+static void add_kv_line(oac_sb *b, const oac_analysis *a)
+{
+    size_t n[4] = { 0, 0, 0, 0 };
+    size_t total = oac_analysis_kv_count(a);
+    for (size_t i = 0; i < total; i++)
+        n[oac_analysis_kv(a, i)->verdict & 3]++;
+    if (total)
+        oac_sb_add(b, "KV caches: %zu in place, %zu implied, %zu copied, %zu not a cache\n",
+                   n[OAC_KV_IN_PLACE], n[OAC_KV_IMPLIED], n[OAC_KV_COPIED],
+                   n[OAC_KV_NOT_A_CACHE]);
 }
 
 char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
@@ -165,6 +210,7 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
     size_t unchecked = in->analysis ? add_unchecked(&b, path, in->analysis, in->quiet) : 0;
     if (in->execution)
         add_execution(&b, in->execution);
+    add_kv_line(&b, in->analysis);
     size_t errors = oac_diags_count_severity(in->diags, OAC_SEV_ERROR);
     size_t warnings = oac_diags_count_severity(in->diags, OAC_SEV_WARNING);
     size_t notes = oac_diags_count_severity(in->diags, OAC_SEV_NOTE) + unchecked;
@@ -215,8 +261,12 @@ char *oac_annotate_report_text(oac_ctx *ctx, const oac_report_input *in)
         oac_sb_add(&b, "' -> '");
         oac_sb_flat(&b, p->present);
         oac_sb_add(&b, "': %s", oac_verdict_name(p->verdict));
-        if (p->reason != OAC_REFUSAL_NONE)
-            oac_sb_add(&b, " [%s]", oac_refusal_name(p->reason));
+        if (p->reason != OAC_REFUSAL_NONE && p->config_reason != OAC_REFUSAL_NONE)
+            oac_sb_add(&b, " [%s, %s]", oac_refusal_name(p->reason),
+                       oac_refusal_name(p->config_reason));
+        else if (p->reason != OAC_REFUSAL_NONE || p->config_reason != OAC_REFUSAL_NONE)
+            oac_sb_add(&b, " [%s]", oac_refusal_name(p->reason != OAC_REFUSAL_NONE
+                                                         ? p->reason : p->config_reason));
         oac_sb_add(&b, ": ");
         oac_sb_flat(&b, p->message);
         oac_sb_add(&b, "\n");

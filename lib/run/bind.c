@@ -330,11 +330,21 @@ static int load_tensor_file(rt_run *r, rt_input *in, const oac_pbfile *f,
     return oac_tensor_read(r->ctx, r->model, tp, t.data, t.bytes);
 }
 
-/* The pages of a paged input from its --input SequenceProto. */
+/* The pages of a paged input from its --input SequenceProto (a Map
+ * cache: MapProto, its keys and its values' pages). */
 static int load_paged_file(rt_run *r, rt_input *in, const oac_pbfile *f,
                            const char *name)
 {
     const Onnx__SequenceProto *sp = (const Onnx__SequenceProto *)f->msg;
+    const Onnx__MapProto *mp = NULL;
+    if (in->ptmpl.map) {
+        mp = (const Onnx__MapProto *)f->msg;
+        if (f->msg->descriptor != &onnx__map_proto__descriptor || !mp->values ||
+            mp->n_keys != mp->values->n_quantized_tensor_values)
+            return oac_err(r->ctx, OAC_EPARSE, "--input %s: a Map cache needs a "
+                           "MapProto with one INT64 key per page", name);
+        sp = mp->values;
+    }
     int rc = oac_paged_reserve(r->ctx, &in->ptmpl, sp->n_quantized_tensor_values);
     if (rc)
         return rc;
@@ -346,6 +356,7 @@ static int load_paged_file(rt_run *r, rt_input *in, const oac_pbfile *f,
                            name, i);
         oac_page *pg = &in->ptmpl.pages[i];
         pg->quantized_type = q->has_quantized_type ? q->quantized_type : 0;
+        pg->key = mp ? mp->keys[i] : (int64_t)i;
         pg->bytes = pl.len;
         pg->bound = true;
         pg->data = pl.len ? oac_ralloc_bound(&r->balloc, pl.len) : NULL;
@@ -579,11 +590,15 @@ int oac_rt_bind_inputs(rt_run *r)
             return rc;
         bool rw = vi && vi->has_access &&
                   vi->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE;
-        if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE &&
-            tp->sequence_type->elem_type &&
-            tp->sequence_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_QUANTIZED_TENSOR_TYPE) {
-            const Onnx__TypeProto__QuantizedTensor *qt =
-                tp->sequence_type->elem_type->quantized_tensor_type;
+        const Onnx__TypeProto *pt =
+            tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type
+                ? tp->sequence_type->elem_type
+            : tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE && tp->map_type
+                ? tp->map_type->value_type : NULL;
+        if (pt && pt->value_case == ONNX__TYPE_PROTO__VALUE_QUANTIZED_TENSOR_TYPE &&
+            pt->quantized_tensor_type) {
+            const Onnx__TypeProto__QuantizedTensor *qt = pt->quantized_tensor_type;
+            in->ptmpl.map = tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
             int rank;
             int64_t dims[OAC_RT_MAX_RANK];
             if ((rc = resolve_dims(r, name, qt->shape, &rank, dims)))

@@ -126,9 +126,13 @@ static bool has_input_file(const rt_run *r, const char *name)
 static uint64_t input_pages(const rt_run *r, const char *name)
 {
     const oac_pbfile *f = oac_analysis_input(r->an, name);
-    if (!f || !f->msg || f->msg->descriptor != &onnx__sequence_proto__descriptor)
+    const Onnx__SequenceProto *sp = NULL;
+    if (f && f->msg && f->msg->descriptor == &onnx__sequence_proto__descriptor)
+        sp = (const Onnx__SequenceProto *)f->msg;
+    else if (f && f->msg && f->msg->descriptor == &onnx__map_proto__descriptor)
+        sp = ((const Onnx__MapProto *)f->msg)->values;   /* a Map cache's pages */
+    if (!sp)
         return 0;
-    const Onnx__SequenceProto *sp = (const Onnx__SequenceProto *)f->msg;
     uint64_t sum = 0;
     for (size_t i = 0; i < sp->n_quantized_tensor_values; i++) {
         oac_payload pl;
@@ -158,7 +162,7 @@ static bool plan_peak(const rt_run *r, uint64_t *peak, long *at)
         uint64_t here = live.value;
         if (x->workspace.known && oac_add_overflow_u64(here, x->workspace.value, &here))
             here = UINT64_MAX;
-        if (!x->loop_trip_input && !x->loop_cond_input && x->transient.known &&
+        if (x->loop_trip_input < 0 && x->loop_cond_input < 0 && x->transient.known &&
             oac_add_overflow_u64(here, x->transient.value, &here))
             here = UINT64_MAX;
         if (here > *peak || *at < 0) {
@@ -227,7 +231,7 @@ int oac_rt_budget_precheck(rt_run *r, unsigned n_sess, oac_diags *diags)
         w.op_type = nd->proto->op_type;
         w.location = oac_node_loc(loc, sizeof loc, m, n.top_node, NULL);
         snprintf(what, sizeof what, "the planned peak of %" PRIu64 " bytes, "
-                 "reached at node %s", n.top, nd->display);
+                 "reached at node '%s'", n.top, nd->display);
     } else if (n.top_value) {
         w.value = n.top_value->name;
         snprintf(what, sizeof what, "%s '%s' of %" PRIu64 " bytes",

@@ -54,12 +54,12 @@ static int take_output(oac_kernel_call *k, oac_frame *fr, size_t j, oac_rtval *v
         return OAC_OK;
     if (!v || v->kind == OAC_RTV_NONE)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: its body returned no value for output %zu",
+                               "node '%s': its body returned no value for output %zu",
                                k->node_name, j);
     if (k->out_alias[j] != -1) {
         if (v != k->out[j])
             return oac_kernel_fail(k, OAC_ALIAS_BROKEN,
-                                   "node %s: output %zu must alias its input, but the "
+                                   "node '%s': output %zu must alias its input, but the "
                                    "body returned another value", k->node_name, j);
         return OAC_OK;
     }
@@ -71,7 +71,7 @@ static int take_output(oac_kernel_call *k, oac_frame *fr, size_t j, oac_rtval *v
     }
     if (v->kind != OAC_RTV_TENSOR)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: the reference runtime returns only dense "
+                               "node '%s': the reference runtime returns only dense "
                                "tensors by value from a body (output %zu)",
                                k->node_name, j);
     oac_tensor *t;
@@ -91,7 +91,7 @@ static int read_bool(oac_kernel_call *k, size_t i, bool *out)
     uint64_t n;
     if (t->elem_type != OAC_T_BOOL || !oac_tensor_numel_rt(t, &n) || n != 1)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: input %zu must be one BOOL", k->node_name, i);
+                               "node '%s': input %zu must be one BOOL", k->node_name, i);
     *out = ((const uint8_t *)t->data)[0] != 0;
     return OAC_OK;
 }
@@ -123,11 +123,11 @@ int oac_kernel_if(oac_kernel_call *k)
     const char *which = cond ? "then_branch" : "else_branch";
     const oac_scope *g = oac_node_subgraph(call_node(k), which);
     if (!g)
-        return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node %s: If lacks its %s",
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node '%s': If lacks its %s",
                                k->node_name, which);
     if (g->n_outputs < k->n_out)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: the branch returns %zu values for %zu outputs",
+                               "node '%s': the branch returns %zu values for %zu outputs",
                                k->node_name, g->n_outputs, k->n_out);
     return run_once(k, g, NULL, 0);
 }
@@ -137,15 +137,128 @@ int oac_kernel_call_function(oac_kernel_call *k)
     const oac_scope *f = oac_node_x(call_node(k))->callee;
     if (!f)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: no local function %s", k->node_name,
+                               "node '%s': no local function %s", k->node_name,
                                k->node->op_type ? k->node->op_type : "");
     if (k->n_in > f->n_inputs || k->n_out > f->n_outputs)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: %zu inputs and %zu outputs for function %s of "
+                               "node '%s': %zu inputs and %zu outputs for function %s of "
                                "%zu and %zu", k->node_name, k->n_in, k->n_out,
                                f->func->name ? f->func->name : "", f->n_inputs,
                                f->n_outputs);
     return run_once(k, f, k->in, k->n_in);
+}
+
+/* A Loop's trip count (input 0, INT64_MAX when omitted) and first
+ * condition (input 1, true when omitted); one of them is given. */
+static int loop_bounds(oac_kernel_call *k, int64_t *m, bool *cond)
+{
+    *m = INT64_MAX;
+    *cond = true;
+    bool has_m = k->n_in > 0 && k->in[0];
+    if (has_m) {
+        size_t cnt;
+        int rc = oac_kernel_ints_in(k, 0, m, 1, &cnt);
+        if (rc)
+            return rc;
+        if (cnt != 1)
+            return oac_kernel_fail(k, OAC_KERNEL_ERROR,
+                                   "node '%s': trip count must be one integer", k->node_name);
+    }
+    bool has_cond = k->n_in > 1 && k->in[1];
+    if (has_cond) {
+        int rc = read_bool(k, 1, cond);
+        if (rc)
+            return rc;
+    }
+    if (!has_m && !has_cond)
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
+                               "node '%s': a Loop without trip count and condition never "
+                               "ends", k->node_name);
+    return OAC_OK;
+}
+
+/* The body's carried values (nc of them, ins[2..]): aliased ones are
+ * the caller's object (its storage in start[i]); the others live in the
+ * output buffer, which starts as the initial value (views[i]). */
+static int loop_carry_in(oac_kernel_call *k, size_t nc, oac_rtval **ins,
+                         oac_rtval *views, const void **start)
+{
+    int rc;
+    for (size_t i = 0; i < nc; i++) {
+        oac_rtval *init = k->in[i + 2];
+        if (!init || init->kind == OAC_RTV_NONE)
+            return oac_kernel_fail(k, OAC_KERNEL_ERROR,
+                                   "node '%s': carried value %zu is missing", k->node_name, i);
+        bool aliased = i < k->n_out && k->out[i] && k->out_alias[i] == (int)(i + 2);
+        if (aliased) {
+            ins[i + 2] = k->out[i];
+            start[i] = k->out[i]->kind == OAC_RTV_TENSOR ? k->out[i]->t.data
+                                                         : (const void *)k->out[i];
+            continue;
+        }
+        if (init->kind != OAC_RTV_TENSOR)
+            return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                                   "node '%s': the reference runtime carries only dense "
+                                   "tensors by value (carried value %zu)", k->node_name, i);
+        if (i < k->n_out && k->out[i]) {
+            oac_tensor *t;
+            if ((rc = oac_kernel_output(k, i, init->t.elem_type, init->t.rank,
+                                        init->t.dims, &t)))
+                return rc;
+            if (t->bytes)
+                memcpy(t->data, init->t.data, t->bytes);
+            views[i] = *k->out[i];
+        } else {
+            views[i] = *init;     /* an omitted output: read the initial value */
+        }
+        views[i].storage = OAC_STORE_VIEW;
+        views[i].writable = false;
+        ins[i + 2] = &views[i];
+    }
+    return OAC_OK;
+}
+
+/* Carried value i as iteration `iter` of the body returned it: an
+ * aliased one in the very storage it started in (alias-broken
+ * otherwise); one by value copied into its output when it changed. */
+static int loop_carry_out(oac_kernel_call *k, oac_frame *fr, size_t i, int64_t iter,
+                          oac_rtval **ins, oac_rtval *views, const void **start)
+{
+    int rc = OAC_OK;
+    oac_rtval *v = oac_frame_output(fr, i + 1, &rc);
+    if (rc)
+        return rc;
+    if (!v || v->kind == OAC_RTV_NONE)
+        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
+                               "node '%s': the body returned no carried value %zu",
+                               k->node_name, i);
+    if (ins[i + 2] != &views[i]) {
+        /* One storage across all iterations. */
+        const void *now = v->kind == OAC_RTV_TENSOR ? v->t.data : (const void *)v;
+        if (v != ins[i + 2] || now != start[i])
+            return oac_kernel_fail(k, OAC_ALIAS_BROKEN,
+                                   "node '%s': carried value %zu must stay in its "
+                                   "storage, but iteration %" PRId64 " returned "
+                                   "another", k->node_name, i, iter);
+        return OAC_OK;
+    }
+    if (v == &views[i])
+        return OAC_OK;             /* returned unchanged */
+    bool same = v->kind == OAC_RTV_TENSOR && v->t.elem_type == views[i].t.elem_type &&
+                v->t.rank == views[i].t.rank && v->t.bytes == views[i].t.bytes;
+    for (int d = 0; same && d < v->t.rank; d++)
+        same = v->t.dims[d] == views[i].t.dims[d];
+    if (!same)
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node '%s': carried value %zu changes type or shape "
+                               "between iterations", k->node_name, i);
+    if (i < k->n_out && k->out[i] && v->t.bytes)
+        memmove(k->out[i]->t.data, v->t.data, v->t.bytes);
+    else if (v->t.bytes)
+        return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
+                               "node '%s': carried value %zu changes but has no "
+                               "output", k->node_name, i);
+    return OAC_OK;
 }
 
 /* Loop(M?, cond?, v_initial...) -> v_final...; body(iter, cond_in,
@@ -158,30 +271,13 @@ int oac_kernel_loop(oac_kernel_call *k)
     size_t nc = k->n_in > 2 ? k->n_in - 2 : 0;
     if (!g || g->n_inputs != nc + 2 || g->n_outputs != nc + 1 || k->n_out > nc)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: Loop body must take 2 + %zu inputs and return "
+                               "node '%s': Loop body must take 2 + %zu inputs and return "
                                "1 + %zu values (no scan outputs)", k->node_name, nc, nc);
-    int64_t m = INT64_MAX;
-    bool has_m = k->n_in > 0 && k->in[0];
-    if (has_m) {
-        size_t cnt;
-        int rc = oac_kernel_ints_in(k, 0, &m, 1, &cnt);
-        if (rc)
-            return rc;
-        if (cnt != 1)
-            return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                                   "node %s: trip count must be one integer", k->node_name);
-    }
-    bool cond = true;
-    bool has_cond = k->n_in > 1 && k->in[1];
-    if (has_cond) {
-        int rc = read_bool(k, 1, &cond);
-        if (rc)
-            return rc;
-    }
-    if (!has_m && !has_cond)
-        return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: a Loop without trip count and condition never "
-                               "ends", k->node_name);
+    int64_t m;
+    bool cond;
+    int rc = loop_bounds(k, &m, &cond);
+    if (rc)
+        return rc;
     int64_t iter = 0;
     uint8_t cond_byte = cond;
     oac_rtval iv = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
@@ -193,50 +289,14 @@ int oac_kernel_loop(oac_kernel_call *k)
     oac_rtval **ins = oac_calloc(ctx, nc + 2, sizeof *ins);
     oac_rtval *views = oac_calloc(ctx, nc ? nc : 1, sizeof *views);
     const void **start = oac_calloc(ctx, nc ? nc : 1, sizeof *start);
-    int rc = OAC_OK;
     if (!ins || !views || !start) {
         rc = OAC_ENOMEM;
         goto done;
     }
     ins[0] = &iv;
     ins[1] = &cv;
-    /* Carried values: aliased ones are the caller's object; the others
-     * live in the output buffer, which starts as the initial value. */
-    for (size_t i = 0; i < nc; i++) {
-        oac_rtval *init = k->in[i + 2];
-        if (!init || init->kind == OAC_RTV_NONE) {
-            rc = oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                                 "node %s: carried value %zu is missing", k->node_name, i);
-            goto done;
-        }
-        bool aliased = i < k->n_out && k->out[i] && k->out_alias[i] == (int)(i + 2);
-        if (aliased) {
-            ins[i + 2] = k->out[i];
-            start[i] = k->out[i]->kind == OAC_RTV_TENSOR ? k->out[i]->t.data
-                                                         : (const void *)k->out[i];
-            continue;
-        }
-        if (init->kind != OAC_RTV_TENSOR) {
-            rc = oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                                 "node %s: the reference runtime carries only dense "
-                                 "tensors by value (carried value %zu)", k->node_name, i);
-            goto done;
-        }
-        if (i < k->n_out && k->out[i]) {
-            oac_tensor *t;
-            if ((rc = oac_kernel_output(k, i, init->t.elem_type, init->t.rank,
-                                        init->t.dims, &t)))
-                goto done;
-            if (t->bytes)
-                memcpy(t->data, init->t.data, t->bytes);
-            views[i] = *k->out[i];
-        } else {
-            views[i] = *init;     /* an omitted output: read the initial value */
-        }
-        views[i].storage = OAC_STORE_VIEW;
-        views[i].writable = false;
-        ins[i + 2] = &views[i];
-    }
+    if ((rc = loop_carry_in(k, nc, ins, views, start)))
+        goto done;
     for (; iter < m && cond; iter++) {
         cond_byte = cond;
         oac_frame fr;
@@ -248,51 +308,13 @@ int oac_kernel_loop(oac_kernel_call *k)
             if (!co || co->kind != OAC_RTV_TENSOR || co->t.elem_type != OAC_T_BOOL ||
                 co->t.bytes != 1)
                 rc = oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                                     "node %s: the body's condition is not one BOOL",
+                                     "node '%s': the body's condition is not one BOOL",
                                      k->node_name);
             else
                 cond = ((const uint8_t *)co->t.data)[0] != 0;
         }
-        for (size_t i = 0; !rc && i < nc; i++) {
-            oac_rtval *v = oac_frame_output(&fr, i + 1, &rc);
-            if (rc)
-                break;
-            if (!v || v->kind == OAC_RTV_NONE) {
-                rc = oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                                     "node %s: the body returned no carried value %zu",
-                                     k->node_name, i);
-                break;
-            }
-            if (ins[i + 2] != &views[i]) {
-                /* One storage across all iterations. */
-                const void *now = v->kind == OAC_RTV_TENSOR ? v->t.data : (const void *)v;
-                if (v != ins[i + 2] || now != start[i])
-                    rc = oac_kernel_fail(k, OAC_ALIAS_BROKEN,
-                                         "node %s: carried value %zu must stay in its "
-                                         "storage, but iteration %" PRId64 " returned "
-                                         "another", k->node_name, i, iter);
-                continue;
-            }
-            if (v == &views[i])
-                continue;          /* returned unchanged */
-            bool same = v->kind == OAC_RTV_TENSOR && v->t.elem_type == views[i].t.elem_type &&
-                        v->t.rank == views[i].t.rank && v->t.bytes == views[i].t.bytes;
-            for (int d = 0; same && d < v->t.rank; d++)
-                same = v->t.dims[d] == views[i].t.dims[d];
-            if (!same) {
-                rc = oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                                     "node %s: carried value %zu changes type or shape "
-                                     "between iterations", k->node_name, i);
-                break;
-            }
-            if (i < k->n_out && k->out[i] && v->t.bytes)
-                memmove(k->out[i]->t.data, v->t.data, v->t.bytes);
-            else if (v->t.bytes) {
-                rc = oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                                     "node %s: carried value %zu changes but has no "
-                                     "output", k->node_name, i);
-            }
-        }
+        for (size_t i = 0; !rc && i < nc; i++)
+            rc = loop_carry_out(k, &fr, i, iter, ins, views, start);
         oac_frame_leave(&fr);
         if (rc)
             goto done;

@@ -59,7 +59,10 @@
  * nested OAC_MAX_DEPTH levels. */
 #define OAC_RT_LOC_MAX 4096
 
-typedef enum rt_pos_role { RT_POS_NONE = 0, RT_POS_POSITION, RT_POS_PAGE } rt_pos_role;
+/* RT_POS_LENGTH: read by PagedCacheAttention's length port (contract 11):
+ * each step the generation loop's total length. */
+typedef enum rt_pos_role { RT_POS_NONE = 0, RT_POS_POSITION, RT_POS_PAGE,
+                           RT_POS_LENGTH } rt_pos_role;
 
 /* One input of the main graph (by its input port). */
 typedef struct rt_input {
@@ -134,6 +137,7 @@ struct oac_session {
                                       -1 none (run/positions.c) */
     int64_t *page_size;            /* per input: page size of its update */
     bool *wrote;                   /* per binding: written this step (run/bind.c) */
+    struct oac_rt_pages *pages;    /* paged caches between steps (run/pages.c) */
     /* Records of completed steps (run/steps.c), bounded: the first
      * OAC_PER_STEP_HEAD, and the last OAC_PER_STEP_TAIL in a ring
      * indexed by (step - HEAD - 1) % TAIL; steps_completed counts all. */
@@ -176,7 +180,24 @@ typedef struct oac_frame {
     oac_rtval **in_buf, **out_buf; /* the running node's ports */
     int *alias;
     const void **before;
+    oac_kstate **kstate;           /* per node at depth 0 (run/kernel_api.h), or NULL */
+    oac_kstate *kstates;           /* their storage */
 } oac_frame;
+
+/* ---- run/pages.c (contract 11) -------------------------------------- */
+
+/* After step `step`'s nodes: re-encode the aged pages of every bound paged
+ * cache (run --page-policy) and record the step's pages.  OAC_EINVAL for a
+ * rule the model cannot honour (message on ctx). */
+int oac_rt_pages_step(oac_session *s, uint64_t step);
+/* The policy resolved against the model and the bound caches, before the
+ * first step (invariant 3 of run/pages.c). */
+int oac_rt_pages_begin(oac_session *s);
+/* The records into e->pages (allocated on ctx); oac_rt_pages_release
+ * frees them (oac_execution_free). */
+int oac_rt_pages_export(const oac_session *s, oac_ctx *ctx, oac_execution *e);
+void oac_rt_pages_release(oac_execution *e);
+void oac_rt_pages_free(oac_session *s);
 
 /* ---- run/setup.c --------------------------------------------------- */
 

@@ -10,8 +10,8 @@
  * A decoder input is a main-graph input named as GenAI names it: by the
  * genai_config.json beside the model (model.decoder.inputs), else by
  * the defaults below; it is driven unless --input gives it.  A stock
- * pair is a past/present pair (paired as annotate pairs them: the
- * config's templates, else the name patterns) whose past is no
+ * pair is a past/present pair (paired by the one pairing, annotate/pairs.c:
+ * structure, the config's templates and the name patterns) whose past is no
  * READ_WRITE input and no --input: its present is fed back as the next
  * past, and the past's symbol the present does not share (past_seq_len
  * against total_seq_len) is the past length.  Its element
@@ -30,7 +30,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "annotate/annotate.h"
+#include "annotate/pairs.h"
 #include "run/generate.h"
 #include "annotate/genai_config.h"
 #include "check/graph.h"
@@ -184,7 +184,7 @@ static int add_pair(oac_decoder *d, const oac_run_opts *o, const Onnx__GraphProt
     return OAC_OK;
 }
 
-/* The stock pairs of the model (annotate's pairing, annotate/annotate.h). */
+/* The stock pairs of the model (the one pairing, annotate/pairs.h). */
 static int find_pairs(oac_decoder *d, const oac_run_opts *o, const oac_model *model,
                       const oac_genai_config *cfg)
 {
@@ -194,10 +194,10 @@ static int find_pairs(oac_decoder *d, const oac_run_opts *o, const oac_model *mo
     int rc = oac_graphs_build(d->ctx, &gi, model->proto);
     const oac_scope *s = !rc && gi->n_scopes ? gi->scopes[0] : NULL;
     if (!rc && s && s->kind == OAC_SCOPE_MAIN)
-        rc = oac_annotate_pairs(d->ctx, &p, &n, cfg, s);
+        rc = oac_kv_pairs_find(d->ctx, &p, &n, cfg, s);
     for (size_t i = 0; !rc && i < n; i++)
         rc = add_pair(d, o, model->proto->graph, &p[i]);
-    oac_dealloc(d->ctx, p);
+    oac_kv_pairs_free(d->ctx, p, n);
     oac_graphs_free(gi);
     return rc;
 }
@@ -232,8 +232,17 @@ static int add_input(oac_decoder *d, const oac_run_opts *o, const Onnx__ValueInf
     in->role = r;
     in->elem_type = tt->elem_type;
     in->rank = (int)tt->shape->n_dim;
-    in->grow_axis = roles[r].grow != OAC_DSYM_CONST && in->rank > 0 ? in->rank - 1 : -1;
-    in->grow = roles[r].grow;
+    /* A rank-1 input_ids ([batch]: an encoder-decoder's per-beam token)
+     * is one token per row, not a sequence axis. */
+    bool per_row = roles[r].fill == FILL_TOKENS && in->rank == 1;
+    if (per_row && d->prompt != 1)
+        return oac_err(d->ctx, OAC_EINVAL,
+                       "decoder input '%s' has rank 1, one token per row (no sequence "
+                       "axis): the run feeds it one token a step, so --prompt-length "
+                       "must be 1, not %" PRId64, name, d->prompt);
+    in->grow_axis = !per_row && roles[r].grow != OAC_DSYM_CONST && in->rank > 0
+                        ? in->rank - 1 : -1;
+    in->grow = per_row ? OAC_DSYM_CONST : roles[r].grow;
     for (int a = 0; a < in->rank; a++) {
         const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[a];
         bool param = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&

@@ -79,7 +79,7 @@ typedef struct oac_decoder {
 
 /* The loop of model under opts: its decoder inputs (named by the
  * genai_config.json beside the model, else by GenAI's defaults) and its
- * stock pairs (paired as annotate pairs them, annotate/annotate.h).  A model
+ * stock pairs (the one pairing, annotate/pairs.h).  A model
  * without either gets an empty one.  OAC_EINVAL for usage errors
  * (invariant 2, a decoder input whose type the loop cannot feed);
  * OAC_EPARSE after a config-invalid diagnostic in diags for a config

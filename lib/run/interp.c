@@ -73,6 +73,25 @@ static int node_diag(oac_session *s, const oac_where *w, oac_code code,
 
 /* ---- frames ------------------------------------------------------- */
 
+/* The kept kernel states of the main graph's cache updates (one block;
+ * none when the graph has no such node). */
+static int kstates_setup(oac_frame *fr, oac_session *s, const oac_scope *sc)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sc->n_nodes; i++)
+        n += oac_op_has(sc->nodes[i].op, OAC_OPF_CACHE_UPDATE);
+    if (!n)
+        return OAC_OK;
+    fr->kstate = oac_calloc(s->ctx, sc->n_nodes, sizeof *fr->kstate);
+    fr->kstates = oac_calloc(s->ctx, n, sizeof *fr->kstates);
+    if (!fr->kstate || !fr->kstates)
+        return OAC_ENOMEM;
+    for (size_t i = 0, j = 0; i < sc->n_nodes; i++)
+        if (oac_op_has(sc->nodes[i].op, OAC_OPF_CACHE_UPDATE))
+            fr->kstate[i] = &fr->kstates[j++];
+    return OAC_OK;
+}
+
 static int frame_setup(oac_frame *fr, oac_session *s, const oac_scope *sc, int depth)
 {
     rt_run *r = s->run;
@@ -98,6 +117,8 @@ static int frame_setup(oac_frame *fr, oac_session *s, const oac_scope *sc, int d
         return OAC_ENOMEM;
     for (size_t l = 0; l < fr->n; l++)
         fr->vals[l] = &fr->objs[l];
+    if (depth == 0 && kstates_setup(fr, s, sc))
+        return OAC_ENOMEM;
     if (!fr->plan)
         return oac_err(s->ctx, OAC_EINTERNAL, "graph '%s' has no memory plan", fr->name);
     return OAC_OK;
@@ -117,6 +138,8 @@ void oac_frame_leave(oac_frame *fr)
     oac_dealloc(s->ctx, fr->out_buf);
     oac_dealloc(s->ctx, fr->alias);
     oac_dealloc(s->ctx, fr->before);
+    oac_dealloc(s->ctx, fr->kstate);
+    oac_dealloc(s->ctx, fr->kstates);
     memset(fr, 0, sizeof *fr);
 }
 
@@ -254,7 +277,7 @@ int oac_frame_enter(oac_frame *fr, oac_kernel_call *k, const oac_scope *body,
     memset(fr, 0, sizeof *fr);
     if (parent->depth + 1 > OAC_MAX_DEPTH)
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s: subgraphs or calls nested deeper than %d",
+                               "node '%s': subgraphs or calls nested deeper than %d",
                                k->node_name, OAC_MAX_DEPTH);
     /* Invariant 4: every body run is charged before it costs anything. */
     const oac_run_hooks *h = k->session->run->hooks;
@@ -262,7 +285,7 @@ int oac_frame_enter(oac_frame *fr, oac_kernel_call *k, const oac_scope *body,
     uint64_t cost = nested_nodes(body, parent->depth + 1);
     if (cost == UINT64_MAX || !charge(k->session, 1 + cost, limit))
         return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                               "node %s (%s): the step's bodies passed the reference "
+                               "node '%s' (%s): the step's bodies passed the reference "
                                "runtime's limit of %" PRIu64 " units of work (each body "
                                "run counts 1 + its nodes, nested subgraphs' included): "
                                "a Loop whose condition never "
@@ -370,42 +393,39 @@ static int output_source(oac_frame *fr, size_t i, size_t j, const oac_value *ov,
     return rc;
 }
 
-static int exec_node(oac_frame *fr, size_t i)
+/* Step 1: node i's inputs into fr->in_buf (an omitted one NULL). */
+static int node_inputs(oac_frame *fr, size_t i, const Onnx__NodeProto *np, oac_where *w)
 {
-    oac_session *s = fr->s;
-    rt_run *r = s->run;
-    oac_ctx *ctx = s->ctx;
-    const oac_scope *sc = fr->scope;
-    const oac_node *nd = &sc->nodes[i];
-    const Onnx__NodeProto *orig = nd->proto;
-    Onnx__NodeProto *copy = NULL;
-    Onnx__AttributeProto *attrs = NULL;
-    char loc[OAC_RT_LOC_MAX];
-    oac_node_loc(loc, sizeof loc, sc, (long)i, NULL);
-    oac_where w = { .graph = fr->name, .node = nd->display, .op_type = orig->op_type,
-                    .location = loc };
-    int rc = resolve_attrs(fr, orig, &copy, &attrs);
-    if (rc)
-        goto done;
-    const Onnx__NodeProto *np = copy ? copy : orig;
+    const oac_node *nd = &fr->scope->nodes[i];
+    int rc = OAC_OK;
     for (size_t j = 0; j < np->n_input; j++) {
         fr->in_buf[j] = NULL;
         if (!nonempty(np->input[j]))
             continue;
-        const oac_value *v = oac_node_input(sc, (long)i, j);
+        const oac_value *v = oac_node_input(fr->scope, (long)i, j);
         oac_rtval *val = oac_frame_value(fr, v, &rc);
         if (rc) {
-            w.value = np->input[j];     /* an initializer read on first use */
-            goto done;
+            w->value = np->input[j];    /* an initializer read on first use */
+            return rc;
         }
-        if (!val || val->kind == OAC_RTV_NONE) {
-            rc = node_diag(s, &w, OAC_MODEL_INVALID,
-                           "node %s reads '%s', which has no value (not produced "
-                           "before it runs)", nd->display, np->input[j]);
-            goto done;
-        }
+        if (!val || val->kind == OAC_RTV_NONE)
+            return node_diag(fr->s, w, OAC_MODEL_INVALID,
+                             "node '%s' reads '%s', which has no value (not produced "
+                             "before it runs)", nd->display, np->input[j]);
         fr->in_buf[j] = val;
     }
+    return OAC_OK;
+}
+
+/* Step 2: node i's outputs into fr->out_buf: the reused value's object
+ * for an aliased one (its storage saved in fr->before to check after the
+ * kernel), else the frame's own object for a new buffer. */
+static int node_outputs(oac_frame *fr, size_t i, const Onnx__NodeProto *np,
+                        const oac_where *w)
+{
+    const oac_scope *sc = fr->scope;
+    const oac_node *nd = &sc->nodes[i];
+    int rc;
     for (size_t j = 0; j < np->n_output; j++) {
         fr->out_buf[j] = NULL;
         fr->alias[j] = -1;
@@ -416,20 +436,16 @@ static int exec_node(oac_frame *fr, size_t i)
         oac_rtval *src;
         const char *src_name = NULL;
         if ((rc = output_source(fr, i, j, ov, &src, &fr->alias[j], &src_name)))
-            goto done;
+            return rc;
         if (fr->alias[j] != -1) {
-            if (!src || src->kind == OAC_RTV_NONE) {
-                rc = node_diag(s, &w, OAC_MODEL_INVALID,
-                               "node %s: output '%s' aliases '%s', which has no value",
-                               nd->display, np->output[j], src_name);
-                goto done;
-            }
-            if (!src->writable) {
-                rc = node_diag(s, &w, OAC_BINDING_READONLY,
-                               "node %s updates '%s' in place, but its storage is "
-                               "read-only", nd->display, src_name);
-                goto done;
-            }
+            if (!src || src->kind == OAC_RTV_NONE)
+                return node_diag(fr->s, w, OAC_MODEL_INVALID,
+                                 "node '%s': output '%s' aliases '%s', which has no value",
+                                 nd->display, np->output[j], src_name);
+            if (!src->writable)
+                return node_diag(fr->s, w, OAC_BINDING_READONLY,
+                                 "node '%s' updates '%s' in place, but its storage is "
+                                 "read-only", nd->display, src_name);
             fr->vals[l] = src;
             saved_ptr(src, &fr->before[j]);
         } else {
@@ -437,34 +453,21 @@ static int exec_node(oac_frame *fr, size_t i)
         }
         fr->out_buf[j] = fr->vals[l];
     }
-    if ((rc = oac_rt_positions_note(s, nd, np, fr->in_buf, &w)))
-        goto done;
-    oac_kernel_fn fn = fr->fn[i];
-    if (!fn) {
-        rc = node_diag(s, &w, OAC_UNSUPPORTED_OPERATOR,
-                       "node %s: the reference runtime has no kernel for %s",
-                       nd->display, np->op_type ? np->op_type : "(no op_type)");
-        goto done;
-    }
-    oac_kernel_call k = {
-        .ctx = ctx, .model = r->model, .node = np, .node_name = nd->display,
-        .node_index = i, .in = fr->in_buf, .n_in = np->n_input,
-        .out = fr->out_buf, .n_out = np->n_output, .out_alias = fr->alias,
-        .alloc = &s->alloc, .diags = s->diags, .session = s,
-        .graph_name = fr->name, .location = loc, .frame = fr,
-    };
-    /* A kernel that runs a body uses that body's frame's port arrays;
-     * this frame's stay as set up above. */
-    size_t mark = s->n_ws;
-    rc = fn(&k);
-    /* Workspace lives exactly as long as the node. */
-    oac_kcall_end(s, mark);
-    /* A kernel that refused wrote nothing; its step is not counted. */
+    return OAC_OK;
+}
+
+/* After the kernel: every aliased output is the reused value's object
+ * and its storage did not move (pointer identity, counted), else
+ * alias-broken with the storage put back. */
+static int node_identity(oac_frame *fr, size_t i, const Onnx__NodeProto *np,
+                         const oac_where *w)
+{
+    oac_session *s = fr->s;
+    const oac_node *nd = &fr->scope->nodes[i];
+    int rc = OAC_OK;
     for (size_t j = 0; !rc && j < np->n_output; j++) {
         if (fr->alias[j] == -1 || !fr->out_buf[j])
             continue;
-        /* Pointer identity: the output is the reused value's object, and
-         * its storage did not move. */
         oac_rtval *v = fr->out_buf[j];
         /* A bound cache written this step (run/bind.c, binding-invalid). */
         oac_rt_binding_wrote(s, v);
@@ -483,41 +486,95 @@ static int exec_node(oac_frame *fr, size_t i)
          * kernel's buffer as the cache. */
         if (v->kind == OAC_RTV_TENSOR)
             v->t.data = (void *)fr->before[j];
-        const oac_value *p = oac_storage_parent(r->al, oac_node_output(sc, (long)i, j));
-        rc = node_diag(s, &w, OAC_ALIAS_BROKEN,
-                       "node %s: output '%s' must alias input '%s' but came "
+        const oac_value *p = oac_storage_parent(s->run->al,
+                                                oac_node_output(fr->scope, (long)i, j));
+        rc = node_diag(s, w, OAC_ALIAS_BROKEN,
+                       "node '%s': output '%s' must alias input '%s' but came "
                        "back at another address", nd->display, np->output[j],
                        p ? p->name : "");
     }
-    for (size_t j = 0; !rc && j < np->n_output; j++) {
+    return rc;
+}
+
+/* After the kernel: every output got a value (a Constant's is
+ * read-only), and an update without output_alias counts its second
+ * cache (contract 4, second_cache_bytes: the main graph's, per step). */
+static int node_results(oac_frame *fr, size_t i, const Onnx__NodeProto *np, oac_where *w)
+{
+    const oac_node *nd = &fr->scope->nodes[i];
+    for (size_t j = 0; j < np->n_output; j++) {
         oac_rtval *v = fr->out_buf[j];
         if (!v)
             continue;
         if (v->kind == OAC_RTV_NONE) {
             /* A node naming more outputs than its operator has (the
              * checker reads no output count): the model's, not ours. */
-            w.value = np->output[j];
-            rc = node_diag(s, &w, OAC_KERNEL_ERROR,
-                           "node %s (%s): output %zu '%s' gets no value: the operator "
-                           "computes fewer outputs than the node names; remove it",
-                           nd->display, np->op_type, j, np->output[j]);
-            break;
+            w->value = np->output[j];
+            return node_diag(fr->s, w, OAC_KERNEL_ERROR,
+                             "node '%s' (%s): output %zu '%s' gets no value: the operator "
+                             "computes fewer outputs than the node names; remove it",
+                             nd->display, np->op_type, j, np->output[j]);
         }
         if (oac_op_has(nd->op, OAC_OPF_CONSTANT))
             v->writable = false;
     }
-    /* An update without output_alias writes a second cache (contract 4,
-     * second_cache_bytes: the main graph's, per step). */
-    if (!rc && fr->depth == 0 && oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) &&
+    if (fr->depth == 0 && oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) &&
         np->n_output && fr->out_buf[0] && fr->alias[0] < 0 &&
         fr->out_buf[0]->kind == OAC_RTV_TENSOR)
-        s->step_second += fr->out_buf[0]->t.bytes;
+        fr->s->step_second += fr->out_buf[0]->t.bytes;
+    return OAC_OK;
+}
+
+static int exec_node(oac_frame *fr, size_t i)
+{
+    oac_session *s = fr->s;
+    oac_ctx *ctx = s->ctx;
+    const oac_scope *sc = fr->scope;
+    const oac_node *nd = &sc->nodes[i];
+    const Onnx__NodeProto *orig = nd->proto;
+    Onnx__NodeProto *copy = NULL;
+    Onnx__AttributeProto *attrs = NULL;
+    char loc[OAC_RT_LOC_MAX];
+    oac_node_loc(loc, sizeof loc, sc, (long)i, NULL);
+    oac_where w = { .graph = fr->name, .node = nd->display, .op_type = orig->op_type,
+                    .location = loc };
+    int rc = resolve_attrs(fr, orig, &copy, &attrs);
+    if (rc)
+        goto done;
+    const Onnx__NodeProto *np = copy ? copy : orig;
+    if ((rc = node_inputs(fr, i, np, &w)) || (rc = node_outputs(fr, i, np, &w)) ||
+        (rc = oac_rt_positions_note(s, nd, np, fr->in_buf, &w)))
+        goto done;
+    oac_kernel_fn fn = fr->fn[i];
+    if (!fn) {
+        rc = node_diag(s, &w, OAC_UNSUPPORTED_OPERATOR,
+                       "node '%s': the reference runtime has no kernel for %s",
+                       nd->display, np->op_type ? np->op_type : "(no op_type)");
+        goto done;
+    }
+    oac_kernel_call k = {
+        .ctx = ctx, .model = s->run->model, .node = np, .node_name = nd->display,
+        .node_index = i, .in = fr->in_buf, .n_in = np->n_input,
+        .out = fr->out_buf, .n_out = np->n_output, .out_alias = fr->alias,
+        .alloc = &s->alloc, .diags = s->diags, .session = s,
+        .graph_name = fr->name, .location = loc, .frame = fr,
+        .state = fr->kstate ? fr->kstate[i] : NULL,
+    };
+    /* A kernel that runs a body uses that body's frame's port arrays;
+     * this frame's stay as set up above. */
+    size_t mark = s->n_ws;
+    rc = fn(&k);
+    /* Workspace lives exactly as long as the node. */
+    oac_kcall_end(s, mark);
+    /* A kernel that refused wrote nothing; its step is not counted. */
+    if (!rc && !(rc = node_identity(fr, i, np, &w)))
+        rc = node_results(fr, i, np, &w);
 done:
     /* Past the memory budget (or the per-buffer limit) here, in a kernel
      * or reading an initializer: a finding at the innermost node, which
      * the nodes holding it pass on as OAC_ERUNTIME. */
     if (rc == OAC_EBUDGET)
-        rc = node_diag(s, &w, OAC_MEMORY_BUDGET, "node %s%s%s%s: %s", nd->display,
+        rc = node_diag(s, &w, OAC_MEMORY_BUDGET, "node '%s'%s%s%s: %s", nd->display,
                        w.value ? " (reading '" : "", w.value ? w.value : "",
                        w.value ? "')" : "", oac_errmsg(ctx));
     if (copy) {

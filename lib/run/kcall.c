@@ -51,7 +51,7 @@ static int refused(oac_kernel_call *k, const char *value, const char *what, size
     oac_where w = { .graph = k->graph_name, .node = k->node_name,
                     .op_type = k->node->op_type, .value = value,
                     .location = k->location };
-    rc = oac_diag_add(k->diags, OAC_MEMORY_BUDGET, &w, "node %s: its %s%s%s%s of %zu "
+    rc = oac_diag_add(k->diags, OAC_MEMORY_BUDGET, &w, "node '%s': its %s%s%s%s of %zu "
                       "bytes: %s", k->node_name, what, value ? " '" : "",
                       value ? value : "", value ? "'" : "", n, oac_errmsg(k->ctx));
     return rc ? rc : OAC_ERUNTIME;
@@ -72,7 +72,7 @@ static int discarded(oac_kernel_call *k, size_t i, int32_t elem_type, int rank,
     if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(elem_type, n, &bytes) ||
         bytes > SIZE_MAX - head)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: output %zu has an invalid or overflowing "
+                               "node '%s': output %zu has an invalid or overflowing "
                                "shape or element type %d", k->node_name, i, elem_type);
     void *mem;
     int rc = oac_kernel_workspace(k, head + (size_t)bytes, &mem);
@@ -91,7 +91,7 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
     *out = NULL;
     if (rank < 0 || rank > OAC_RT_MAX_RANK)
         return oac_err(k->ctx, OAC_EUNSUPPORTED,
-                       "node %s: output rank %d exceeds %d", k->node_name,
+                       "node '%s': output rank %d exceeds %d", k->node_name,
                        rank, OAC_RT_MAX_RANK);
     if (i >= k->n_out || !k->out[i])
         return discarded(k, i, elem_type, rank, dims, out);
@@ -105,14 +105,14 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
             same = v->t.dims[d] == dims[d];
         if (!same)
             return oac_kernel_fail(k, OAC_ALIAS_BROKEN,
-                                   "node %s: output %zu must alias input %d but "
+                                   "node '%s': output %zu must alias input %d but "
                                    "differs from it in type or shape",
                                    k->node_name, i, k->out_alias[i]);
         *out = &v->t;
         return OAC_OK;
     }
     if (v->kind != OAC_RTV_NONE)
-        return oac_err(k->ctx, OAC_EINTERNAL, "node %s: output %zu produced twice",
+        return oac_err(k->ctx, OAC_EINTERNAL, "node '%s': output %zu produced twice",
                        k->node_name, i);
     oac_tensor t = { .elem_type = elem_type, .rank = rank };
     for (int d = 0; d < rank; d++)
@@ -121,7 +121,7 @@ int oac_kernel_output(oac_kernel_call *k, size_t i, int32_t elem_type,
     if (!oac_tensor_numel_rt(&t, &n) || !oac_elem_bytes(elem_type, n, &bytes) ||
         bytes > SIZE_MAX)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: output %zu has an invalid or overflowing "
+                               "node '%s': output %zu has an invalid or overflowing "
                                "shape or element type %d", k->node_name, i,
                                elem_type);
     t.bytes = (size_t)bytes;
@@ -142,7 +142,7 @@ int oac_kernel_workspace(oac_kernel_call *k, size_t bytes, void **out)
     *out = NULL;
     if (!s)
         return oac_err(k->ctx, OAC_EINTERNAL,
-                       "node %s: workspace asked for outside a run", k->node_name);
+                       "node '%s': workspace asked for outside a run", k->node_name);
     if (s->n_ws == s->cap_ws) {
         size_t cap = s->cap_ws;
         if (oac_grow(s->ctx, (void **)&s->ws, &cap, s->n_ws + 1, sizeof *s->ws))
@@ -175,7 +175,7 @@ const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i)
     if (i < k->n_in && k->in[i] && k->in[i]->kind == OAC_RTV_TENSOR)
         return &k->in[i]->t;
     oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                    "node %s (%s): input %zu is missing or not a tensor",
+                    "node '%s' (%s): input %zu is missing or not a tensor",
                     k->node_name, k->node->op_type, i);
     return NULL;
 }
@@ -190,7 +190,7 @@ int oac_kernel_ints_in(oac_kernel_call *k, size_t i, int64_t *v, size_t max,
     uint64_t cnt;
     if (!oac_tensor_numel_rt(t, &cnt) || cnt > max)
         return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                               "node %s: input %zu has too many elements",
+                               "node '%s': input %zu has too many elements",
                                k->node_name, i);
     for (uint64_t j = 0; j < cnt; j++) {
         if (t->elem_type == OAC_T_INT64) {
@@ -201,7 +201,7 @@ int oac_kernel_ints_in(oac_kernel_call *k, size_t i, int64_t *v, size_t max,
             v[j] = x;
         } else {
             return oac_kernel_fail(k, OAC_KERNEL_ERROR,
-                                   "node %s: input %zu must be INT64 or INT32",
+                                   "node '%s': input %zu must be INT64 or INT32",
                                    k->node_name, i);
         }
     }

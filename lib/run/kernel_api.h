@@ -78,6 +78,7 @@ typedef struct oac_page {
     size_t bytes;                   /* ceil(prod(page_dims) * bits / 8) */
     bool bound;                     /* from an --input file (not counted);
                                        false: from oac_ralloc_get */
+    int64_t key;                    /* a Map cache: the page's page_id */
 } oac_page;
 
 /* Sequence<QuantizedTensor{elem_type, [2, heads, page_size, head_size]}>.
@@ -91,6 +92,10 @@ typedef struct oac_paged {
     oac_page *pages;
     size_t n_pages;
     size_t cap_pages;
+    /* Map<int64, QuantizedTensor> (contract 1): page_id is each page's
+     * key, pages[] in the file's order; false: a Sequence, page i is
+     * page_id i. */
+    bool map;
 } oac_paged;
 
 typedef enum oac_rtval_kind {
@@ -268,6 +273,18 @@ void oac_bindings_release_all(oac_binding *const *b, size_t n,
 typedef struct oac_session oac_session;   /* run/exec.h */
 struct oac_frame;                         /* run/exec.h */
 
+/* What a kernel resolves once for a node of a session and keeps across
+ * its steps (attributes, axes, strides, byte sizes): the main graph's
+ * frame, which lives for every step, holds one for each node of an
+ * operator flagged OAC_OPF_CACHE_UPDATE, zeroed when the session binds
+ * (run/interp.c); every other call has state NULL.  A kernel keys what it
+ * keeps on everything it was resolved from and resolves again when any
+ * of it differs, so a kept state never changes a result. */
+typedef struct oac_kstate {
+    bool ready;
+    uint64_t w[40];
+} oac_kstate;
+
 /* One node's execution.  in[i] is NULL for an omitted optional port.
  * out[i] is OAC_RTV_NONE on entry, except for a MUST_ALIAS output, which
  * is already the aliased value (out_alias[i] says which input, or
@@ -295,6 +312,7 @@ typedef struct oac_kernel_call {
     /* The frame the node runs in (run/exec.h; the main graph's is at depth 0):
      * control kernels run their bodies from it.  NULL outside a run. */
     struct oac_frame *frame;
+    oac_kstate *state;              /* this node's kept state, or NULL */
 } oac_kernel_call;
 
 /* out_alias value of an If output that aliases an outer value through
@@ -356,6 +374,8 @@ typedef struct oac_kernel_override {
     oac_kernel_fn fn;
 } oac_kernel_override;
 
+struct oac_dump_value;   /* below */
+
 /* Internal run options beyond oac_run_opts (tests and benches). */
 typedef struct oac_run_hooks {
     const oac_kernel_override *overrides;
@@ -374,6 +394,14 @@ typedef struct oac_run_hooks {
      * NULL: nothing is called. */
     void (*step_done)(void *step_arg, const oac_step_stats *st);
     void *step_arg;
+    /* Called after each completed step (of the session holding the
+     * bindings, or the only one) with the bound caches and the graph
+     * outputs, as --dump would write them (values borrowed for the call
+     * only); NULL: nothing is called.  Tests and benches compare outputs
+     * step by step with it. */
+    void (*step_values)(void *values_arg, uint64_t step,
+                        const struct oac_dump_value *v, size_t n);
+    void *values_arg;
 } oac_run_hooks;
 
 int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,

@@ -5,8 +5,8 @@
  * operand-invalid); a page_id input advances when its page fills, its
  * position returning to 0").
  *
- * Owns: which main-graph inputs are positions and page ids (marked once
- * per run from the graph index), the update length each step records for
+ * Owns: which main-graph inputs are positions, page ids and paged
+ * attention lengths (marked once per run from the graph index), the update length each step records for
  * them, and their advance after the step.
  *
  * Invariants:
@@ -78,6 +78,20 @@ static int mark(marker *m, const oac_value *pos, const oac_value *page, int dept
     return OAC_OK;
 }
 
+/* Contract 11: a main-graph input read as PagedCacheAttention's length,
+ * which neither --input nor the loop's own roles give, gets the loop's
+ * total length each step (run/steps.c). */
+static void mark_length(rt_run *r, const oac_value *v)
+{
+    long i = main_input(r, v);
+    if (i < 0 || r->in[i].dec >= 0 || r->in[i].pos != RT_POS_NONE)
+        return;
+    for (size_t k = 0; k < r->opts->n_inputs; k++)
+        if (r->opts->inputs[k].name && !strcmp(r->opts->inputs[k].name, v->name))
+            return;
+    r->in[i].pos = RT_POS_LENGTH;
+}
+
 int oac_rt_positions_mark(rt_run *r)
 {
     const oac_graphs *g = r->g;
@@ -89,6 +103,8 @@ int oac_rt_positions_mark(rt_run *r)
         const oac_scope *s = g->scopes[si];
         for (size_t i = 0; !rc && i < s->n_nodes; i++) {
             const oac_op *op = s->nodes[i].op;
+            if (op && op->id == OAC_OP_PAGED_CACHE_ATTENTION)
+                mark_length(r, oac_node_input(s, (long)i, 2));
             if (!op || op->position_port < 0 || !r->fn[si][i])
                 continue;
             const oac_value *page = op->page_id_port >= 0

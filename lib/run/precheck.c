@@ -20,9 +20,13 @@
  *    port's value is computed by nodes (a GenAI export derives
  *    total_sequence_length from attention_mask) and the run drives an
  *    input carrying the total (run/generate.h), the loop's total is used.
+ *  - a block table over fixed pools (.blocks: PagedAttention): every
+ *    position a sequence holds after the step needs a block the table
+ *    maps inside the pool (section 10; the pool never grows).
  * Ports, axes and rules come from the operator table's row
  * (.position_port, .values_port, .page_id_port, .axis_attr,
- * .axis_default, .enum_attr, .length, .pairs), never from op_type.
+ * .axis_default, .enum_attr, .length, .pairs), never from op_type; the
+ * verdict and its words are the check's own (rulebook.h).
  *
  * What is known before a step: the value of a main-graph input (the
  * step's own: positions, driven decoder inputs, --input data), an
@@ -43,14 +47,16 @@
  *     (one capacity-overflow, at that node, naming the cache, position,
  *     length and capacity), and the step does not start.
  *  3. Sums are overflow-checked: a sum that does not fit in int64
- *     exceeds every capacity.
+ *     is past every capacity.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "run/generate.h"
 #include "run/exec.h"
 #include "check/shapes.h"
+#include "rulebook.h"
 
 /* At most this many integers of a position are read (write_indices has
  * one per batch row). */
@@ -172,18 +178,24 @@ static int overflow(pre *p, const oac_value *cache, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (oac_diag_add(p->s->diags, OAC_CAPACITY_OVERFLOW, &w,
-                     "node %s: %s; checked before the step, which ran no node: "
+                     "node '%s': %s; checked before the step, which ran no node: "
                      "every cache keeps its contents", p->nd->display, msg))
         return OAC_ENOMEM;
     p->s->stop_node = p->node;
     return OAC_ERUNTIME;
 }
 
-/* pos + len <= cap, pos >= 0 (invariant 3). */
-static bool fits(int64_t pos, int64_t len, int64_t cap)
+/* The capacity rule's verdict on the update (rulebook.h), reported in
+ * its one wording when it does not fit. */
+static int judge(pre *p, const oac_value *cache, oac_cap_case *k)
 {
-    int64_t end;
-    return pos >= 0 && !oac_add_overflow_i64(pos, len, &end) && end <= cap;
+    k->verdict = oac_capacity_rule(k->pos, k->len, k->cap, k->mode);
+    if (k->verdict == OAC_CAP_FITS || k->verdict == OAC_CAP_UNKNOWN)
+        return OAC_OK;
+    char msg[384];
+    k->cache = cache ? cache->name : NULL;
+    oac_capacity_say(msg, sizeof msg, k);
+    return overflow(p, cache, "%s", msg);
 }
 
 /* The capacity axis of a section-2 update over a cache of rank `rank`,
@@ -193,13 +205,13 @@ static int64_t update_axis(const pre *p, int rank)
     const oac_op *op = p->nd->op;
     int64_t axis = op->axis_attr ? oac_attr_int(p->nd->proto, op->axis_attr, op->axis_default)
                                  : op->axis_default;
-    if (rank < 0 || axis < -(int64_t)rank || axis >= rank)
-        return -1;
-    return axis < 0 ? axis + rank : axis;
+    return oac_capacity_axis(axis, rank);
 }
 
 /* CacheUpdate and TensorScatter: the position (or write_indices) port,
- * the values' length on the capacity axis, the cache's dim there. */
+ * the values' length on the capacity axis, the cache's dim there.  A
+ * row with modes (.enum_attr, TensorScatter) writes at one position per
+ * batch row, named as the check names them (write_indices[b]). */
 static int check_dense(pre *p)
 {
     const oac_op *op = p->nd->op;
@@ -209,12 +221,7 @@ static int check_dense(pre *p)
     int64_t len = axis >= 0 ? pre_dim(p, vals, axis) : -1;
     if (cap < 0 || len < 0)
         return OAC_OK;                 /* the kernel checks */
-    bool circular = false;
-    if (op->enum_attr) {
-        char buf[16];
-        const char *mode = oac_attr_string(p->nd->proto, op->enum_attr, "", buf, sizeof buf);
-        circular = !strcmp(mode, "circular");
-    }
+    oac_cap_mode mode = oac_capacity_mode(op, p->nd->proto);
     const oac_value *pv = port(p, op->position_port);
     size_t n = 1;
     if (!pv) {
@@ -229,19 +236,17 @@ static int check_dense(pre *p)
      * count is an operand the kernel refuses. */
     if (n > 1 && pre_dim(p, cache, 0) != (int64_t)n)
         return OAC_OK;
+    bool rows = pv && op->enum_attr;
     for (size_t b = 0; b < n; b++) {
-        int64_t pos = p->ints[b];
-        bool ok = circular ? pos >= 0 && len <= cap : fits(pos, len, cap);
-        if (ok)
-            continue;
-        if (n == 1)
-            return overflow(p, cache, "%s %" PRId64 " + length %" PRId64
-                            " exceeds capacity %" PRId64 " of '%s'",
-                            pv ? "position" : "write position", pos, len, cap,
-                            cache->name);
-        return overflow(p, cache, "write_indices[%zu] = %" PRId64 " + length %" PRId64
-                        " exceeds capacity %" PRId64 " of '%s'%s", b, pos, len, cap,
-                        cache->name, circular ? " (circular mode)" : "");
+        char row[48] = "";
+        if (rows)
+            snprintf(row, sizeof row, "[%zu] = ", b);
+        oac_cap_case k = { .mode = mode, .what = rows ? "write_indices" : "position",
+                           .row = row, .pos_known = true, .pos = p->ints[b],
+                           .len = len, .cap = cap };
+        int rc = judge(p, cache, &k);
+        if (rc)
+            return rc;
     }
     return OAC_OK;
 }
@@ -262,10 +267,68 @@ static int check_paged(pre *p)
                         page, c->p.n_pages, cache->name);
     if (len < 0 || !pre_scalar(p, port(p, op->position_port), &pos))
         return OAC_OK;
-    if (!fits(pos, len, c->p.page_dims[2]))
-        return overflow(p, cache, "position %" PRId64 " + length %" PRId64
-                        " exceeds page size %" PRId64 " of '%s'", pos, len,
-                        c->p.page_dims[2], cache->name);
+    oac_cap_case k = { .what = "position", .row = "", .pos_known = true, .pos = pos,
+                       .len = len, .cap = c->p.page_dims[2] };
+    return judge(p, cache, &k);
+}
+
+/* A row with a block table over fixed pools (.blocks, PagedAttention):
+ * every position a sequence holds after the step, [0, past + new), must
+ * have a block the table maps inside the pool (contract section 10: the
+ * pool never grows).  The past lengths and query offsets are the
+ * inputs' values when known before the step, else (computed by nodes
+ * from driven decoder inputs) the loop's total for every sequence. */
+static int check_blocks(pre *p)
+{
+    const oac_op *op = p->nd->op;
+    const oac_value *pool = port(p, op->pairs[0].in), *tv = port(p, op->blocks.table);
+    int64_t nb = pre_dim(p, pool, 0), bs = pre_dim(p, pool, 1);
+    size_t n;
+    if (nb < 0 || bs < 1 || pre_rank(p, tv) != 2 || !pre_ints(p, tv, &n) || n == 0)
+        return OAC_OK;
+    int64_t rows = pre_dim(p, tv, 0), w = rows > 0 ? (int64_t)n / rows : 0;
+    if (rows < 1 || w * rows != (int64_t)n || rows > PRE_MAX_INTS / 4)
+        return OAC_OK;
+    int64_t tab[PRE_MAX_INTS / 2], totals[PRE_MAX_INTS / 4];
+    if ((size_t)n > sizeof tab / sizeof tab[0])
+        return OAC_OK;
+    memcpy(tab, p->ints, n * sizeof *tab);
+    size_t np, nc;
+    int64_t past[PRE_MAX_INTS / 4];
+    if (pre_ints(p, port(p, op->blocks.past), &np) && np == (size_t)rows) {
+        memcpy(past, p->ints, np * sizeof *past);
+        if (!pre_ints(p, port(p, op->blocks.cu), &nc) || nc != np + 1)
+            return OAC_OK;
+        for (int64_t b = 0; b < rows; b++) {
+            int64_t n_new;
+            /* A decreasing or overflowing row is the kernel's to refuse. */
+            if (oac_sub_overflow_i64(p->ints[b + 1], p->ints[b], &n_new) || n_new < 0)
+                return OAC_OK;
+            if (oac_add_overflow_i64(past[b], n_new, &totals[b]))
+                totals[b] = INT64_MAX;
+        }
+    } else if (oac_decoder_feeds_total(p->r->dec)) {
+        for (int64_t b = 0; b < rows; b++)
+            totals[b] = p->s->past + p->s->n_new;
+    } else {
+        return OAC_OK;
+    }
+    for (int64_t b = 0; b < rows; b++) {
+        int64_t need = totals[b] <= 0 ? 0 : (totals[b] - 1) / bs + 1;
+        for (int64_t i = 0; i < need; i++) {
+            if (i >= w || tab[b * w + i] < 0)
+                return overflow(p, pool, "sequence %" PRId64 " reaches position %" PRId64
+                                " whose block %" PRId64 " '%s' does not map (%" PRId64
+                                " mapped); the pool '%s' of %" PRId64 " blocks of %" PRId64
+                                " does not grow", b, i * bs, i, tv->name, i, pool->name,
+                                nb, bs);
+            if (tab[b * w + i] >= nb)
+                return overflow(p, pool, "sequence %" PRId64 ": '%s' maps position %" PRId64
+                                " to block %" PRId64 ", outside the pool '%s' of %" PRId64
+                                " blocks", b, tv->name, i * bs, tab[b * w + i], pool->name,
+                                nb);
+        }
+    }
     return OAC_OK;
 }
 
@@ -279,36 +342,60 @@ static int check_length(pre *p)
     for (size_t k = 0; k < op->n_pairs; k++)
         any = any || oac_node_alias_in(p->m, p->node, (size_t)op->pairs[k].out) ==
                          op->pairs[k].in;
-    int64_t len;
-    const char *what = "";
     if (!any)
         return OAC_OK;
-    if (pre_scalar(p, port(p, L->port), &len)) {
-        if (oac_add_overflow_i64(len, L->plus, &len))
-            len = INT64_MAX;
+    /* The total after the update, as the check words it: the value +
+     * the new positions (dim .seq_axis of .seq_port) + .plus. */
+    const oac_value *vv = port(p, L->port), *sv = port(p, L->seq_port);
+    int64_t val, seq = -1, news = L->plus;
+    bool loop_total = false;
+    if (pre_scalar(p, vv, &val)) {
         if (L->seq_port >= 0) {
-            int64_t d = pre_dim(p, port(p, L->seq_port), L->seq_axis);
-            if (d < 0)
+            if ((seq = pre_dim(p, sv, L->seq_axis)) < 0)
                 return OAC_OK;
-            if (oac_add_overflow_i64(len, d, &len))
-                len = INT64_MAX;
+            if (oac_add_overflow_i64(news, seq, &news))
+                news = INT64_MAX;
         }
     } else if (oac_decoder_feeds_total(p->r->dec)) {
         /* Every row's length is the total after the update; computed by
          * nodes from the driven decoder inputs, it is the loop's. */
-        len = p->s->past + p->s->n_new;
-        what = ", the generation loop's total length";
+        val = p->s->past + p->s->n_new;
+        news = 0;
+        loop_total = true;
     } else {
         return OAC_OK;
+    }
+    char parts[256];
+    oac_capacity_parts(parts, sizeof parts, L->port, vv ? vv->name : NULL, true, val,
+                       seq, sv ? sv->name : NULL, loop_total ? 0 : (int)L->plus);
+    if (loop_total) {
+        size_t at = strlen(parts);
+        snprintf(parts + at, sizeof parts - at, ", the generation loop's total length");
     }
     for (size_t k = 0; k < op->n_pairs; k++) {
         if (oac_node_alias_in(p->m, p->node, (size_t)op->pairs[k].out) != op->pairs[k].in)
             continue;
         const oac_value *past = port(p, op->pairs[k].in);
         int64_t cap = pre_dim(p, past, op->axis_default);
-        if (cap >= 0 && (len < 0 || len > cap))
-            return overflow(p, past, "length %" PRId64 " (input %d%s) exceeds capacity %"
-                            PRId64 " of '%s'", len, L->port, what, cap, past->name);
+        if (cap < 0)
+            continue;
+        oac_cap_verdict v = oac_capacity_rule(val, news, cap, OAC_CAP_NORMAL);
+        if (news == INT64_MAX && cap >= 0 && val >= 0)
+            v = OAC_CAP_WRAPS;
+        char msg[512];
+        if (v == OAC_CAP_NEGATIVE) {
+            char what[160];
+            snprintf(what, sizeof what, "input %d '%s'", L->port, vv ? vv->name : "");
+            oac_cap_case c = { .verdict = v, .what = what, .row = "= ", .pos_known = true,
+                               .pos = val, .cap = cap, .cache = past->name };
+            oac_capacity_say(msg, sizeof msg, &c);
+        } else if (v == OAC_CAP_WRAPS || v == OAC_CAP_EXCEEDS) {
+            oac_capacity_say_total(msg, sizeof msg, v, true, v == OAC_CAP_WRAPS ? 0 : val + news,
+                                   parts, past->name, cap, (int)op->axis_default);
+        } else {
+            continue;
+        }
+        return overflow(p, past, "%s", msg);
     }
     return OAC_OK;
 }
@@ -332,7 +419,9 @@ int oac_rt_precheck(oac_session *s)
         const oac_op *op = p->nd->op;
         if (!op || !r->fn[r->main->index][p->node])
             continue;
-        if (oac_op_has(op, OAC_OPF_PAGED))
+        if (op->blocks.table >= 0 && op->n_pairs)
+            rc = check_blocks(p);
+        else if (oac_op_has(op, OAC_OPF_PAGED))
             rc = check_paged(p);
         else if (oac_op_has(op, OAC_OPF_CACHE_UPDATE))
             rc = check_dense(p);

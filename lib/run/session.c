@@ -1,17 +1,21 @@
 /* run/session.c: oac_run, the reference runtime's entry (contract section 4
  * `execution`, section 5 `run`, runtime codes of section 3).
  *
- * Owns a run: taking the analysis (the caller's, or one made here with
- * the run's --dim and --input when the caller gives none), making the
- * run's tables from it (run/setup.c, run/bind.c, run/positions.c), the refusals
- * before anything runs, one or more sessions (threads for --sessions),
- * and the execution report: the winner's figures, the plan at the run's
- * inputs, and a diagnostic for any failure that stopped the run.
+ * Owns a run, in three parts: setup (taking the analysis -- the
+ * caller's, or one made here with the run's --dim and --input when the
+ * caller gives none -- making the run's tables from it: run/setup.c,
+ * run/bind.c, run/positions.c, and the refusals before anything runs),
+ * sessions (one, or threads for --sessions) and the outcome (the
+ * winner's figures, the plan at the run's inputs, and the one
+ * classification of a failure that stopped the run into a diagnostic).
  *
  * Invariants:
  *  1. Nothing executes when the check found an error (contract 5); the
  *     execution object still says how many steps were asked for and that
- *     none ran, so every `run` report has one.
+ *     none ran, so every `run` report has one.  An analysis with
+ *     structure errors (model-invalid) the caller's diagnostics do not
+ *     show is refused with the findings of the run's own check: no
+ *     runtime file restates the check's structure rules.
  *  2. Refusals (unsupported-operator, model-invalid, binding-*, and
  *     memory-budget for a known need past the budget, run/budget.c) happen
  *     before anything is allocated; run-time findings (capacity-overflow,
@@ -53,6 +57,7 @@
  */
 #include <string.h>
 
+#include "check/shapes_at.h"
 #include "run/generate.h"
 #include "run/exec.h"
 
@@ -78,12 +83,14 @@ static int merge_diags(oac_diags *to, const oac_diags *from)
     return OAC_OK;
 }
 
-/* Does graph input `name` start the run as one 0 (or false)?  Inputs not
- * given are zero-filled (their template has no data yet). */
-static bool input_starts_zero(const rt_run *r, const char *name)
+/* Does main-graph input value `id` start the run as one 0 (or false)?
+ * Inputs not given are zero-filled (their template has no data yet). */
+static bool input_starts_zero(const void *arg, int64_t id)
 {
-    const oac_value *v = name ? oac_scope_local(r->main, name) : NULL;
-    if (!v || v->kind != OAC_VAL_INPUT || v->input_index < 0)
+    const rt_run *r = arg;
+    const oac_value *v = id >= 0 && (size_t)id < r->g->n_values
+                             ? oac_graphs_value(r->g, (size_t)id) : NULL;
+    if (!v || v->scope != r->main || v->kind != OAC_VAL_INPUT || v->input_index < 0)
         return false;
     const rt_input *in = &r->in[v->input_index];
     if (in->binding >= 0 || in->paged)
@@ -106,32 +113,18 @@ static bool input_starts_zero(const rt_run *r, const char *name)
     return x <= 0;
 }
 
-/* The static plan at the run's inputs (check/plan.c rule 10b): the same walk,
- * except that a main-graph Loop whose trip count or condition input the
- * run starts at 0 (false) runs no body, so plans no transient.  Equal
- * to the analysis's peak_bytes when no such Loop exists. */
-static oac_opt_u64 planned_at_inputs(const rt_run *r, oac_opt_u64 planned)
+/* The static plan at the run's inputs: the plan's own figure
+ * (oac_plan_peak_at_inputs, check/plan.c rule 10b) with the Loops the
+ * run starts at 0 left out; `planned` when none is, or one is unknown. */
+static oac_opt_u64 planned_peak(const rt_run *r, oac_opt_u64 planned)
 {
-    const oac_plan_sched *p = oac_analysis_schedule(r->an);
-    if (!p || !planned.known)
-        return planned;
-    bool skipped = false;
-    uint64_t peak = 0;
-    for (size_t i = 0; i < p->n_steps; i++) {
-        oac_opt_u64 live = oac_plan_step_live(p, i);
-        const oac_plan_extra *x = oac_plan_step_extra(p, i);
-        bool skip = input_starts_zero(r, x->loop_trip_input) ||
-                    input_starts_zero(r, x->loop_cond_input);
-        skipped = skipped || skip;
-        uint64_t here;
-        if (!live.known || !x->workspace.known || (!skip && !x->transient.known) ||
-            oac_add_overflow_u64(live.value, x->workspace.value, &here) ||
-            (!skip && oac_add_overflow_u64(here, x->transient.value, &here)))
-            return planned;
-        if (here > peak)
-            peak = here;
-    }
-    return skipped ? (oac_opt_u64){ true, peak } : planned;
+    uint64_t peak;
+    bool skipped;
+    if (planned.known &&
+        oac_plan_peak_at_inputs(oac_analysis_schedule(r->an), input_starts_zero, r,
+                                &peak, &skipped) && skipped)
+        return (oac_opt_u64){ true, peak };
+    return planned;
 }
 
 static void fill_exec(oac_execution *e, const oac_session *s)
@@ -149,54 +142,94 @@ static void fill_exec(oac_execution *e, const oac_session *s)
                            e->planned_peak_bytes.value == e->measured_peak_bytes;
 }
 
-/* A check of the model made for the run (its findings are not the
- * run's): at the run's --dim and --input, with the loop's symbols at the
- * first step (first_step) or only those that never change. */
-static int own_check(rt_run *r, bool first_step, oac_analysis **out)
+/* Copy the model-invalid findings of `from` into `to`, counted in *n. */
+static int keep_invalid(oac_diags *to, const oac_diags *from, size_t *n)
+{
+    for (size_t i = 0; i < oac_diags_count(from); i++) {
+        const oac_diag *d = oac_diags_get(from, i);
+        if (d->code != OAC_MODEL_INVALID)
+            continue;
+        oac_where r = { .graph = d->related.graph, .node = d->related.node,
+                        .value = d->related.value, .location = d->related.location };
+        oac_where w = { d->graph, d->node, d->op_type, d->value, d->location,
+                        &r, d->related.message };
+        if (oac_diag_add(to, d->code, &w, "%s", d->message))
+            return OAC_ENOMEM;
+        (*n)++;
+    }
+    return OAC_OK;
+}
+
+/* The check a run makes for itself, at the run's --dim and --input with
+ * the loop's symbols at the first step (oac_run_dims), like the caller's
+ * should.  Its structure errors (model-invalid) are the run's: kept in
+ * diags and counted in *invalid; its other findings are not (the caller
+ * checked, or chose not to). */
+static int own_check(rt_run *r, oac_diags *diags, size_t *invalid)
 {
     oac_dim_binding *dims;
     size_t n_dims;
-    int rc = oac_decoder_dims(r->dec, r->opts, first_step, &dims, &n_dims);
+    int rc = oac_decoder_dims(r->dec, r->opts, true, &dims, &n_dims);
     if (rc)
         return rc;
     oac_check_opts co = { .dims = dims, .n_dims = n_dims,
                           .inputs = r->opts->inputs, .n_inputs = r->opts->n_inputs };
-    oac_diags *scratch = oac_diags_new(r->ctx);
-    if (scratch)
-        rc = oac_check(r->ctx, out, r->model, &co, scratch);
+    oac_diags *found = oac_diags_new(r->ctx);
+    if (found)
+        rc = oac_check(r->ctx, &r->own_an, r->model, &co, found);
     else
         rc = oac_err(r->ctx, OAC_ENOMEM, "out of memory");
-    oac_diags_free(scratch);
+    if (!rc && r->own_an->n_invalid)
+        rc = keep_invalid(diags, found, invalid);
+    oac_diags_free(found);
     oac_dealloc(r->ctx, dims);
     return rc;
 }
 
-/* The analysis the run reads: the caller's, or one made here with the
- * run's --dim and --input when the caller gives none or a trimmed one
- * (its findings are not the run's: the caller checked, or chose not to). */
-static int take_analysis(rt_run *r, const oac_analysis *given)
+/* The dims the pre-check reads (run/precheck.c): the analysis's, or,
+ * when the loop changes symbols from step to step, the shapes pass alone
+ * at the dims that never change, so those stay symbols
+ * (check/shapes_at.h; no second check). */
+static int pre_shapes(rt_run *r)
+{
+    r->pre_shapes = r->an->shapes;
+    if (!oac_decoder_varies(r->dec))
+        return OAC_OK;
+    oac_dim_binding *dims;
+    size_t n_dims;
+    int rc = oac_decoder_dims(r->dec, r->opts, false, &dims, &n_dims);
+    if (rc)
+        return rc;
+    oac_check_opts co = { .dims = dims, .n_dims = n_dims,
+                          .inputs = r->opts->inputs, .n_inputs = r->opts->n_inputs };
+    rc = oac_check_shapes_at(r->ctx, r->an, &co, &r->pre_an);
+    if (!rc)
+        r->pre_shapes = r->pre_an->shapes;
+    oac_dealloc(r->ctx, dims);
+    return rc;
+}
+
+/* The analysis the run reads: the caller's, or the run's own when the
+ * caller gives none, a trimmed one, or one with structure errors its
+ * diagnostics do not show.  An analysis with structure errors runs
+ * nothing (invariant 1): the own check's model-invalid findings say why. */
+static int take_analysis(rt_run *r, const oac_analysis *given, oac_diags *diags)
 {
     if (given && given->model != r->model)
         return oac_err(r->ctx, OAC_EINVAL, "the analysis is of another model");
-    if (given && given->graphs) {
+    int rc;
+    if (given && given->graphs && !given->n_invalid) {
         r->an = given;
     } else {
-        /* The check a run makes for itself binds what the run's first step
-         * binds (oac_run_dims), like the caller's should. */
-        int rc = own_check(r, true, &r->own_an);
-        if (rc)
+        size_t invalid = 0;
+        if ((rc = own_check(r, diags, &invalid)))
             return rc;
         r->an = r->own_an;
+        if (invalid)
+            return OAC_ERUNTIME;
     }
-    /* The pre-check reads dims from an analysis where the symbols the
-     * loop changes from step to step stay symbols (run/precheck.c). */
-    r->pre_shapes = r->an->shapes;
-    if (oac_decoder_varies(r->dec)) {
-        int rc = own_check(r, false, &r->pre_an);
-        if (rc)
-            return rc;
-        r->pre_shapes = r->pre_an->shapes;
-    }
+    if ((rc = pre_shapes(r)))
+        return rc;
     r->g = r->an->graphs;
     r->al = r->an->aliases;
     r->sched = r->an->schedule;
@@ -204,6 +237,180 @@ static int take_analysis(rt_run *r, const oac_analysis *given)
         return oac_err(r->ctx, OAC_EUNSUPPORTED, "the model has no main graph to run");
     r->main = r->g->scopes[0];
     return OAC_OK;
+}
+
+/* ---- setup, sessions, outcome --------------------------------------- */
+
+/* Everything before a session starts: the analysis, the run's tables,
+ * and the refusals (invariant 2: operators, then the memory budget,
+ * before anything is allocated; then each binding, overlaps, roots,
+ * before anything runs). */
+static int run_setup(rt_run *r, const oac_analysis *analysis, unsigned n_sess,
+                     oac_execution *e, oac_diags *diags)
+{
+    int rc;
+    if (n_sess > 1024)
+        return oac_err(r->ctx, OAC_EINVAL, "--sessions %u: at most 1024", n_sess);
+    if ((rc = oac_decoder_new(r->ctx, &r->dec, r->model, r->opts, diags)) ||
+        (rc = take_analysis(r, analysis, diags)))
+        return rc;
+    if ((rc = oac_rt_setup(r, diags)) || (rc = oac_rt_budget_precheck(r, n_sess, diags)) ||
+        (rc = oac_rt_bind_inputs(r)) || (rc = oac_rt_positions_mark(r)))
+        return rc;
+    e->planned_peak_bytes = planned_peak(r, e->planned_peak_bytes);
+    int refuse = oac_rt_check_bindings(r, diags, &e->cache_bytes_bound);
+    if (refuse == OAC_ENOMEM)
+        return refuse;
+    int orc = oac_rt_check_roots(r, diags);
+    return orc ? orc : refuse;
+}
+
+/* n sessions (invariant 3): one shares the caller's context and
+ * diagnostics; several have their own, numbered from 1.  *out is set
+ * also when a later one fails (run_free frees what was made). */
+static int sessions_new(rt_run *r, unsigned n, oac_diags *diags, oac_session **out)
+{
+    oac_session *sess = oac_calloc(r->ctx, n, sizeof *sess);
+    *out = sess;
+    if (!sess)
+        return OAC_ENOMEM;
+    for (unsigned i = 0; i < n; i++) {
+        sess[i].run = r;
+        sess[i].stop_node = -1;
+        if (n == 1) {
+            sess[i].ctx = r->ctx;
+            sess[i].diags = diags;
+            continue;
+        }
+        sess[i].own_ctx = true;
+        sess[i].number = i + 1;
+        sess[i].ctx = oac_ctx_new();
+        sess[i].diags = sess[i].ctx ? oac_diags_new(sess[i].ctx) : NULL;
+        if (!sess[i].diags)
+            return oac_err(r->ctx, OAC_ENOMEM, "out of memory (session %u)", i);
+    }
+    return OAC_OK;
+}
+
+/* Run the sessions: in the caller's thread for one, a thread each for
+ * several. */
+static int sessions_run(rt_run *r, oac_session *sess, unsigned n)
+{
+    if (n == 1) {
+        sess[0].rc = oac_rt_session_steps(&sess[0]);
+        return OAC_OK;
+    }
+    int rc = OAC_OK;
+    unsigned started = 0;
+    for (; started < n; started++)
+        if (pthread_create(&sess[started].thread, NULL, session_thread, &sess[started])) {
+            rc = oac_err(r->ctx, OAC_EINTERNAL, "cannot start session thread %u", started);
+            break;
+        }
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(sess[i].thread, NULL);
+    return rc;
+}
+
+/* The winner's figures into e; the sessions' findings into diags; the
+ * first stopped session's node in *stop_node.  The run's status:
+ * operational failures of any session first, else the winner's. */
+static int outcome(rt_run *r, oac_session *sess, unsigned n, oac_execution *e,
+                   oac_diags *diags, long *stop_node)
+{
+    int rc = OAC_OK, winner_rc = OAC_ERUNTIME;
+    bool filled = false;
+    for (unsigned i = 0; i < n; i++) {
+        oac_session *s = &sess[i];
+        if (n > 1) {
+            int mrc = merge_diags(diags, s->diags);
+            if (mrc)
+                return oac_err(r->ctx, mrc, "out of memory merging diagnostics");
+        }
+        if (s->rc != OAC_OK && *stop_node < 0)
+            *stop_node = s->stop_node;
+        if (s->rc != OAC_OK && s->rc != OAC_ERUNTIME && !rc) {
+            rc = s->rc;
+            if (s->own_ctx)
+                oac_err(r->ctx, rc, "%s", oac_errmsg(s->ctx));
+        }
+        if (!s->winner || filled)
+            continue;
+        filled = true;
+        fill_exec(e, s);
+        winner_rc = s->rc;
+        if (s->steps_completed) {
+            e->per_step = oac_calloc(r->ctx, OAC_PER_STEP_HEAD + OAC_PER_STEP_TAIL,
+                                     sizeof *e->per_step);
+            if (!e->per_step)
+                return OAC_ENOMEM;
+            e->n_per_step = oac_rt_steps_kept(s, e->per_step);
+            e->per_step_omitted = s->steps_completed - e->n_per_step;
+            int prc = oac_rt_pages_export(s, r->ctx, e);   /* contract 11 */
+            if (prc)
+                return prc;
+        }
+    }
+    return rc ? rc : winner_rc;
+}
+
+/* The failure classification (invariant 2), status -> code: a run that
+ * stopped with status rc and no new error saying why gets one at the node
+ * it stopped at.  The budget (an input's bindings or data) is a finding
+ * that explains the stop (memory-budget); what the runtime cannot
+ * execute (a rank, a type) is unsupported-operator (either way the status
+ * becomes OAC_ERUNTIME, explained by that one finding); a broken invariant or out of memory is the tool
+ * failing, not the model (analysis-failed).  Usage errors (EINVAL) and
+ * unreadable --input/--dump files (EPARSE, EIO) stay operational
+ * failures.  Returns the run's status. */
+static int classify(const rt_run *r, int rc, long stop_node, size_t errors_before,
+                    oac_diags *diags)
+{
+    if (rc >= 0 || rc == OAC_EINVAL || rc == OAC_EPARSE || rc == OAC_EIO ||
+        (rc != OAC_EBUDGET &&
+         oac_diags_count_severity(diags, OAC_SEV_ERROR) != errors_before))
+        return rc;
+    const oac_node *n = r->main && stop_node >= 0 ? oac_scope_node(r->main, stop_node) : NULL;
+    char loc[OAC_RT_LOC_MAX];
+    oac_where w = { .graph = r->main ? oac_rt_scope_name(r->main) : NULL,
+                    .node = n ? n->display : NULL,
+                    .op_type = n ? n->proto->op_type : NULL,
+                    .location = n ? oac_node_loc(loc, sizeof loc, r->main, stop_node, NULL)
+                                  : NULL };
+    const Onnx__GraphProto *g = r->model->proto->graph;
+    if (!w.graph && g)
+        w.graph = g->name ? g->name : "main";
+    oac_code code = oac_status_code(rc);   /* the one status -> code map */
+    /* Best effort: out of memory may make this fail too. */
+    int drc = oac_diag_add(diags, code, &w, "the reference runtime stopped%s%s: %s",
+                           n ? " at node " : "", n ? n->display : "",
+                           *oac_errmsg(r->ctx) ? oac_errmsg(r->ctx) : "operational failure");
+    /* Explained by that finding: the stop is the run's, one code. */
+    return (rc == OAC_EBUDGET || rc == OAC_EUNSUPPORTED) && !drc ? OAC_ERUNTIME : rc;
+}
+
+/* Everything the run made, whatever happened. */
+static void run_free(rt_run *r, oac_session *sess, unsigned n)
+{
+    for (unsigned i = 0; sess && i < n; i++) {
+        if (!sess[i].run)
+            continue;
+        oac_rt_session_fini(&sess[i]);
+        if (sess[i].own_ctx) {
+            oac_diags_free(sess[i].diags);
+            oac_ctx_free(sess[i].ctx);
+        }
+    }
+    for (unsigned i = 0; sess && i < n; i++)
+        oac_bindings_release_all(r->bind, r->n_bind, &sess[i]);
+    oac_dealloc(r->ctx, sess);
+    if (r->g)
+        oac_rt_bind_fini(r);
+    oac_dealloc(r->ctx, r->positions);
+    oac_rt_setup_fini(r);
+    oac_analysis_free(r->own_an);
+    oac_analysis_free(r->pre_an);
+    oac_decoder_free(r->dec);
 }
 
 int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
@@ -241,186 +448,27 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         goto done;
     }
     e->steps_requested = r.steps;
-    if (analysis) {
-        const oac_memory_plan *mp = oac_analysis_plan(analysis);
-        if (mp)
-            e->planned_peak_bytes = mp->peak_bytes;
-    }
-    /* Invariant 1. */
+    const oac_memory_plan *mp = analysis ? oac_analysis_plan(analysis) : NULL;
+    if (mp)
+        e->planned_peak_bytes = mp->peak_bytes;
+    /* Invariant 1: nothing runs after the check found an error. */
     if (errors_before > 0)
         goto done;
-    if (!model->proto->graph) {
-        /* The check's model-invalid (check/structure.c), for a caller that did
-         * not check. */
-        oac_where w = { .location = "/graph" };
-        rc = oac_diag_add(diags, OAC_MODEL_INVALID, &w, "the model has no graph to run");
-        rc = rc ? rc : OAC_ERUNTIME;
+    if ((rc = run_setup(&r, analysis, n_sess, e, diags)) ||
+        (rc = sessions_new(&r, n_sess, diags, &sess)) ||
+        (rc = sessions_run(&r, sess, n_sess)))
         goto done;
-    }
-    if (n_sess > 1024) {
-        rc = oac_err(ctx, OAC_EINVAL, "--sessions %u: at most 1024", n_sess);
-        goto done;
-    }
-    if ((rc = oac_decoder_new(ctx, &r.dec, model, opts, diags)))
-        goto done;
-    if ((rc = take_analysis(&r, analysis)))
-        goto done;
-    /* Invariant 2: refusals before anything is allocated: operators,
-     * then the memory budget. */
-    if ((rc = oac_rt_setup(&r, diags)) || (rc = oac_rt_budget_precheck(&r, n_sess, diags)) ||
-        (rc = oac_rt_bind_inputs(&r)) || (rc = oac_rt_positions_mark(&r)))
-        goto done;
-    e->planned_peak_bytes = planned_at_inputs(&r, e->planned_peak_bytes);
-    /* Invariant 2: refusals before anything runs: each binding, overlaps,
-     * roots. */
-    int refuse = oac_rt_check_bindings(&r, diags, &e->cache_bytes_bound);
-    if (refuse == OAC_ENOMEM) {
-        rc = refuse;
-        goto done;
-    }
-    int orc = oac_rt_check_roots(&r, diags);
-    if (orc == OAC_ENOMEM) {
-        rc = orc;
-        goto done;
-    }
-    if (orc)
-        refuse = orc;
-    if (refuse) {
-        rc = refuse;
-        goto done;
-    }
-
-    sess = oac_calloc(ctx, n_sess, sizeof *sess);
-    if (!sess) {
-        rc = OAC_ENOMEM;
-        goto done;
-    }
-    for (unsigned i = 0; i < n_sess; i++) {
-        sess[i].run = &r;
-        sess[i].stop_node = -1;
-        if (n_sess == 1) {
-            sess[i].ctx = ctx;
-            sess[i].diags = diags;
-            continue;
-        }
-        sess[i].own_ctx = true;
-        sess[i].number = i + 1;
-        sess[i].ctx = oac_ctx_new();
-        sess[i].diags = sess[i].ctx ? oac_diags_new(sess[i].ctx) : NULL;
-        if (!sess[i].diags) {
-            rc = oac_err(ctx, OAC_ENOMEM, "out of memory (session %u)", i);
-            goto done;
-        }
-    }
-    if (n_sess == 1) {
-        sess[0].rc = oac_rt_session_steps(&sess[0]);
-    } else {
-        unsigned started = 0;
-        for (; started < n_sess; started++)
-            if (pthread_create(&sess[started].thread, NULL, session_thread,
-                               &sess[started])) {
-                rc = oac_err(ctx, OAC_EINTERNAL, "cannot start session thread %u", started);
-                break;
-            }
-        for (unsigned i = 0; i < started; i++)
-            pthread_join(sess[i].thread, NULL);
-        if (rc)
-            goto done;
-    }
-    /* Outcome: the winner's figures; operational failures of any session
-     * come first. */
-    int winner_rc = OAC_ERUNTIME;
-    bool filled = false;
-    for (unsigned i = 0; i < n_sess; i++) {
-        oac_session *s = &sess[i];
-        if (n_sess > 1) {
-            int mrc = merge_diags(diags, s->diags);
-            if (mrc) {
-                rc = oac_err(ctx, mrc, "out of memory merging diagnostics");
-                goto done;
-            }
-        }
-        if (s->rc != OAC_OK && stop_node < 0)
-            stop_node = s->stop_node;
-        if (s->rc != OAC_OK && s->rc != OAC_ERUNTIME && !rc) {
-            rc = s->rc;
-            if (s->own_ctx)
-                oac_err(ctx, rc, "%s", oac_errmsg(s->ctx));
-        }
-        if (s->winner && !filled) {
-            filled = true;
-            fill_exec(e, s);
-            winner_rc = s->rc;
-            if (s->steps_completed) {
-                e->per_step = oac_calloc(ctx, OAC_PER_STEP_HEAD + OAC_PER_STEP_TAIL,
-                                         sizeof *e->per_step);
-                if (!e->per_step) {
-                    rc = OAC_ENOMEM;
-                    goto done;
-                }
-                e->n_per_step = oac_rt_steps_kept(s, e->per_step);
-                e->per_step_omitted = s->steps_completed - e->n_per_step;
-            }
-        }
-    }
-    if (!rc)
-        rc = winner_rc;
+    rc = outcome(&r, sess, n_sess, e, diags, &stop_node);
 done:
-    /* Invariant 2: a run that stopped must say so in the report, not only
-     * on ctx.  Usage errors (EINVAL) and unreadable --input/--dump files
-     * (EPARSE, EIO) stay operational failures. */
-    if (rc < 0 && rc != OAC_EINVAL && rc != OAC_EPARSE && rc != OAC_EIO &&
-        (rc == OAC_EBUDGET ||
-         oac_diags_count_severity(diags, OAC_SEV_ERROR) == errors_before)) {
-        const oac_node *n = r.main && stop_node >= 0 ? oac_scope_node(r.main, stop_node)
-                                                     : NULL;
-        char loc[OAC_RT_LOC_MAX];
-        oac_where w = { .graph = r.main ? oac_rt_scope_name(r.main) : NULL,
-                        .node = n ? n->display : NULL,
-                        .op_type = n ? n->proto->op_type : NULL,
-                        .location = n ? oac_node_loc(loc, sizeof loc, r.main, stop_node, NULL)
-                                      : NULL };
-        if (!w.graph && model->proto->graph)
-            w.graph = model->proto->graph->name ? model->proto->graph->name : "main";
-        /* The budget (an input's bindings or data) is a finding that
-         * explains the stop; a broken invariant or out of memory is the
-         * tool failing, not the model; what the runtime cannot execute
-         * (a rank, a type) is unsupported-operator. */
-        oac_code code = oac_status_code(rc);
-        /* Best effort: out of memory may make this fail too. */
-        int drc = oac_diag_add(diags, code, &w, "the reference runtime stopped%s%s: %s",
-                               n ? " at node " : "", n ? n->display : "",
-                               *oac_errmsg(ctx) ? oac_errmsg(ctx) : "operational failure");
-        /* Explained by that finding: the stop is the run's, one code. */
-        if ((rc == OAC_EBUDGET || rc == OAC_EUNSUPPORTED) && !drc)
-            rc = OAC_ERUNTIME;
-    }
+    rc = classify(&r, rc, stop_node, errors_before, diags);
     /* Equality at the run's dims, also after a refusal (nothing measured
      * then, which matches a plan of 0). */
-    if (e)
+    if (e) {
         e->memory_peak_bytes = atomic_load(&r.budget.peak);
-    if (e)
         e->peak_matches_plan = e->planned_peak_bytes.known &&
                                e->planned_peak_bytes.value == e->measured_peak_bytes;
-    for (unsigned i = 0; sess && i < n_sess; i++) {
-        if (!sess[i].run)
-            continue;
-        oac_rt_session_fini(&sess[i]);
-        if (sess[i].own_ctx) {
-            oac_diags_free(sess[i].diags);
-            oac_ctx_free(sess[i].ctx);
-        }
     }
-    for (unsigned i = 0; sess && i < n_sess; i++)
-        oac_bindings_release_all(r.bind, r.n_bind, &sess[i]);
-    oac_dealloc(ctx, sess);
-    if (r.g)
-        oac_rt_bind_fini(&r);
-    oac_dealloc(ctx, r.positions);
-    oac_rt_setup_fini(&r);
-    oac_analysis_free(r.own_an);
-    oac_analysis_free(r.pre_an);
-    oac_decoder_free(r.dec);
+    run_free(&r, sess, n_sess);
     *out = e;
     return rc;
 }
@@ -437,5 +485,6 @@ void oac_execution_free(oac_execution *exec)
     if (!exec)
         return;
     oac_dealloc(NULL, exec->per_step);
+    oac_rt_pages_release(exec);
     oac_dealloc(NULL, exec);
 }

@@ -9,10 +9,11 @@
  * main graph's nodes before the first one runs (no kernel; for a node
  * holding a body: Scan, Loop scan outputs, a missing branch, a node
  * without a kernel at any depth, nesting past OAC_MAX_DEPTH or a
- * function calling itself); the structural refusals the interpreter
- * relies on (a value defined twice, a main-graph node reading a value
- * nothing defines, a graph output never produced, a cycle); and the
- * immutable-root refusal (binding-readonly).
+ * function calling itself); and the immutable-root refusal
+ * (binding-readonly).  Structure (a value defined twice, a read of a
+ * value nothing defines, an output never produced, a cycle) is the
+ * check's alone: the run refuses an analysis with model-invalid findings
+ * before it gets here (run/session.c).
  *
  * Invariants:
  *  1. Everything here reads the analysis (graph index, alias forest,
@@ -21,10 +22,7 @@
  *  2. The walk over bodies is linear in the model: a function body is
  *     walked once (its nesting height memoized), however often called.
  *  3. Refusals are diagnostics located at the main-graph node they stop
- *     (unsupported-operator names the inner node); structural ones are
- *     model-invalid, as the check (check/structure.c, check/order.c) reports
- *     them: a caller that runs without checking still gets the code
- *     that says what is wrong, never unsupported-operator.
+ *     (unsupported-operator names the inner node).
  */
 #include <string.h>
 
@@ -117,19 +115,19 @@ static int walk_node(precheck *p, const oac_scope *s, size_t i, const char *wher
     const char *op = np->op_type ? np->op_type : "(no op_type)";
     int rc = OAC_OK;
     if (nd->op && nd->op->id == OAC_OP_SCAN)
-        return refuse(p, "node %s: the reference runtime does not run Scan "
+        return refuse(p, "node '%s': the reference runtime does not run Scan "
                       "(node '%s' in %s)", p->at->node, nm, where);
     if (nd->op && nd->op->id == OAC_OP_LOOP) {
         const Onnx__GraphProto *body = attr_graph(np, "body");
         size_t carried = np->n_input > 2 ? np->n_input - 2 : 0;
         if (!body)
-            return refuse(p, "node %s: Loop '%s' in %s has no body", p->at->node, nm, where);
+            return refuse(p, "node '%s': Loop '%s' in %s has no body", p->at->node, nm, where);
         if (body->n_output > carried + 1 || np->n_output > carried)
-            return refuse(p, "node %s: the reference runtime does not run Loop scan "
+            return refuse(p, "node '%s': the reference runtime does not run Loop scan "
                           "outputs (node '%s' in %s)", p->at->node, nm, where);
     } else if (nd->op && nd->op->id == OAC_OP_IF) {
         if (!attr_graph(np, "then_branch") || !attr_graph(np, "else_branch"))
-            return refuse(p, "node %s: If '%s' in %s lacks a branch", p->at->node, nm, where);
+            return refuse(p, "node '%s': If '%s' in %s lacks a branch", p->at->node, nm, where);
     }
     bool found;
     bool kernel = is_control(nd) || table_kernel(p->r, nd, &found) != NULL;
@@ -137,7 +135,7 @@ static int walk_node(precheck *p, const oac_scope *s, size_t i, const char *wher
      * the kernels table (run/exec.h). */
     const oac_scope *f = kernel ? NULL : oac_node_x(nd)->callee;
     if (!kernel && !f)
-        return refuse(p, "node %s: the reference runtime has no kernel for %s%s%s "
+        return refuse(p, "node '%s': the reference runtime has no kernel for %s%s%s "
                       "(node '%s' in %s)", p->at->node,
                       nonempty(np->domain) ? np->domain : "",
                       nonempty(np->domain) ? "::" : "", op, nm, where);
@@ -203,68 +201,23 @@ static int precheck_node(rt_run *r, size_t i, const oac_where *at, oac_diags *di
     if (rc)
         return rc;
     if (!p.refused && h > OAC_MAX_DEPTH &&
-        (rc = refuse(&p, "node %s: subgraphs or local function calls nested deeper "
+        (rc = refuse(&p, "node '%s': subgraphs or local function calls nested deeper "
                      "than %d (or a function that calls itself)", at->node, OAC_MAX_DEPTH)))
         return rc;
     return p.refused ? OAC_ERUNTIME : OAC_OK;
 }
 
-/* ---- structure ------------------------------------------------------ */
+/* ---- what the run reads of the analysis ---------------------------- */
 
-/* A structure the interpreter relies on is broken in scope s: the
- * check's model-invalid (check/structure.c), said again for a run whose
- * caller did not check (invariant 3). */
-static int broken(oac_diags *diags, const oac_scope *s, long node, const char *value,
-                  const char *fmt, ...) OAC_PRINTF(5, 6);
-static int broken(oac_diags *diags, const oac_scope *s, long node, const char *value,
-                  const char *fmt, ...)
+/* Every scope a run can enter has its memory plan (check/plan.c): the
+ * frames free values at its free points.  Structure is the check's: an
+ * analysis with model-invalid findings never reaches here
+ * (run/session.c take_analysis). */
+static int planned(const rt_run *r, const oac_scope *s)
 {
-    char loc[OAC_RT_LOC_MAX];
-    const oac_node *nd = node >= 0 ? oac_scope_node(s, node) : NULL;
-    oac_where w = { .graph = oac_rt_scope_name(s), .value = value,
-                    .node = nd ? nd->display : NULL,
-                    .op_type = nd ? nd->proto->op_type : NULL,
-                    .location = nd ? oac_node_loc(loc, sizeof loc, s, node, NULL) : s->loc };
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = oac_diag_vadd(diags, OAC_MODEL_INVALID, &w, fmt, ap);
-    va_end(ap);
-    return rc ? rc : OAC_ERUNTIME;
-}
-
-/* What the interpreter relies on in scope s (invariant 3). */
-static int check_scope(rt_run *r, oac_diags *diags, const oac_scope *s)
-{
-    const char *gn = oac_rt_scope_name(s);
-    for (size_t i = 0; i < s->n_nodes; i++) {
-        const oac_node *nd = &s->nodes[i];
-        const Onnx__NodeProto *np = nd->proto;
-        for (size_t j = 0; j < np->n_output; j++) {
-            const oac_value *v = oac_node_output(s, (long)i, j);
-            if (!nonempty(np->output[j]))
-                continue;
-            if (!v || v->producer != (int32_t)i || v->port != (int32_t)j)
-                return broken(diags, s, (long)i, np->output[j],
-                              "value '%s' is defined twice in graph '%s'",
-                              np->output[j], gn);
-        }
-        /* A body reads what its enclosing frames hold when it runs; the
-         * main graph has no enclosing frame. */
-        for (size_t j = 0; s == r->main && j < np->n_input; j++)
-            if (nonempty(np->input[j]) && !oac_node_input(s, (long)i, j))
-                return broken(diags, s, (long)i, np->input[j],
-                              "node %s reads '%s', which no input, initializer or "
-                              "node of the graph defines", nd->display, np->input[j]);
-    }
-    if (oac_sched_cyclic(oac_sched_scope(r->sched, s->index)))
-        return broken(diags, s, -1, NULL,
-                      "the nodes of graph '%s' form a cycle: no order runs them", gn);
-    for (size_t k = 0; s == r->main && k < s->n_outputs; k++)
-        if (!s->outputs[k] && nonempty(s->output_names[k]))
-            return broken(diags, s, -1, s->output_names[k],
-                          "graph output '%s' is never produced", s->output_names[k]);
     if (!oac_analysis_scope_plan(r->an, s->index) && !s->truncated)
-        return oac_err(r->ctx, OAC_EINTERNAL, "graph '%s' has no memory plan", gn);
+        return oac_err(r->ctx, OAC_EINTERNAL, "graph '%s' has no memory plan",
+                       oac_rt_scope_name(s));
     return OAC_OK;
 }
 
@@ -327,11 +280,11 @@ int oac_rt_setup(rt_run *r, oac_diags *diags)
                 r->max_ports = np->n_output;
         }
     }
-    /* What no frame could run, in the scopes a run can enter. */
+    /* The scopes a run can enter are planned. */
     reach_from(r, r->main, reach, stack);
     for (size_t si = 0; si < g->n_scopes && !rc; si++)
         if (reach[si] && !g->scopes[si]->truncated)
-            rc = check_scope(r, diags, g->scopes[si]);
+            rc = planned(r, g->scopes[si]);
     if (rc)
         goto done;
     bool unsupported = false;
@@ -353,7 +306,7 @@ int oac_rt_setup(rt_run *r, oac_diags *diags)
         }
         if (!rc && !r->fn[0][i]) {
             if (oac_diag_add(diags, OAC_UNSUPPORTED_OPERATOR, &w,
-                             "node %s: the reference runtime has no kernel for %s%s%s",
+                             "node '%s': the reference runtime has no kernel for %s%s%s",
                              nd->display, nonempty(np->domain) ? np->domain : "",
                              nonempty(np->domain) ? "::" : "",
                              np->op_type ? np->op_type : "(no op_type)"))
@@ -400,7 +353,7 @@ int oac_rt_check_roots(rt_run *r, oac_diags *diags)
                             .location = oac_node_loc(loc, sizeof loc, m, (long)i, NULL),
                             .value = root->name };
             if (oac_diag_add(diags, OAC_BINDING_READONLY, &w,
-                             "node %s updates '%s' in place, but it is %s",
+                             "node '%s' updates '%s' in place, but it is %s",
                              nd->display, root->name, why))
                 return OAC_ENOMEM;
             rc = OAC_ERUNTIME;

@@ -110,6 +110,15 @@ static int feed_inputs(oac_session *s)
     rt_run *r = s->run;
     for (size_t i = 0; i < r->n_in; i++) {
         const rt_input *in = &r->in[i];
+        if (in->pos == RT_POS_LENGTH && oac_decoder_active(r->dec)) {
+            /* Contract 11: the total length, in the session's copy. */
+            oac_rtval *v = s->main->vals[in->v->id - r->main->first_id];
+            int64_t total = s->past + s->n_new;
+            if (v && v->kind == OAC_RTV_TENSOR && v->t.elem_type == OAC_T_INT64 &&
+                v->t.bytes == 8 && v->t.data)
+                memcpy(v->t.data, &total, 8);
+            continue;
+        }
         if (in->dec < 0)
             continue;
         oac_rtval *v = &s->main->objs[in->v->id - r->main->first_id];
@@ -125,12 +134,14 @@ static int feed_inputs(oac_session *s)
     return OAC_OK;
 }
 
-static int dump_session(oac_session *s)
+/* The bound caches and graph outputs (what --dump writes) into *out
+ * (oac_dealloc it), *n of them. */
+static int session_values(oac_session *s, oac_dump_value **out, size_t *n)
 {
     rt_run *r = s->run;
     const oac_scope *m = r->main;
-    size_t n = m->n_outputs + r->n_bind;
-    oac_dump_value *dv = oac_calloc(s->ctx, n ? n : 1, sizeof *dv);
+    size_t cap = m->n_outputs + r->n_bind;
+    oac_dump_value *dv = oac_calloc(s->ctx, cap ? cap : 1, sizeof *dv);
     if (!dv)
         return OAC_ENOMEM;
     size_t k = 0;
@@ -142,8 +153,33 @@ static int dump_session(oac_session *s)
         if (v && v->kind != OAC_RTV_NONE)     /* none before a first step */
             dv[k++] = (oac_dump_value){ m->output_names[i], v, r->model };
     }
+    *out = dv;
+    *n = k;
+    return rc;
+}
+
+static int dump_session(oac_session *s)
+{
+    oac_dump_value *dv = NULL;
+    size_t k = 0;
+    int rc = session_values(s, &dv, &k);
     if (!rc)
-        rc = oac_dump_values(s->ctx, s->diags, r->opts->dump_dir, dv, k);
+        rc = oac_dump_values(s->ctx, s->diags, s->run->opts->dump_dir, dv, k);
+    oac_dealloc(s->ctx, dv);
+    return rc;
+}
+
+/* The step_values hook (kernel_api.h), for the session that dumps. */
+static int hook_values(oac_session *s, uint64_t step)
+{
+    rt_run *r = s->run;
+    if (!r->hooks || !r->hooks->step_values || !(r->n_bind || s->number <= 1))
+        return OAC_OK;
+    oac_dump_value *dv = NULL;
+    size_t k = 0;
+    int rc = session_values(s, &dv, &k);
+    if (!rc)
+        r->hooks->step_values(r->hooks->values_arg, step, dv, k);
     oac_dealloc(s->ctx, dv);
     return rc;
 }
@@ -159,6 +195,7 @@ void oac_rt_session_fini(oac_session *s)
     oac_dealloc(s->ctx, s->pos_len);
     oac_dealloc(s->ctx, s->page_size);
     oac_dealloc(s->ctx, s->wrote);
+    oac_rt_pages_free(s);
     s->main = NULL;
     s->ws = NULL;
     s->ws_bytes = NULL;
@@ -217,6 +254,8 @@ int oac_rt_session_steps(oac_session *s)
     if ((rc = oac_bindings_acquire_all(r->bind, r->n_bind, s, s->number, s->diags)))
         return rc;
     s->winner = true;
+    if ((rc = oac_rt_pages_begin(s)))
+        return rc;
     for (uint64_t step = 0; step < r->steps; step++) {
         /* Invariant 4: a binding a failed step wrote runs nothing. */
         if ((rc = oac_rt_bindings_usable(s)))
@@ -255,6 +294,9 @@ int oac_rt_session_steps(oac_session *s)
             oac_rt_bindings_step_failed(s);
             return rc;
         }
+        /* Contract 11: aged pages re-encoded, pages recorded. */
+        if ((rc = oac_rt_pages_step(s, step + 1)))
+            return rc;
         st.alloc_calls = s->alloc.step_calls;
         st.alloc_bytes = s->alloc.step_bytes;
         st.copied_bytes += presents_copied(s);
@@ -263,6 +305,8 @@ int oac_rt_session_steps(oac_session *s)
         s->copied += st.copied_bytes;
         if (r->hooks && r->hooks->step_done)
             r->hooks->step_done(r->hooks->step_arg, &st);
+        if ((rc = hook_values(s, step + 1)))
+            return rc;
         s->past += s->n_new;
         if (step + 1 < r->steps && (rc = oac_rt_positions_advance(s)))
             return rc;

@@ -48,7 +48,8 @@ class _InputFile(ctypes.Structure):
 
 class _CheckOpts(ctypes.Structure):
     _fields_ = [("dims", ctypes.POINTER(_DimBinding)), ("n_dims", ctypes.c_size_t),
-                ("inputs", ctypes.POINTER(_InputFile)), ("n_inputs", ctypes.c_size_t)]
+                ("inputs", ctypes.POINTER(_InputFile)), ("n_inputs", ctypes.c_size_t),
+                ("config", ctypes.c_char_p), ("n_run_dims", ctypes.c_size_t)]
 
 
 class _AnnotateOpts(ctypes.Structure):
@@ -138,12 +139,14 @@ def _take_text(lib, ptr):
         lib.oac_free(ptr)
 
 
-def check(model, dims=None, werror=False, inputs=None, name=None):
+def check(model, dims=None, werror=False, inputs=None, name=None, config=None):
     """Check one model; return its report (the contract's JSON report, a dict).
 
     dims: {dim_param: value} (--dim); inputs: {graph input: TensorProto
     file} (--input); werror: warnings make "status" "error" (--werror);
-    name: stands for the path in the report of an in-memory model.
+    name: stands for the path in the report of an in-memory model;
+    config: the genai_config.json the model is deployed with (--config),
+    checked against it.
     """
     dims = dict(dims or {})
     inputs = dict(inputs or {})
@@ -159,7 +162,8 @@ def check(model, dims=None, werror=False, inputs=None, name=None):
     f = (_InputFile * max(len(inputs), 1))()
     for i, (k, v) in enumerate(inputs.items()):
         f[i].name, f[i].path = str(k).encode("utf-8"), os.fsencode(v)
-    opts = _CheckOpts(d, len(dims), f, len(inputs))
+    opts = _CheckOpts(d, len(dims), f, len(inputs),
+                      os.fsencode(config) if config is not None else None)
     cname, buf = _model_arg(model, name)
     out = ctypes.c_void_p()
     result = {}
