@@ -59,6 +59,14 @@ int cmd_annotate(oac_ctx *ctx, const cli *c)
         status = CLI_EXIT_USAGE;
         goto done;
     }
+    /* Contract 12: -o is no input of the call (the model, its external
+     * data) before anything is annotated; the config found or given is
+     * judged by the writer once it is known. */
+    if (m.model && oac_guard_check(ctx, c->output, "annotate -o") != OAC_OK) {
+        cli_error("-o %s", oac_errmsg(ctx));
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
     if (m.model) {
         oac_annotate_opts o = {
             .config = c->config, .ignore_config = c->ignore_config,
