@@ -176,12 +176,27 @@ const oac_diag *oac_diags_get(const oac_diags *diags, size_t i);
 size_t oac_diags_count_severity(const oac_diags *diags, oac_severity sev);
 /* Index of the first diagnostic with that code, or -1. */
 long oac_diags_find(const oac_diags *diags, oac_code code);
+/* Contract 12: at most OAC_DIAG_LIST_MAX diagnostics of one code are
+ * listed per list; the rest are counted, not kept (their messages are
+ * never formatted).  oac_diags_omitted: those of code; _severity: those
+ * of that severity; oac_diags_full: whether code is at the cap (a pass
+ * may skip building a finding's message then).  A report's status counts
+ * omitted findings as if listed. */
+#define OAC_DIAG_LIST_MAX 1000
+uint64_t oac_diags_omitted(const oac_diags *diags, oac_code code);
+uint64_t oac_diags_omitted_severity(const oac_diags *diags, oac_severity sev);
+bool oac_diags_full(const oac_diags *diags, oac_code code);
+/* The one classification of a failure status (contract 12): parse-error
+ * for OAC_EIO and OAC_EPARSE, memory-budget for OAC_EBUDGET,
+ * unsupported-operator for OAC_EUNSUPPORTED, analysis-failed otherwise. */
+oac_code oac_status_code(int status);
 /* The caller's work on a model stopped with an operational failure
  * (status < 0, from a call on ctx): one diagnostic says so, "what: " and
  * ctx's message, so that the report says what the exit status says
- * (contract 8): parse-error for OAC_EIO and OAC_EPARSE (input that could
- * not be read), memory-budget for OAC_EBUDGET, analysis-failed for
- * anything else (out of memory, a bug).
+ * (contract 8), of the code oac_status_code gives: parse-error for
+ * OAC_EIO and OAC_EPARSE (input that could not be read), memory-budget for
+ * OAC_EBUDGET, unsupported-operator for OAC_EUNSUPPORTED, analysis-failed
+ * for anything else (out of memory, a bug).
  * Allocation failures injected with oac_ctx_fail_alloc_after end here
  * (a real failure leaves memory to report with once the failed call has
  * released what it took).  OAC_ENOMEM when even that fails. */
@@ -711,6 +726,21 @@ int oac_annotate_json(oac_ctx *ctx, uint8_t **out, size_t *out_len, char **repor
 /* ------------------------------------------------------------------ */
 /* Output files                                                         */
 /* ------------------------------------------------------------------ */
+
+/* The inputs of a call (contract 12): the models, their external-data
+ * files, every --input file and its external data, the genai_config.json
+ * given or found.  The context records each file the library reads for
+ * the call; oac_guard_add records one more (what: a static phrase such
+ * as "the model").  oac_guard_add_output records a file the call writes
+ * (-o), which no other writer of the call may name (writer: the
+ * writer's name, e.g. "-o").  oac_guard_check is the gate: OAC_EINVAL
+ * (the reason on ctx) when path is an input of the call (same device and
+ * inode, or for a file not there yet the same resolved path) or another
+ * writer's output; oac_outfile_open and annotate's writer pass it
+ * themselves.  OAC_ENOMEM only otherwise. */
+int oac_guard_add(oac_ctx *ctx, const char *path, const char *what);
+int oac_guard_add_output(oac_ctx *ctx, const char *path, const char *writer);
+int oac_guard_check(oac_ctx *ctx, const char *path, const char *writer);
 
 /* A file written whole or not at all, never through a symbolic link
  * (contract 8: -o and --dump).  oac_outfile_open refuses a final path

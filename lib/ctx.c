@@ -25,6 +25,15 @@ oac_ctx *oac_ctx_new(void)
 
 void oac_ctx_free(oac_ctx *ctx)
 {
+    /* The guard's list (model/guard.c): oac_alloc is malloc underneath. */
+    oac_guard *g = ctx ? ctx->guard : NULL;
+    for (size_t i = 0; g && i < g->n; i++) {
+        free(g->e[i].real);
+        free(g->e[i].shown);
+    }
+    if (g)
+        free(g->e);
+    free(g);
     free(ctx);
 }
 

@@ -7,6 +7,13 @@
  * does not report twice.  Each code's documentation is lib/rules.c's.
  * --select/--ignore remove findings through oac_diags_ignore, which
  * counts them (never a silent drop).
+ *
+ * Contract 12: at most OAC_DIAG_LIST_MAX findings of one code are listed;
+ * the rest are counted per code (oac_diags_omitted), their messages never
+ * formatted, so a million findings cost a counter, not a million
+ * messages.  The report's status counts them as if listed
+ * (oac_diags_count_failing); duplicates past the cap cannot be told
+ * apart and are counted too.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,6 +49,8 @@ struct oac_diags {
     bool filtered;         /* oac_diags_ignore was called */
     struct dslot *set;
     size_t set_cap;        /* power of two or 0 */
+    size_t listed[OAC_CODE_COUNT];   /* items of each code */
+    uint64_t omitted[OAC_CODE_COUNT];/* past OAC_DIAG_LIST_MAX */
 };
 
 const char *oac_code_name(oac_code code)
@@ -134,6 +143,25 @@ size_t oac_diags_count_severity(const oac_diags *d, oac_severity sev)
     return n;
 }
 
+uint64_t oac_diags_omitted(const oac_diags *d, oac_code code)
+{
+    return d && (unsigned)code < OAC_CODE_COUNT ? d->omitted[code] : 0;
+}
+
+uint64_t oac_diags_omitted_severity(const oac_diags *d, oac_severity sev)
+{
+    uint64_t n = 0;
+    for (int c = 0; d && c < OAC_CODE_COUNT; c++)
+        if (codes[c].severity == sev)
+            n += d->omitted[c];
+    return n;
+}
+
+bool oac_diags_full(const oac_diags *d, oac_code code)
+{
+    return d && (unsigned)code < OAC_CODE_COUNT && d->listed[code] >= OAC_DIAG_LIST_MAX;
+}
+
 long oac_diags_find(const oac_diags *d, oac_code code)
 {
     for (size_t i = 0; d && i < d->count; i++)
@@ -201,6 +229,10 @@ int oac_diag_vadd(oac_diags *d, oac_code code, const oac_where *w,
     oac_diag item = { .code = code, .severity = oac_code_severity(code) };
     if (!w)
         w = &nowhere;
+    if ((unsigned)code < OAC_CODE_COUNT && d->listed[code] >= OAC_DIAG_LIST_MAX) {
+        d->omitted[code]++;
+        return OAC_OK;
+    }
     item.message = oac_vasprintf(ctx, fmt, ap);
     if (!item.message)
         return OAC_ENOMEM;
@@ -247,6 +279,8 @@ int oac_diag_vadd(oac_diags *d, oac_code code, const oac_where *w,
         return OAC_ENOMEM;
     }
     d->items[d->count++] = item;
+    if ((unsigned)code < OAC_CODE_COUNT)
+        d->listed[code]++;
     /* j is the empty slot the probe stopped at. */
     d->set[j].hash = h;
     d->set[j].idx1 = d->count;
@@ -274,10 +308,17 @@ size_t oac_diags_ignore(oac_diags *d, const bool *keep)
         if (keep[it->code]) {
             d->items[k++] = *it;
         } else {
+            d->listed[it->code]--;
             diag_fini(d->ctx, it);
             removed++;
         }
     }
+    /* Omitted findings of a code removed are removed with it. */
+    for (int c = 0; c < OAC_CODE_COUNT; c++)
+        if (!keep[c] && d->omitted[c]) {
+            removed += d->omitted[c];
+            d->omitted[c] = 0;
+        }
     d->count = k;
     d->ignored += removed;
     /* The duplicate set indexes items: rebuild it over those kept. */
@@ -306,6 +347,21 @@ int oac_diag_add(oac_diags *d, oac_code code, const oac_where *w,
     return rc;
 }
 
+oac_code oac_status_code(int status)
+{
+    switch (status) {
+    case OAC_EIO:
+    case OAC_EPARSE:
+        return OAC_PARSE_ERROR;          /* input that could not be read */
+    case OAC_EBUDGET:
+        return OAC_MEMORY_BUDGET;        /* a size the budget refuses */
+    case OAC_EUNSUPPORTED:
+        return OAC_UNSUPPORTED_OPERATOR; /* what the runtime cannot execute */
+    default:
+        return OAC_ANALYSIS_FAILED;      /* the tool failing, not the model */
+    }
+}
+
 int oac_diags_add_failure(oac_diags *d, oac_ctx *ctx, int status, const char *what)
 {
     if (!d || !ctx || status >= 0)
@@ -313,9 +369,7 @@ int oac_diags_add_failure(oac_diags *d, oac_ctx *ctx, int status, const char *wh
     /* Injected failures end here: a real one leaves memory to report
      * with once the failed call has released what it took. */
     oac_ctx_fail_alloc_after(ctx, 0);
-    oac_code code = status == OAC_EIO || status == OAC_EPARSE ? OAC_PARSE_ERROR
-                  : status == OAC_EBUDGET ? OAC_MEMORY_BUDGET
-                                          : OAC_ANALYSIS_FAILED;
+    oac_code code = oac_status_code(status);
     const char *why = ctx->errmsg[0] ? ctx->errmsg
                       : status == OAC_ENOMEM ? "out of memory" : "operational failure";
     return oac_diag_add(d, code, NULL, "%s: %s", what ? what : "stopped", why);

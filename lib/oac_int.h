@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "oac.h"
 #include "onnx.pb-c.h"
@@ -35,11 +36,35 @@ enum {
 
 /* ---- ctx.c ---------------------------------------------------------- */
 
+/* The reference runtime's largest rank (the contract's caches are rank
+ * 4; the toy decoder stays below 6): run/ refuses higher ones with
+ * OAC_EUNSUPPORTED, check/inputs.c an --input file of a higher rank. */
+#define OAC_RT_MAX_RANK 8
+
 struct oac_ctx {
     char errmsg[1024];
     unsigned long alloc_calls;   /* allocations attempted */
     unsigned long fail_after;    /* 0: never fail; else fail from this call on */
+    struct oac_guard *guard;     /* the inputs of the call (guard.c), NULL: none yet */
+    bool guard_off;              /* reading the call's own output: not an input */
 };
+/* The inputs of a call (model/guard.c fills and reads it; oac_ctx_free
+ * releases it): per entry its resolved path, the path as given, what it
+ * is ("the model"), the writer of an output entry (NULL for inputs), and
+ * its device and inode when it existed. */
+typedef struct oac_guard_entry {
+    char *real;
+    char *shown;
+    const char *what;
+    const char *writer;
+    dev_t dev;
+    ino_t ino;
+    bool has_id;
+} oac_guard_entry;
+typedef struct oac_guard {
+    oac_guard_entry *e;
+    size_t n, cap;
+} oac_guard;
 
 /* Store a failure message on the context and return status. */
 int oac_err(oac_ctx *ctx, int status, const char *fmt, ...) OAC_PRINTF(3, 4);
@@ -366,6 +391,18 @@ void oac_pbfile_free(oac_pbfile *f);
 int oac_model_save_temp(oac_ctx *ctx, const oac_model *model, const char *target,
                         char **tmp_out);
 
+/* A new temporary file beside target (model/outfile.c), named so that it fits
+ * NAME_MAX whenever target's name does, O_EXCL | O_NOFOLLOW, with old's
+ * permission bits when old is given: its fd, *tmp_out its path
+ * (oac_dealloc it); negative with the reason on ctx. */
+struct stat;
+int oac_tempfile_open(oac_ctx *ctx, const char *target, const struct stat *old,
+                      char **tmp_out);
+/* oac_outfile_open for the named writer ("-o", "--dump"): guard.c's
+ * output entries of another writer are refused too. */
+int oac_outfile_open_as(oac_ctx *ctx, oac_outfile **out, const char *path,
+                        const char *writer);
+
 /* Validate every external-data reference of the model (model/extdata.c). */
 int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
                             oac_diags *diags);
@@ -374,6 +411,14 @@ int oac_external_data_check(oac_ctx *ctx, const oac_model *model,
  * another size, OAC_EIO when reading fails. */
 int oac_external_read(oac_ctx *ctx, const oac_model *model,
                       const Onnx__TensorProto *t, void *dst, size_t len);
+
+/* Judge an --input file's EXTERNAL tensor t as oac_external_read would
+ * before reading it (relative to model's folder): OAC_OK with why empty
+ * when run could read it, with why set when run refuses it; OAC_ENOMEM.
+ * The file it resolves to is recorded as an input of the call (guard.c).
+ * Not external: OAC_OK, why empty. */
+int oac_external_judge(oac_ctx *ctx, const oac_model *model,
+                       const Onnx__TensorProto *t, char *why, size_t why_len);
 
 /* A node's attributes (attr.c), for the checker's rules and the kernels
  * alike: the first attribute of that name, or NULL; an INT or FLOAT

@@ -735,6 +735,10 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
     case CLI_OPT_OUTPUT:
         if (!*arg)
             return usage("-o needs a file name");
+        /* One report, one file: which -o wins would be a guess. */
+        if (c->output)
+            return usage("-o given twice (%s and %s); give one output file",
+                         c->output, arg);
         c->output = arg;
         return CLI_PARSE_GO;
     case CLI_OPT_WERROR:

@@ -7,7 +7,9 @@
  * Invariants:
  *  1. -o never names the model read (same device and inode) nor a
  *     symbolic link: main.c refuses it with cli_output_usable before this
- *     runs (exit 2, the model untouched).  The file is written beside -o
+ *     runs (exit 2, the model untouched).  Nor an input found since (the
+ *     config, the model's external data) or anything but a regular file:
+ *     the writer refuses it (OAC_EINVAL, guard.c), exit 2, no report.  The file is written beside -o
  *     under a temporary name and renamed into place only after it passed
  *     the check; a file that cannot be written is output-write-failed in
  *     the report (oac_annotation_write).
@@ -57,6 +59,14 @@ int cmd_annotate(oac_ctx *ctx, const cli *c)
         status = CLI_EXIT_USAGE;
         goto done;
     }
+    /* Contract 12: -o is no input of the call (the model, its external
+     * data) before anything is annotated; the config found or given is
+     * judged by the writer once it is known. */
+    if (m.model && oac_guard_check(ctx, c->output, "annotate -o") != OAC_OK) {
+        cli_error("-o %s", oac_errmsg(ctx));
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
     if (m.model) {
         oac_annotate_opts o = {
             .config = c->config, .ignore_config = c->ignore_config,
@@ -65,6 +75,14 @@ int cmd_annotate(oac_ctx *ctx, const cli *c)
         int rc = oac_annotate(ctx, &an, m.model, &o, m.diags);
         if (rc == OAC_OK)
             rc = oac_annotation_write(ctx, an, m.model, c->output, m.diags);
+        /* -o is an input of the call (the config, the model's external
+         * data) or no regular file: bad usage, nothing written (contract
+         * 12). */
+        if (rc == OAC_EINVAL) {
+            cli_error("-o %s", oac_errmsg(ctx));
+            status = CLI_EXIT_USAGE;
+            goto done;
+        }
         /* Out of memory or a bug: analysis-failed in the report. */
         if (rc < 0 && rc != OAC_EPARSE)
             cli_model_fail(ctx, &m, rc, "annotate stopped");

@@ -22,6 +22,13 @@
  *     got wrong.
  *  4. With several models, each is given only the --dim and --input names
  *     it has, since a name need occur in only one of them (contract 5).
+ *  5. Contract 12: `check` loads, checks, reports and releases one model
+ *     before the next (memory bounded by the largest model, no limit
+ *     from open mappings); an unreadable model is its own report.  Text
+ *     and JSON are written as each model is done, SARIF and GitLab from
+ *     the paths and diagnostics kept; with -o all of it goes to the
+ *     temporary file, renamed into place at the end (or removed on a
+ *     usage error).
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -220,6 +227,7 @@ typedef struct dump_buf {
     FILE *out;
     size_t len;
     bool failed;
+    bool indent;         /* two spaces after each newline: an array element */
     char data[65536];
 } dump_buf;
 
@@ -231,9 +239,25 @@ static bool dump_flush(dump_buf *b)
     return !b->failed;
 }
 
+static int put_bytes(dump_buf *b, const char *p, size_t n);
+
 static int dump_cb(const char *p, size_t n, void *data)
 {
     dump_buf *b = data;
+    if (!b->indent)
+        return put_bytes(b, p, n);
+    for (const char *nl; n && (nl = memchr(p, '\n', n)); ) {
+        size_t k = (size_t)(nl - p) + 1;
+        if (put_bytes(b, p, k) != 0 || put_bytes(b, "  ", 2) != 0)
+            return -1;
+        p += k;
+        n -= k;
+    }
+    return n ? put_bytes(b, p, n) : 0;
+}
+
+static int put_bytes(dump_buf *b, const char *p, size_t n)
+{
     while (n && !b->failed) {
         if (b->len == sizeof b->data && !dump_flush(b))
             break;
@@ -248,7 +272,10 @@ static int dump_cb(const char *p, size_t n, void *data)
     return b->failed ? -1 : 0;
 }
 
-static int dump_json(oac_ctx *ctx, json_t *j, FILE *out)
+/* j (stolen) to out, with a final newline; as an element of an array
+ * (element: each line indented by two, no final newline) as jansson
+ * indents the elements of an array it dumps. */
+static int dump_json_as(oac_ctx *ctx, json_t *j, FILE *out, bool element)
 {
     int rc = -1;
     if (!j) {
@@ -264,12 +291,21 @@ static int dump_json(oac_ctx *ctx, json_t *j, FILE *out)
     b->out = out;
     b->len = 0;
     b->failed = false;
-    if (json_dump_callback(j, dump_cb, b, JSON_INDENT(2)) == 0 &&
-        dump_cb("\n", 1, b) == 0 && dump_flush(b))
+    b->indent = false;
+    if (element && put_bytes(b, "  ", 2) != 0)
+        b->failed = true;
+    b->indent = element;
+    if (!b->failed && json_dump_callback(j, dump_cb, b, JSON_INDENT(2)) == 0 &&
+        (element || dump_cb("\n", 1, b) == 0) && dump_flush(b))
         rc = 0;
     free(b);
     json_decref(j);
     return rc;
+}
+
+static int dump_json(oac_ctx *ctx, json_t *j, FILE *out)
+{
+    return dump_json_as(ctx, j, out, false);
 }
 
 static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
@@ -398,53 +434,212 @@ int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
     return CLI_EXIT_OK;
 }
 
-/* ---- the command ---------------------------------------------------------- */
+/* ---- the command: one model at a time ------------------------------------ */
+
+/* The reports of a call written as its models are checked (invariant 5):
+ * text and JSON model by model, SARIF and GitLab (one document over all
+ * models) from the paths and diagnostics kept, which is all they read. */
+typedef struct stream {
+    oac_ctx *ctx;
+    const cli *c;
+    FILE *out;
+    oac_outfile *of;
+    char *cwd;
+    size_t n, done;
+    oac_report_input *kept;      /* SARIF, GitLab: path and diags */
+    bool failed;
+} stream;
+
+static bool stream_open(stream *s, oac_ctx *ctx, const cli *c, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->ctx = ctx;
+    s->c = c;
+    s->n = n;
+    s->out = stdout;
+    s->cwd = getcwd(NULL, 0);
+    bool doc = c->format == CLI_FMT_SARIF || c->format == CLI_FMT_GITLAB;
+    if (doc && !(s->kept = calloc(n ? n : 1, sizeof *s->kept))) {
+        cli_error("out of memory");
+        return false;
+    }
+    if (c->output) {
+        /* Whole or not at all, never through a symlink, never an input
+         * of the call (outfile.c, guard.c). */
+        if (oac_outfile_open(ctx, &s->of, c->output) != OAC_OK) {
+            cli_error("-o %s", oac_errmsg(ctx));
+            return false;
+        }
+        s->out = oac_outfile_stream(s->of);
+    }
+    if (c->format == CLI_FMT_JSON && n > 1 && fputs("[\n", s->out) == EOF)
+        s->failed = true;
+    return true;
+}
+
+/* Write m's report, or keep what the document needs (m->diags taken). */
+static void stream_model(stream *s, cli_model *m)
+{
+    oac_report_input in = report_input(s->c, m, s->cwd);
+    if (s->failed)
+        return;
+    switch (s->c->format) {
+    case CLI_FMT_TEXT: {
+        char *t = oac_report_text(s->ctx, &in);
+        if (!t || fputs(t, s->out) == EOF) {
+            if (!t)
+                cli_error("%s", oac_errmsg(s->ctx));
+            s->failed = true;
+        }
+        oac_free(t);
+        break;
+    }
+    case CLI_FMT_JSON:
+        if (s->n > 1 && s->done && fputs(",\n", s->out) == EOF)
+            s->failed = true;
+        else if (dump_json_as(s->ctx, oac_report_json(s->ctx, &in), s->out, s->n > 1))
+            s->failed = true;
+        break;
+    default: {
+        char *path = strdup(m->path);
+        if (!path) {
+            cli_error("out of memory");
+            s->failed = true;
+            break;
+        }
+        s->kept[s->done] = (oac_report_input){
+            .path = path, .diags = m->diags, .werror = s->c->werror,
+            .srcroot = s->cwd, .quiet = s->c->quiet };
+        m->diags = NULL;
+    }
+    }
+    s->done++;
+}
+
+/* Finish the document and the file: CLI_EXIT_OK or CLI_EXIT_USAGE. */
+static int stream_close(stream *s, bool abandon)
+{
+    int rc = s->failed ? -1 : 0;
+    if (!abandon && rc == 0) {
+        if (s->c->format == CLI_FMT_JSON && s->n > 1)
+            rc = fputs("\n]\n", s->out) == EOF ? -1 : 0;
+        else if (s->c->format == CLI_FMT_SARIF)
+            rc = dump_json(s->ctx, oac_report_sarif(s->ctx, s->kept, s->done), s->out);
+        else if (s->c->format == CLI_FMT_GITLAB)
+            rc = dump_json(s->ctx, oac_report_gitlab(s->ctx, s->kept, s->done), s->out);
+    }
+    for (size_t i = 0; s->kept && i < s->done; i++) {
+        free((char *)s->kept[i].path);
+        oac_diags_free((oac_diags *)s->kept[i].diags);
+    }
+    free(s->kept);
+    free(s->cwd);
+    int status = CLI_EXIT_OK;
+    if (s->of) {
+        if (abandon || rc != 0)
+            oac_outfile_abort(s->of);
+        else if (oac_outfile_commit(s->of) != OAC_OK) {
+            cli_error("-o %s", oac_errmsg(s->ctx));
+            return CLI_EXIT_USAGE;
+        }
+    } else if (!abandon && fflush(s->out) != 0) {
+        rc = -1;
+    }
+    if (rc != 0 && !abandon) {
+        cli_error("%s: could not write the report",
+                  s->c->output ? s->c->output : "standard output");
+        status = CLI_EXIT_USAGE;
+    }
+    return abandon ? CLI_EXIT_USAGE : status;
+}
+
+/* Invariant 3 before any report: every --dim and --input name occurs in
+ * some model.  Each model is loaded, asked and released in turn. */
+static bool names_known_each(oac_ctx *ctx, const cli *c)
+{
+    bool *dim_seen = calloc(c->n_dims + 1, sizeof *dim_seen);
+    bool *in_seen = calloc(c->n_inputs + 1, sizeof *in_seen);
+    size_t readable = 0;
+    bool ok = dim_seen && in_seen;
+    if (!ok)
+        cli_error("out of memory");
+    for (size_t i = 0; ok && i < c->n_models; i++) {
+        cli_model m;
+        if (!strcmp(c->models[i], "-"))
+            continue;       /* standard input is read once, in its turn */
+        if (!cli_model_load(ctx, &m, c->models[i])) {
+            ok = false;
+            break;
+        }
+        if (m.model) {
+            readable++;
+            for (size_t d = 0; d < c->n_dims; d++)
+                dim_seen[d] |= oac_model_has_dim_param(m.model, c->dims[d].name);
+            for (size_t d = 0; d < c->n_inputs; d++)
+                in_seen[d] |= oac_model_has_input(m.model, c->inputs[d].name);
+        }
+        cli_model_fini(&m);
+    }
+    /* With no readable model (or standard input) nothing can be said:
+     * the parse-error reports are the answer then. */
+    bool some_stdin = false;
+    for (size_t i = 0; i < c->n_models; i++)
+        some_stdin |= !strcmp(c->models[i], "-");
+    for (size_t d = 0; ok && readable && !some_stdin && d < c->n_dims; d++)
+        if (!dim_seen[d]) {
+            cli_error("--dim %s: no dim_param '%s' in the model%s given",
+                      c->dims[d].name, c->dims[d].name, c->n_models > 1 ? "s" : "");
+            ok = false;
+        }
+    for (size_t d = 0; ok && readable && !some_stdin && d < c->n_inputs; d++)
+        if (!in_seen[d]) {
+            cli_error("--input %s: no graph input '%s' in the model%s given",
+                      c->inputs[d].name, c->inputs[d].name, c->n_models > 1 ? "s" : "");
+            ok = false;
+        }
+    free(dim_seen);
+    free(in_seen);
+    return ok;
+}
 
 int cmd_check(oac_ctx *ctx, const cli *c)
 {
     int status = CLI_EXIT_OK;
-    size_t loaded = 0;
-    cli_model *models = calloc(c->n_models, sizeof *models);
+    stream s;
 
-    if (!models) {
-        cli_error("out of memory");
+    if ((c->n_dims || c->n_inputs) && c->n_models > 1 && !names_known_each(ctx, c))
         return CLI_EXIT_USAGE;
-    }
     if (c->n_configs > 1 && c->n_configs != c->n_models) {
         cli_usage("--config is given %zu times for %zu models: give it once for "
                   "every model, or once per model in order", c->n_configs, c->n_models);
-        free(models);
         return CLI_EXIT_USAGE;
     }
-    for (; loaded < c->n_models; loaded++)
-        if (!cli_model_load(ctx, &models[loaded], c->models[loaded])) {
-            status = CLI_EXIT_USAGE;
-            goto done;
-        }
-    if (!cli_names_known(c, models, loaded)) {
-        status = CLI_EXIT_USAGE;
-        goto done;
-    }
-    for (size_t i = 0; i < loaded; i++) {
-        models[i].config = c->n_configs ? c->configs[c->n_configs > 1 ? i : 0] : NULL;
-        if (!cli_model_check(ctx, c, &models[i], NULL, 0)) {
-            status = CLI_EXIT_USAGE;
-            goto done;
+    if (!stream_open(&s, ctx, c, c->n_models))
+        return stream_close(&s, true);
+    for (size_t i = 0; i < c->n_models; i++) {
+        cli_model m;
+        /* Invariant 5: load, check, report and release, then the next. */
+        if (!cli_model_load(ctx, &m, c->models[i]))
+            return stream_close(&s, true);
+        m.config = c->n_configs ? c->configs[c->n_configs > 1 ? i : 0] : NULL;
+        bool usable = c->n_models > 1 || cli_names_known(c, &m, 1);
+        if (!usable || !cli_model_check(ctx, c, &m, NULL, 0)) {
+            cli_model_fini(&m);
+            return stream_close(&s, true);
         }
         /* `check` reports only: what a run would read goes now. */
-        oac_analysis_trim(models[i].analysis);
-        cli_model_settle(c, &models[i]);
-        if (models[i].exit > status)
-            status = models[i].exit;
+        oac_analysis_trim(m.analysis);
+        cli_model_settle(c, &m);
+        if (m.unreportable) {
+            cli_error("%s: no report: out of memory", m.path);
+            cli_model_fini(&m);
+            return stream_close(&s, true);
+        }
+        if (m.exit > status)
+            status = m.exit;
+        stream_model(&s, &m);
+        cli_model_fini(&m);
     }
-    int w = cli_write_reports(ctx, c, models, loaded);
-    if (w > status)
-        status = w;
-done:
-    /* loaded counts the slot being filled too when a load failed, so every
-     * slot that holds anything is released. */
-    for (size_t i = 0; i <= loaded && i < c->n_models; i++)
-        cli_model_fini(&models[i]);
-    free(models);
-    return status;
+    int w = stream_close(&s, false);
+    return w > status ? w : status;
 }

@@ -104,6 +104,15 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         status = CLI_EXIT_USAGE;
         goto done;
     }
+    /* Contract 12: now that the call's inputs are known (the model, its
+     * external data, the config, the --input files and theirs), -o is
+     * checked against them, and reserved so that --dump never writes it. */
+    if (c->output && (oac_guard_check(ctx, c->output, "-o") != OAC_OK ||
+                      oac_guard_add_output(ctx, c->output, "-o") != OAC_OK)) {
+        cli_error("-o %s", oac_errmsg(ctx));
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
     if (m.model && m.exit == CLI_EXIT_OK && m.analysis) {
         bool clean = oac_diags_count_severity(m.diags, OAC_SEV_ERROR) == 0;
         /* --dump DIR names where to put the files; like most tools'

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 static char root[] = "/tmp/oac_dump_XXXXXX";
 
@@ -96,8 +97,20 @@ START_TEST(test_outfile_replaces_whole)
     oac_outfile_abort(o);
     ck_assert_str_eq(get(at("r.txt")), "two");
     ck_assert(!temp_files());
-    /* A character device is written in place. */
-    ck_assert_int_eq(write_text("/dev/null", "x"), OAC_OK);
+    /* A character device (a copy of /dev/null made here, as root; the
+     * real one is never touched) is refused, not replaced (contract 12). */
+    if (mknod(at("null"), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+        ck_assert_int_eq(write_text(at("null"), "x"), OAC_EINVAL);
+        ck_assert_int_eq(lstat(at("null"), &st), 0);
+        ck_assert(S_ISCHR(st.st_mode));
+    }
+    /* A target name of 245 bytes: the temporary name fits too. */
+    char longname[300];
+    memset(longname, 'n', 245);
+    longname[245] = '\0';
+    ck_assert_int_eq(write_text(at(longname), "long"), OAC_OK);
+    ck_assert_str_eq(get(at(longname)), "long");
+    ck_assert(!temp_files());
     oac_ctx_free(ctx);
 }
 END_TEST
@@ -121,15 +134,35 @@ START_TEST(test_outfile_refuses)
     ck_assert_int_eq(access(at("nowhere"), F_OK), -1);
     /* A folder, a missing folder, a name too long. */
     ck_assert_int_eq(mkdir(at("sub"), 0700), 0);
-    ck_assert_int_eq(oac_outfile_open(ctx, &o, at("sub")), OAC_EIO);
+    ck_assert_int_eq(oac_outfile_open(ctx, &o, at("sub")), OAC_EINVAL);
     ck_assert_int_eq(oac_outfile_open(ctx, &o, at("no/such")), OAC_EIO);
     char name[400];
     memset(name, 'n', 300);
     name[300] = '\0';
     ck_assert_int_eq(oac_outfile_open(ctx, &o, at(name)), OAC_EIO);
-    /* A FIFO nobody reads from: an error at once, never a hang. */
+    /* A FIFO: refused at once (contract 12), never a hang, still a FIFO. */
     ck_assert_int_eq(mkfifo(at("fifo"), 0600), 0);
-    ck_assert_int_eq(oac_outfile_open(ctx, &o, at("fifo")), OAC_EIO);
+    ck_assert_int_eq(oac_outfile_open(ctx, &o, at("fifo")), OAC_EINVAL);
+    ck_assert_int_eq(lstat(at("fifo"), &st), 0);
+    ck_assert(S_ISFIFO(st.st_mode));
+    /* An input of the call (guard.c): refused, by inode and by the path
+     * of a file not there yet. */
+    put(at("in.txt"), "input");
+    ck_assert_int_eq(link(at("in.txt"), at("in-hard.txt")), 0);
+    ck_assert_int_eq(oac_guard_add(ctx, at("in.txt"), "the model"), OAC_OK);
+    ck_assert_int_eq(oac_guard_add(ctx, at("later.bin"), "the model's external data"),
+                     OAC_OK);
+    ck_assert_int_eq(oac_outfile_open(ctx, &o, at("in-hard.txt")), OAC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(oac_errmsg(ctx), "the model"));
+    ck_assert_int_eq(oac_outfile_open(ctx, &o, at("later.bin")), OAC_EINVAL);
+    ck_assert_int_eq(access(at("later.bin"), F_OK), -1);
+    ck_assert_str_eq(get(at("in.txt")), "input");
+    /* -o reserved: refused to --dump, not to itself. */
+    ck_assert_int_eq(oac_guard_add_output(ctx, at("r.json"), "-o"), OAC_OK);
+    ck_assert_int_eq(oac_outfile_open_as(ctx, &o, at("r.json"), "--dump"), OAC_EINVAL);
+    ck_assert_int_eq(oac_outfile_open(ctx, &o, at("r.json")), OAC_OK);
+    oac_outfile_abort(o);
+    o = NULL;
     ck_assert_ptr_null(o);
     ck_assert(!temp_files());
     oac_ctx_free(ctx);

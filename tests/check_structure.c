@@ -72,6 +72,25 @@ static void noop_function(oac_mb *mb) { op_function(mb, "", false); }
 static void op_function_ok(oac_mb *mb) { op_function(mb, "Add", false); }
 static void dup_function_input(oac_mb *mb) { op_function(mb, "Add", true); }
 
+/* Local functions F and G, the main graph calling F.  F's body calls
+ * `f_calls` (F itself, G, or Add), G's calls `g_calls` (F: a cycle
+ * through two functions; Add: none).  ONNX forbids recursion. */
+static void calls(oac_mb *mb, const char *f_calls, const char *g_calls)
+{
+    oac_mb_opset(mb, "local", 1);
+    oac_gb *f = oac_mb_function(mb, "local", "F", "a", "r");
+    oac_gb_node(f, f_calls, strcmp(f_calls, "Add") ? "local" : NULL, "f_inner", "a,a", "r");
+    oac_gb *gf = oac_mb_function(mb, "local", "G", "a", "r");
+    oac_gb_node(gf, g_calls, strcmp(g_calls, "Add") ? "local" : NULL, "g_inner", "a,a", "r");
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "2");
+    oac_gb_node(g, "F", "local", "call", "x", "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2");
+}
+static void self_recursive(oac_mb *mb) { calls(mb, "F", "Add"); }
+static void mutual_recursive(oac_mb *mb) { calls(mb, "G", "F"); }
+static void calls_acyclic(oac_mb *mb) { calls(mb, "G", "Add"); }
+
 /* ---- definitions ------------------------------------------------------ */
 
 /* neg_graph and node copy reading `in` and defining `out`. */
@@ -345,6 +364,11 @@ static const model_case cases[] = {
     { "noop_function", noop_function, WANT(OAC_MODEL_INVALID), NULL, NULL,
       "/functions/0/node/0" },
     { "op_function_ok", op_function_ok, NEAR(OAC_MODEL_INVALID) },
+    /* Recursion among local functions (issue 18). */
+    { "self_recursive", self_recursive, WANT(OAC_MODEL_INVALID), "f_inner", NULL,
+      "/functions/0/node/0" },
+    { "mutual_recursive", mutual_recursive, WANT(OAC_MODEL_INVALID), NULL, NULL, NULL },
+    { "calls_acyclic", calls_acyclic, NEAR(OAC_MODEL_INVALID) },
     /* Names: inputs (also a subgraph's and a function's), initializers,
      * outputs. */
     { "unnamed_input", unnamed_input, WANT(OAC_MODEL_INVALID), NULL, NULL, "/graph/input/3" },

@@ -26,14 +26,14 @@ codes() {
 
 # ---- 4: every required key with its type, check -----------------------------
 keys='[sorted(r), sorted(r["tool"]), sorted(r["model"]), sorted(r["summary"]), sorted(r["memory_plan"])]'
-want_keys='[["alias_classes", "diagnostics", "kv_caches", "memory_plan", "model", "status", "summary", "tool", "unchecked"], ["name", "version"], ["ir_version", "opset_import", "path"], ["errors", "notes", "warnings"], ["peak_bytes", "persistent_cache_bytes", "planned_output_bytes", "second_cache_bytes", "workspace_bytes"]]'
+want_keys='[["alias_classes", "diagnostics", "kv_caches", "memory_plan", "model", "status", "summary", "tool", "unchecked"], ["name", "version"], ["ir_version", "opset_import", "path"], ["errors", "notes", "omitted", "warnings"], ["peak_bytes", "persistent_cache_bytes", "planned_output_bytes", "second_cache_bytes", "workspace_bytes"]]'
 run_oac 1 --format=json "$broken"
 expect_eq "check report keys" "$(json "$keys" "$out")" "$want_keys"
 expect_eq "tool" "$(json 'r["tool"]' "$out")" '{"name": "onnx-alias-check", "version": "0.1.0"}'
 expect_eq "model" "$(json 'r["model"]' "$out")" \
     "{\"path\": \"$broken\", \"ir_version\": 10, \"opset_import\": [{\"domain\": \"\", \"version\": 21}, {\"domain\": \"onnx_alias\", \"version\": 1}]}"
 expect_eq "status/summary" "$(json '[r["status"], r["summary"]]' "$out")" \
-    '["error", {"errors": 1, "warnings": 0, "notes": 0}]'
+    '["error", {"errors": 1, "warnings": 0, "notes": 0, "omitted": {}}]'
 expect_eq "diagnostic" "$(json 'r["diagnostics"][0]' "$out" | "$PYTHON3" -c 'import json,sys; d=json.load(sys.stdin); d.pop("message"); d.pop("help"); print(json.dumps(d, sort_keys=True))')" \
     '{"code": "alias-mismatch", "graph": "main", "location": "/graph/output/0", "node": "update", "op_type": "CacheUpdate", "severity": "error", "value": "updated_cache"}'
 expect_eq "message is a non-empty string" "$(json 'isinstance(r["diagnostics"][0]["message"], str) and len(r["diagnostics"][0]["message"]) > 0' "$out")" true
@@ -66,7 +66,7 @@ for bad in "$garbage" "$missing"; do
     run_oac 2 --format=json "$bad"
     expect_eq "unreadable keys" "$(json "$keys" "$out")" "$want_keys"
     expect_eq "unreadable report" "$(json '[r["model"], r["status"], r["summary"], [d["code"] for d in r["diagnostics"]], r["alias_classes"], r["memory_plan"]]' "$out")" \
-        "[{\"path\": \"$bad\", \"ir_version\": null, \"opset_import\": []}, \"error\", {\"errors\": 1, \"warnings\": 0, \"notes\": 0}, [\"parse-error\"], [], {\"persistent_cache_bytes\": null, \"planned_output_bytes\": null, \"workspace_bytes\": null, \"peak_bytes\": null, \"second_cache_bytes\": null}]"
+        "[{\"path\": \"$bad\", \"ir_version\": null, \"opset_import\": []}, \"error\", {\"errors\": 1, \"warnings\": 0, \"notes\": 0, \"omitted\": {}}, [\"parse-error\"], [], {\"persistent_cache_bytes\": null, \"planned_output_bytes\": null, \"workspace_bytes\": null, \"peak_bytes\": null, \"second_cache_bytes\": null}]"
     run_oac 2 "$bad"
     grep -q "^$bad: error: .* \[parse-error\]\$" "$out" || fail "text: no parse-error line for $bad"
     tail -n 1 "$out" | grep -q "^$bad: 1 error, 0 warnings, 0 notes (status: error)\$" ||
@@ -97,11 +97,11 @@ expect_eq "one model: an object" "$(json 'type(r).__name__' "$out")" dict
 # summary counts equal the diagnostics (warnings)
 run_oac 0 --format=json "$ex/metadata_alias.onnx"
 expect_eq "metadata_alias codes" "$(codes)" '["alias-implied", "metadata-alias", "metadata-alias"]'
-expect_eq "metadata_alias summary" "$(json 'r["summary"]' "$out")" '{"errors": 0, "warnings": 3, "notes": 0}'
+expect_eq "metadata_alias summary" "$(json 'r["summary"]' "$out")" '{"errors": 0, "warnings": 3, "notes": 0, "omitted": {}}'
 expect_eq "metadata_alias severities" "$(json 'sorted({d["severity"] for d in r["diagnostics"]})' "$out")" '["warning"]'
 run_oac 1 --werror --format=json "$ex/metadata_alias.onnx"
 expect_eq "--werror keeps severities" "$(json '[r["status"], r["summary"], sorted({d["severity"] for d in r["diagnostics"]})]' "$out")" \
-    '["error", {"errors": 0, "warnings": 3, "notes": 0}, ["warning"]]'
+    '["error", {"errors": 0, "warnings": 3, "notes": 0, "omitted": {}}, ["warning"]]'
 
 # ---- 4: locations, unnamed nodes, absent kind ---------------------------------
 run_oac 1 --format=json "$cm/kind_absent.onnx"

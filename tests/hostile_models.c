@@ -5,7 +5,11 @@
  *   hostile_models DIR      writes DIR/<name>.onnx for every row below
  *                           (and the external data files some rows use),
  *                           and the --input files x4.pb (FLOAT[4] named
- *                           x, 16 bytes) and x4_short.pb (12 bytes)
+ *                           x, 16 bytes) and x4_short.pb (12 bytes),
+ *                           x4_two.pb (raw_data and float_data),
+ *                           x4_rank100.pb, x4_passwd.pb (external data
+ *                           in /etc/passwd), x4_ext.pb (external data
+ *                           x4.bin beside it, 16 bytes)
  *
  * Each broken row breaks one structure every rule and the runtime rely on
  * (contract section 8, model-invalid and external-data-invalid); its
@@ -322,6 +326,9 @@ static void ext_init(oac_mb *mb, const char *file, size_t file_len, const char *
 /* length 12 of 16 (item 7: 4 bytes short), and its near-miss. */
 static void ext_short(oac_mb *mb) { ext_init(mb, "ext_short.bin", 16, "12"); }
 static void ext_near(oac_mb *mb) { ext_init(mb, "ext_near.bin", 16, "16"); }
+/* Weights in y.pb beside a model whose output is y: `run --dump .` would
+ * write the output over them (issue 18, F4). */
+static void ext_y(oac_mb *mb) { ext_init(mb, "y.pb", 16, "16"); }
 /* No length: the tensor's 16 bytes, from a file of 12 (and of 16). */
 static void ext_rest_short(oac_mb *mb) { ext_init(mb, "ext_rest_short.bin", 12, NULL); }
 static void ext_rest_near(oac_mb *mb) { ext_init(mb, "ext_rest_near.bin", 16, NULL); }
@@ -457,6 +464,10 @@ static void neg_copies(oac_mb *mb, const char *n, int copies)
 static void huge_input(oac_mb *mb) { neg_copies(mb, "800000000", 1); }
 /* Eight outputs of 2^32 floats, all graph outputs: a plan of 128 GiB. */
 static void plan_128g(oac_mb *mb) { neg_copies(mb, "4294967296", 8); }
+/* 2^62 floats: a byte count that overflows 64 bits (issue 18, F5), and
+ * the same size through a symbol (--dim n=2^62). */
+static void overflow_neg(oac_mb *mb) { neg_copies(mb, "4611686018427387904", 1); }
+static void symbolic_neg(oac_mb *mb) { neg_copies(mb, "n", 1); }
 /* The smallest graph without a cache, for many steps. */
 static void tiny_neg(oac_mb *mb) { neg_copies(mb, "4", 1); }
 
@@ -504,6 +515,7 @@ static const struct row {
     { "constant_short_body", constant_short_body },
     { "ext_short", ext_short },
     { "ext_near", ext_near },
+    { "ext_y", ext_y },
     { "ext_rest_short", ext_rest_short },
     { "ext_rest_near", ext_rest_near },
     { "ext_nul", ext_nul },
@@ -516,6 +528,8 @@ static const struct row {
     { "huge_input", huge_input },
     { "plan_128g", plan_128g },
     { "tiny_neg", tiny_neg },
+    { "overflow_neg", overflow_neg },
+    { "symbolic_neg", symbolic_neg },
     { "default_symbolic", default_symbolic },
 };
 
@@ -534,6 +548,49 @@ static int write_input(const char *file, size_t len)
     t.raw_data.len = len;
     t.raw_data.data = (uint8_t *)v;
     uint8_t buf[128];
+    size_t n = protobuf_c_message_get_packed_size(&t.base);
+    if (n > sizeof buf)
+        return -1;
+    protobuf_c_message_pack(&t.base, buf);
+    return write_file(file, buf, n);
+}
+
+/* DIR/file: x FLOAT[4] as write_input, but hostile (issue 18): raw_data
+ * and float_data both (two payloads), rank 100 (dims of 1 and one 4), or
+ * its data external at location. */
+enum { IN_TWO_PAYLOADS, IN_RANK100, IN_EXTERNAL };
+static int write_input_hostile(const char *file, int kind, const char *location)
+{
+    float v[4] = { 1, 2, 3, 4 };
+    int64_t dims[100];
+    for (int i = 0; i < 100; i++)
+        dims[i] = 1;
+    dims[99] = 4;
+    Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+    t.name = (char *)"x";
+    t.n_dims = kind == IN_RANK100 ? 100 : 1;
+    t.dims = kind == IN_RANK100 ? dims : dims + 99;
+    t.has_data_type = 1;
+    t.data_type = OAC_T_FLOAT;
+    Onnx__StringStringEntryProto loc = ONNX__STRING_STRING_ENTRY_PROTO__INIT;
+    Onnx__StringStringEntryProto *ext[1] = { &loc };
+    if (kind == IN_EXTERNAL) {
+        loc.key = (char *)"location";
+        loc.value = (char *)location;
+        t.has_data_location = 1;
+        t.data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+        t.n_external_data = 1;
+        t.external_data = ext;
+    } else {
+        t.has_raw_data = 1;
+        t.raw_data.len = sizeof v;
+        t.raw_data.data = (uint8_t *)v;
+    }
+    if (kind == IN_TWO_PAYLOADS) {
+        t.n_float_data = 4;
+        t.float_data = v;
+    }
+    uint8_t buf[1024];
     size_t n = protobuf_c_message_get_packed_size(&t.base);
     if (n > sizeof buf)
         return -1;
@@ -581,7 +638,13 @@ int main(int argc, char **argv)
         free(buf);
         oac_mb_free(mb);
     }
-    if (write_input("x4.pb", 16) || write_input("x4_short.pb", 12)) {
+    float w[4] = { 1, 2, 3, 4 };
+    if (write_input("x4.pb", 16) || write_input("x4_short.pb", 12) ||
+        write_input_hostile("x4_two.pb", IN_TWO_PAYLOADS, NULL) ||
+        write_input_hostile("x4_rank100.pb", IN_RANK100, NULL) ||
+        write_input_hostile("x4_passwd.pb", IN_EXTERNAL, "/etc/passwd") ||
+        write_input_hostile("x4_ext.pb", IN_EXTERNAL, "x4.bin") ||
+        write_file("x4.bin", w, sizeof w)) {
         fprintf(stderr, "hostile_models: cannot write the --input files\n");
         rc = 1;
     }

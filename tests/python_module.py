@@ -117,10 +117,19 @@ except ValueError as e:
            "the ValueError names the dim as the argument it came in: %s" % e)
 
 for bad_dims, exc in (({"batch": -1}, ValueError), ({"batch": 2 ** 64}, ValueError),
-                      ({"batch": "1"}, TypeError)):
+                      ({"batch": 0}, ValueError), ({"batch": "1"}, TypeError)):
     try:
         oac.check(model, dims=bad_dims)
         expect(False, "dims %r raise %s" % (bad_dims, exc.__name__))
+    except exc:
+        pass
+# capacity as the command line's --capacity: 1 .. 2**63-1, never truncated
+# (2**64 + 5 is not 5), a usage error a ValueError, not a report.
+for bad_cap, exc in ((2 ** 64 + 5, ValueError), (-1, ValueError), (0, ValueError),
+                     (2 ** 63, ValueError), ("8", TypeError)):
+    try:
+        oac.annotate(model, capacity=bad_cap)
+        expect(False, "capacity %r raises %s" % (bad_cap, exc.__name__))
     except exc:
         pass
 

@@ -68,6 +68,11 @@ def check_semantics(what, r, exit_status=None):
                  % (what, key, r["summary"][key], sev.count(name)))
     if r["summary"]["errors"] and r["status"] != "error":
         fail("%s: errors but status %s" % (what, r["status"]))
+    # Contract 12: a code is omitted only past 1,000 listed of it.
+    for code, n in r["summary"]["omitted"].items():
+        listed = sum(d["code"] == code for d in r["diagnostics"])
+        if listed != 1000:
+            fail("%s: %d %s omitted but %d listed, not 1000" % (what, n, code, listed))
     for c in r["alias_classes"]:
         if c["members"][0] != c["root"]:
             fail("%s: class %s does not start with its root" % (what, c["root"]))

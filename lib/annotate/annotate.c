@@ -1201,8 +1201,11 @@ int oac_annotation_write(oac_ctx *ctx, oac_annotation *a, const oac_model *model
         goto unwritten;
     if (rc != OAC_OK)
         goto done;
-    /* The file as written, with its external data resolved beside it. */
+    /* The file as written, with its external data resolved beside it;
+     * the call's own output, not one of its inputs (guard.c). */
+    ctx->guard_off = true;
     rc = oac_model_load(ctx, &back, tmp, diags);
+    ctx->guard_off = false;
     if (rc == OAC_OK)
         rc = oac_check_passes(ctx, &an, back, NULL, diags);
     if (rc != OAC_OK)

@@ -300,7 +300,10 @@ int oac_genai_config_load(oac_ctx *ctx, oac_genai_config **out,
     size_t len = 0;
     json_t *root = NULL;
     oac_genai_config *c = NULL;
-    int rc = read_file(ctx, diags, path, &text, &len);
+    /* An input of the call, readable or not (guard.c). */
+    int rc = oac_guard_add(ctx, path, "the configuration");
+    if (rc == OAC_OK)
+        rc = read_file(ctx, diags, path, &text, &len);
     if (rc != OAC_OK)
         goto done;
     json_error_t jerr;

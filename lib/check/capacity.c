@@ -546,8 +546,44 @@ int oac_capacity_scatter_nd(cap_ctx *c)
     return indices_rule(c, true);
 }
 
+/* Contract 12: a main-graph value whose dims are all known but whose
+ * byte count overflows 64 bits leaves the plan unknown; say so, as a note
+ * (an unchecked memory-plan entry), not a silent null.  At most
+ * OAC_DIAG_LIST_MAX of them. */
+static int overflow_notes(oac_check_state *st)
+{
+    const oac_scope *s = st->graphs->scopes[0];
+    size_t noted = 0;
+    int rc = OAC_OK;
+    for (size_t i = 0; !rc && i < s->n_values && noted < OAC_DIAG_LIST_MAX; i++) {
+        const oac_value *v = &s->values_block[i];
+        const oac_vshape *vs = oac_shapes_value(st->shapes, v->id);
+        uint64_t n = 1, b;
+        bool over = false;
+        if (!vs || vs->kind != OAC_VK_TENSOR || vs->rank < 0 || !oac_elem_name(vs->elem_type))
+            continue;
+        bool known = true;
+        for (int k = 0; k < vs->rank && known; k++) {
+            int64_t d = oac_shapes_dim(st->shapes, vs->dims[k]);
+            known = d >= 0;
+            if (known && !over)
+                over = oac_mul_overflow_u64(n, (uint64_t)d, &n);
+        }
+        if (!known || (!over && oac_elem_bytes(vs->elem_type, n, &b)))
+            continue;
+        noted++;
+        rc = oac_unchecked_add(st->out, "memory-plan", s->name, NULL, v->name,
+                               "value '%s' (%s, rank %d) holds more bytes than a 64-bit "
+                               "count: its size and the memory plan are unknown, and "
+                               "run refuses it (memory-budget)", v->name ? v->name : "",
+                               oac_elem_name(vs->elem_type), (int)vs->rank);
+    }
+    return rc;
+}
+
 /* The capacity rule of each row that has one (ops.def .capacity: the
- * cache updates of section 2, the length rules of section 6). */
+ * cache updates of section 2, the length rules of section 6); then the
+ * sizes that overflow a byte count (overflow_notes). */
 int oac_pass_capacity(oac_check_state *st)
 {
     if (!st->graphs || !st->shapes)
@@ -565,5 +601,7 @@ int oac_pass_capacity(oac_check_state *st)
             rc = nd->op->capacity(&c);
         }
     }
+    if (!rc && st->graphs->n_scopes && st->out)
+        rc = overflow_notes(st);
     return rc;
 }

@@ -41,7 +41,11 @@ int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
     else if (kind == OAC_VK_MAP)
         desc = &onnx__map_proto__descriptor;
     *out = NULL;
-    int rc = oac_pbfile_load(ctx, out, in->path, desc, NULL);
+    /* An input of the call, readable or not (guard.c). */
+    int rc = oac_guard_add(ctx, in->path, "an --input file");
+    if (rc != OAC_OK)
+        return rc;
+    rc = oac_pbfile_load(ctx, out, in->path, desc, NULL);
     if (rc == OAC_ENOMEM)
         return rc;
     if (rc) {
@@ -57,12 +61,39 @@ int oac_input_read(oac_ctx *ctx, const oac_input_file *in, int kind,
 
 /* The first tensor anywhere in a message (a TensorProto, or one inside
  * a SequenceProto, MapProto or OptionalProto, sparse parts included)
- * whose payload does not fit its dims, by the walk of model/walk.h. */
+ * whose payload does not fit its dims, by the walk of model/walk.h;
+ * external data refused exactly as the run's reader refuses it
+ * (extdata.c), and a rank the runtime cannot hold refused here as run
+ * refuses it, so check and run agree on every file. */
 typedef struct fit {
     oac_ctx *ctx;
+    const oac_model *model;
     char *why;
     size_t why_len;
 } fit;
+
+static int fit_tensor(fit *f, const Onnx__TensorProto *t)
+{
+    char part[400];
+    const char *name = t->name ? t->name : "";
+    if (oac_external_judge(f->ctx, f->model, t, part, sizeof part) != OAC_OK) {
+        snprintf(f->why, f->why_len, "out of memory");
+        return OAC_WALK_STOP;
+    }
+    if (part[0]) {
+        snprintf(f->why, f->why_len, "tensor '%s': %s", name, part);
+        return OAC_WALK_STOP;
+    }
+    if (t->n_dims > OAC_RT_MAX_RANK) {
+        snprintf(f->why, f->why_len, "tensor '%s' has rank %zu; the reference runtime "
+                 "holds tensors of rank %d at most", name, t->n_dims, OAC_RT_MAX_RANK);
+        return OAC_WALK_STOP;
+    }
+    if (oac_tensor_payload_fits(f->ctx, t, part, sizeof part))
+        return OAC_WALK_SKIP;
+    snprintf(f->why, f->why_len, "tensor '%s' %s", name, part);
+    return OAC_WALK_STOP;
+}
 
 static int fit_enter(void *arg, const ProtobufCMessage *m,
                      const ProtobufCFieldDescriptor *fd, long index, int depth)
@@ -76,19 +107,14 @@ static int fit_enter(void *arg, const ProtobufCMessage *m,
     }
     if (m->descriptor != &onnx__tensor_proto__descriptor)
         return OAC_WALK_ON;
-    const Onnx__TensorProto *t = (const Onnx__TensorProto *)m;
-    char part[400];
-    if (oac_tensor_payload_fits(f->ctx, t, part, sizeof part))
-        return OAC_WALK_SKIP;
-    snprintf(f->why, f->why_len, "tensor '%s' %s", t->name ? t->name : "", part);
-    return OAC_WALK_STOP;
+    return fit_tensor(f, (const Onnx__TensorProto *)m);
 }
 
 /* Does every tensor in m fit?  false with why set. */
-static bool tensors_fit(oac_ctx *ctx, const ProtobufCMessage *m,
-                        char *why, size_t why_len)
+static bool tensors_fit(oac_ctx *ctx, const oac_model *model,
+                        const ProtobufCMessage *m, char *why, size_t why_len)
 {
-    fit f = { ctx, why, why_len };
+    fit f = { ctx, model, why, why_len };
     const oac_msg_walker wk = { .enter = fit_enter, .arg = &f };
     return oac_msg_walk(&wk, m, 0) != OAC_WALK_STOP;
 }
@@ -151,7 +177,7 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
                 return rc;
             continue;
         }
-        if (!tensors_fit(ctx, f->msg, why, sizeof why)) {
+        if (!tensors_fit(ctx, st->model, f->msg, why, sizeof why)) {
             oac_pbfile_free(f);
             if ((rc = unreadable(st, v, in, why)))
                 return rc;

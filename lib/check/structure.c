@@ -417,6 +417,67 @@ static int check_scope(oac_check_state *st, const oac_scope *s)
     return rc;
 }
 
+/* The function scope whose body s is (s itself or the one enclosing its
+ * subgraph), or NULL for the main graph. */
+static const oac_scope *function_of(const oac_scope *s)
+{
+    while (s && s->parent)
+        s = s->parent;
+    return s && s->kind == OAC_SCOPE_FUNCTION ? s : NULL;
+}
+
+/* ONNX forbids recursion among local functions: a call that closes a
+ * cycle (a function calling itself, directly or through others) is
+ * model-invalid at that node.  An iterative depth-first walk over the
+ * callers of each function (its call sites), colours per scope. */
+static int recursion(oac_check_state *st)
+{
+    const oac_graphs *g = st->graphs;
+    size_t n = g->n_scopes;
+    uint8_t *colour = oac_calloc(st->ctx, n ? n : 1, 1);       /* 0 new, 1 on path, 2 done */
+    size_t *stk = oac_calloc(st->ctx, n ? n : 1, sizeof *stk);  /* scope index */
+    size_t *next = oac_calloc(st->ctx, n ? n : 1, sizeof *next);/* call site to visit */
+    int rc = colour && stk && next ? OAC_OK : OAC_ENOMEM;
+    for (size_t root = 0; !rc && root < n; root++) {
+        if (g->scopes[root]->kind != OAC_SCOPE_FUNCTION || colour[root])
+            continue;
+        size_t top = 0;
+        stk[top++] = root;
+        colour[root] = 1;
+        next[root] = 0;
+        while (top && !rc) {
+            const oac_scope *u = g->scopes[stk[top - 1]];
+            if (next[u->index] == u->n_calls) {
+                colour[u->index] = 2;
+                top--;
+                continue;
+            }
+            const oac_callsite *c = &u->calls[next[u->index]++];
+            const oac_scope *v = function_of(c->scope);
+            if (!v || colour[v->index] == 2)
+                continue;
+            if (colour[v->index] == 1) {
+                char loc[512];
+                oac_where w = oac_where_node(c->scope, c->node, NULL, NULL, loc, sizeof loc);
+                rc = oac_diag_add(st->diags, OAC_MODEL_INVALID, &w,
+                                  "node %s of function '%s' calls '%s', which %s: ONNX "
+                                  "forbids recursion among local functions; unroll it or "
+                                  "use a Loop", c->scope->nodes[c->node].display, v->name,
+                                  u->name, u == v ? "is that function itself"
+                                                  : "calls back into it");
+                continue;
+            }
+            colour[v->index] = 1;
+            next[v->index] = 0;
+            stk[top++] = v->index;
+        }
+    }
+    oac_dealloc(st->ctx, colour);
+    oac_dealloc(st->ctx, stk);
+    oac_dealloc(st->ctx, next);
+    return rc;
+}
+
 int oac_pass_structure(oac_check_state *st)
 {
     const oac_graphs *g = st->graphs;
@@ -431,5 +492,7 @@ int oac_pass_structure(oac_check_state *st)
     }
     for (size_t i = 0; g && i < g->n_scopes && !rc; i++)
         rc = check_scope(st, g->scopes[i]);
+    if (!rc && g)
+        rc = recursion(st);
     return rc;
 }

@@ -518,6 +518,7 @@ struct dtab {
     dtab *next;
     uint8_t payload;   /* 1: TensorProto, 2: QuantizedTensorProto */
     uint8_t share;     /* equal elements may be one message (msg_slot) */
+    uint8_t share_empty; /* empty elements may be one message */
     uint8_t nulcheck;  /* StringStringEntryProto: strings are checked for NUL */
     uint32_t nnear;    /* slot[n] for n < nnear, then nfar slots by id */
     uint32_t nfar;
@@ -656,6 +657,10 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
     t->nulcheck = desc == &onnx__string_string_entry_proto__descriptor;
     t->share = desc == &onnx__attribute_proto__descriptor ||
                desc == &onnx__tensor_shape_proto__dimension__descriptor;
+    /* An empty NodeProto (no op_type: model-invalid, which nothing
+     * annotates or writes into) is one message however many there are:
+     * a million of them cost a pointer each, not a node each. */
+    t->share_empty = desc == &onnx__node_proto__descriptor;
     for (uint32_t i = 0; i < nnear + nfar; i++)
         t->slot[i].wts = 0xff;
     uint32_t far = 0, rslot = 0;
@@ -1366,7 +1371,9 @@ static inline __attribute__((always_inline)) char *copy_string(dec *d, const uin
  * decoding that one began no other message: a leaf (an attribute without
  * a graph or a tensor) that nothing can tell from an equal copy, as the
  * tree is read-only.  The elements of a repeated field are never merged
- * into, so a shared one never changes.  Bytes decode the same way
+ * into, so a shared one never changes.  Empty NodeProtos share too (no
+ * op_type: annotate, the one writer of nodes, never writes one).  Bytes
+ * decode the same way
  * wherever they are (no payload of a leaf of at most MSG_SHARE_MAX bytes
  * stays in the buffer), so the result is what decoding would give.  A
  * direct-mapped cache of MSG_SHARE_SLOTS elements keyed by all of their
@@ -1893,8 +1900,8 @@ start:
                 /* an element equal to a recent one is that one (not past
                  * the depth bound, which the walk reports) */
                 struct mshared *ms = NULL;
-                if (sl->sub->share && op == OP_MSG_REP && n <= MSG_SHARE_MAX &&
-                    lv < d->lv_last) {
+                if ((sl->sub->share || (n == 0 && sl->sub->share_empty)) &&
+                    op == OP_MSG_REP && n <= MSG_SHARE_MAX && lv < d->lv_last) {
                     ms = msg_slot(d, q, n);
                     if (ms->t == sl->sub && ms->n == n && memcmp(ms->bytes, q, n) == 0) {
                         if (!push_elt(d, m, sl, sl->rslot, (uintptr_t)ms->m, 1))

@@ -169,6 +169,7 @@ static int ext_resolve(oac_ctx *ctx, const char *dir, const char *dir_real,
     r->real = oac_alloc(ctx, PATH_MAX);
     if (!r->real)
         return OAC_ENOMEM;
+    r->real[0] = '\0';
     if (!loc || !*loc)
         return invalid(r, "external data has no location");
     if (held_nul(nul, loc))
@@ -239,6 +240,16 @@ static int check_tensor(walk *w, const Onnx__TensorProto *t)
                          t, &r);
     if (rc == OAC_OK && r.why[0])
         rc = report(w, t, "%s", r.why);
+    /* The file it names is an input of the call, found or not (guard.c):
+     * the file it resolves to, else the name beside the model. */
+    const char *loc = ext_get(t, "location");
+    if (rc == OAC_OK && r.real && r.real[0])
+        rc = oac_guard_add(w->ctx, r.real, "the model's external data");
+    else if (rc == OAC_OK && loc && *loc && w->model->dir) {
+        char *p = oac_asprintf(w->ctx, "%s/%s", w->model->dir, loc);
+        rc = p ? oac_guard_add(w->ctx, p, "the model's external data") : OAC_ENOMEM;
+        oac_dealloc(w->ctx, p);
+    }
     oac_dealloc(w->ctx, r.real);
     return rc;
 }
@@ -303,6 +314,30 @@ int oac_external_read(oac_ctx *ctx, const oac_model *model,
 done:
     if (fd >= 0)
         close(fd);
+    oac_dealloc(ctx, r.real);
+    oac_dealloc(ctx, dir_real);
+    return rc;
+}
+
+int oac_external_judge(oac_ctx *ctx, const oac_model *model,
+                       const Onnx__TensorProto *t, char *why, size_t why_len)
+{
+    if (why_len)
+        why[0] = '\0';
+    if (!is_external(t))
+        return OAC_OK;
+    const char *dir = model && model->dir ? model->dir : ".";
+    ext_ref r = { 0 };
+    char *dir_real = oac_alloc(ctx, PATH_MAX);
+    if (!dir_real)
+        return OAC_ENOMEM;
+    int rc = ext_resolve(ctx, dir, realpath(dir, dir_real) ? dir_real : NULL,
+                         model ? model->nul_strings : NULL, t, &r);
+    if (rc == OAC_OK && r.why[0])
+        snprintf(why, why_len, "%s", r.why);
+    /* Read or refused, the file it names is an input of the call. */
+    if (rc == OAC_OK && r.real && r.real[0])
+        rc = oac_guard_add(ctx, r.real, "external data of an --input file");
     oac_dealloc(ctx, r.real);
     oac_dealloc(ctx, dir_real);
     return rc;

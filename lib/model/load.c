@@ -312,7 +312,10 @@ int oac_model_load(oac_ctx *ctx, oac_model **out, const char *path,
         return oac_err(ctx, OAC_EINVAL, "load: no path");
     const uint8_t *map;
     size_t len;
-    int rc = map_file(ctx, path, diags, &map, &len);
+    /* An input of the call, read or not (guard.c). */
+    int rc = oac_guard_add(ctx, path, "the model");
+    if (rc == OAC_OK)
+        rc = map_file(ctx, path, diags, &map, &len);
     if (rc != OAC_OK)
         return rc;
     return model_from(ctx, out, map, len, true, false, path, NULL, diags);

@@ -6,21 +6,24 @@
  * not create and never write two values to one file".
  *
  *  1. The final path is looked at without following it (lstat): a
- *     symbolic link, a folder or anything but a regular file, a character
- *     device or a FIFO is refused (OAC_EIO, the reason on the context);
- *     so is a path that cannot be looked at (a name too long, a missing
+ *     symbolic link is refused (OAC_EIO, the reason on the context); so
+ *     is a path that cannot be looked at (a name too long, a missing
  *     folder).
  *  2. A regular file, or a path that does not exist yet, is written to a
  *     new temporary file in the same folder (O_CREAT | O_EXCL |
  *     O_NOFOLLOW: it never reuses or follows anything already there,
- *     ".oac-tmp-PID-NNN-K"), flushed and synced, then renamed over the
+ *     ".oac-tmp-PID-NNN-K" in hex, at most 29 bytes: it fits NAME_MAX
+ *     whenever the target's name does), flushed and synced, then renamed
+ *     over the
  *     final path, which replaces the path itself and never what a link
  *     there might point to.  A failure anywhere removes the temporary
  *     file and leaves the old file as it was.  A file it replaces keeps
  *     its permission bits; a new one gets 0666 less the umask.
- *  3. A character device (/dev/null) or a FIFO is written in place,
- *     opened with O_NOFOLLOW and O_NONBLOCK (a FIFO nobody reads from is
- *     an error at once, never a hang), then blocking again.
+ *  3. Contract 12: anything else already at the path (a folder, a
+ *     character device such as /dev/null, a FIFO, a socket) is refused
+ *     with OAC_EINVAL, a usage error: nothing is replaced or written.
+ *  4. A path that is an input of the call, or another writer's output
+ *     (guard.c), is refused with OAC_EINVAL before any file is made.
  *
  * Invariants: nothing is left behind after oac_outfile_abort or a
  * failed commit; the stream belongs to the object.
@@ -38,7 +41,8 @@
 struct oac_outfile {
     oac_ctx *ctx;
     char *path;        /* the final path */
-    char *tmp;         /* the temporary file, NULL when written in place */
+    char *tmp;         /* the temporary file */
+    const char *writer;/* "-o", "--dump" (static) */
     FILE *f;
 };
 
@@ -49,40 +53,51 @@ static char *folder_of(oac_ctx *ctx, const char *path)
     return oac_strndup(ctx, path, slash ? (size_t)(slash - path) + 1 : 0);
 }
 
-/* A new temporary file beside o->path (invariant 2). */
-static int open_temp(oac_outfile *o, const struct stat *old)
+int oac_tempfile_open(oac_ctx *ctx, const char *target, const struct stat *old,
+                      char **tmp_out)
 {
-    oac_ctx *ctx = o->ctx;
-    char *dir = folder_of(ctx, o->path);
+    *tmp_out = NULL;
+    char *dir = folder_of(ctx, target);
     if (!dir)
         return OAC_ENOMEM;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int fd = -1, err = EEXIST;
+    char *tmp = NULL;
+    /* ".oac-tmp-" and at most 8 + 8 + 2 hex digits: 29 bytes, a name that
+     * fits NAME_MAX whatever the target's own name (invariant 2). */
     for (unsigned k = 0; k < 64 && fd < 0 && err == EEXIST; k++) {
-        o->tmp = oac_asprintf(ctx, "%s.oac-tmp-%ld-%lx-%u", dir, (long)getpid(),
-                              (unsigned long)ts.tv_nsec, k);
-        if (!o->tmp) {
+        tmp = oac_asprintf(ctx, "%s.oac-tmp-%lx-%lx-%x", dir,
+                           (unsigned long)getpid() & 0xffffffffUL,
+                           (unsigned long)ts.tv_nsec & 0xffffffffUL, k);
+        if (!tmp) {
             oac_dealloc(ctx, dir);
             return OAC_ENOMEM;
         }
-        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         err = errno;
         if (fd < 0) {
-            oac_dealloc(ctx, o->tmp);
-            o->tmp = NULL;
+            oac_dealloc(ctx, tmp);
+            tmp = NULL;
         }
     }
     oac_dealloc(ctx, dir);
     if (fd < 0)
-        return oac_err(ctx, OAC_EIO, "%s: cannot create a file beside it: %s", o->path,
+        return oac_err(ctx, OAC_EIO, "%s: cannot create a file beside it: %s", target,
                        strerror(err));
     if (old)
         (void)fchmod(fd, old->st_mode & 07777);
+    *tmp_out = tmp;
     return fd;
 }
 
 int oac_outfile_open(oac_ctx *ctx, oac_outfile **out, const char *path)
+{
+    return oac_outfile_open_as(ctx, out, path, "-o");
+}
+
+int oac_outfile_open_as(oac_ctx *ctx, oac_outfile **out, const char *path,
+                        const char *writer)
 {
     *out = NULL;
     if (!path || !*path)
@@ -91,6 +106,7 @@ int oac_outfile_open(oac_ctx *ctx, oac_outfile **out, const char *path)
     if (!o)
         return OAC_ENOMEM;
     o->ctx = ctx;
+    o->writer = writer;
     int rc = OAC_OK, fd = -1;
     if (!(o->path = oac_strdup(ctx, path))) {
         rc = OAC_ENOMEM;
@@ -106,20 +122,20 @@ int oac_outfile_open(oac_ctx *ctx, oac_outfile **out, const char *path)
         rc = oac_err(ctx, OAC_EIO, "%s: is a symbolic link, which is not followed", path);
         goto done;
     }
-    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-        /* Invariant 3: in place, never blocking in open. */
-        fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
-        if (fd < 0 || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
-            rc = oac_err(ctx, OAC_EIO, "%s: cannot open for writing: %s", path,
-                         errno == ENXIO ? "a FIFO nobody reads from" : strerror(errno));
-            goto done;
-        }
-    } else if (exists && !S_ISREG(st.st_mode)) {
-        rc = oac_err(ctx, OAC_EIO, "%s: is %s, not a file", path,
-                     S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+    if (exists && !S_ISREG(st.st_mode)) {
+        /* Invariant 3: only a regular file is replaced. */
+        rc = oac_err(ctx, OAC_EINVAL, "%s: is %s, not a regular file; %s writes a "
+                     "regular file (or creates one) and replaces nothing else", path,
+                     S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) ?
+                     "a character device" : S_ISBLK(st.st_mode) ? "a block device" :
+                     S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ?
+                     "a socket" : "a special file", writer);
         goto done;
-    } else if ((fd = open_temp(o, exists ? &st : NULL)) < 0) {
+    }
+    /* Invariant 4: never an input of the call. */
+    if ((rc = oac_guard_check(ctx, path, writer)) != OAC_OK)
+        goto done;
+    if ((fd = oac_tempfile_open(ctx, path, exists ? &st : NULL, &o->tmp)) < 0) {
         rc = fd;
         fd = -1;
         goto done;
@@ -173,9 +189,15 @@ int oac_outfile_commit(oac_outfile *o)
     if (fclose(o->f) != 0 && !err)
         err = errno ? errno : EIO;
     o->f = NULL;
+    /* Invariant 4 once more: an input found since the open (the external
+     * data of a model checked after it) is never replaced. */
+    int rc = err ? OAC_OK : oac_guard_check(ctx, o->path, o->writer);
+    if (rc != OAC_OK) {
+        oac_outfile_abort(o);
+        return rc;
+    }
     if (!err && o->tmp && rename(o->tmp, o->path) != 0)
         err = errno;
-    int rc = OAC_OK;
     if (err)
         rc = oac_err(ctx, OAC_EIO, "%s: cannot write: %s", o->path, strerror(err));
     else {

@@ -19,7 +19,11 @@
  *     pipe) is written directly and never removed.
  *  3. The model is not modified.
  *     oac_model_save_temp writes the temporary file only and hands its
- *     name to the caller (annotate checks the file before renaming it).
+ *     name to the caller (annotate checks the file before renaming it);
+ *     it refuses (OAC_EINVAL) a target that exists and is no regular file
+ *     and one that is an input of the call (guard.c).  Temporary files
+ *     are named by outfile.c (they fit NAME_MAX whenever the target's
+ *     name does) and synced before the rename.
  *  4. Payload bytes that come from the file mapping are written in 8 MiB
  *     slices and their pages dropped after each (MADV_DONTNEED: the
  *     mapping is private, read-only and never written, so the pages are
@@ -79,37 +83,15 @@ static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
     }
 }
 
-/* Open a new temporary file beside target, mode 0666 less the umask (or
- * the mode of the file it replaces).  O_EXCL: never clobbers anything. */
+/* A new temporary file beside target (outfile.c names it). */
 static int open_temp(oac_ctx *ctx, const char *target, const struct stat *old,
                      char **tmp_out)
 {
-    *tmp_out = NULL;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    for (unsigned attempt = 0; attempt < 64; attempt++) {
-        char *tmp = oac_asprintf(ctx, "%s.oac-tmp-%ld-%lx-%u", target, (long)getpid(),
-                                 (unsigned long)ts.tv_nsec, attempt);
-        if (!tmp)
-            return OAC_ENOMEM;
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            if (old)
-                (void)fchmod(fd, old->st_mode & 07777);
-            *tmp_out = tmp;
-            return fd;
-        }
-        int err = errno;
-        oac_dealloc(ctx, tmp);
-        if (err != EEXIST)
-            return oac_err(ctx, OAC_EIO, "%s: cannot open for writing: %s", target,
-                           strerror(err));
-    }
-    return oac_err(ctx, OAC_EIO, "%s: cannot create a temporary file beside it", target);
+    return oac_tempfile_open(ctx, target, old, tmp_out);
 }
 
-/* Pack the model into f and close f: 0, or the first errno of writing,
- * flushing or closing. */
+/* Pack the model into f, sync it when it is a regular file, and close
+ * f: 0, or the first errno of writing, flushing, syncing or closing. */
 static int pack_close(const oac_model *model, FILE *f)
 {
     file_sink s = { .base = { .append = sink_append }, .f = f };
@@ -123,6 +105,12 @@ static int pack_close(const oac_model *model, FILE *f)
     protobuf_c_message_pack_to_buffer(&model->proto->base, &s.base);
     if (!s.err && fflush(f) != 0)
         s.err = errno ? errno : EIO;
+    struct stat st;
+    /* Synced before the rename: after a crash the name holds the old
+     * file or the whole new one. */
+    if (!s.err && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+        fsync(fileno(f)) != 0)
+        s.err = errno ? errno : EIO;
     if (fclose(f) != 0 && !s.err)
         s.err = errno ? errno : EIO;
     return s.err;
@@ -135,7 +123,19 @@ int oac_model_save_temp(oac_ctx *ctx, const oac_model *model, const char *target
     if (!model || !model->proto || !target)
         return oac_err(ctx, OAC_EINVAL, "save: no model or no path");
     struct stat st;
-    bool exists = stat(target, &st) == 0 && S_ISREG(st.st_mode);
+    bool exists = lstat(target, &st) == 0;
+    /* Contract 12: annotate -o replaces only a regular file or makes one,
+     * and never an input of the call (guard.c). */
+    if (exists && !S_ISREG(st.st_mode))
+        return oac_err(ctx, OAC_EINVAL, "%s: is %s, not a regular file; annotate -o "
+                       "writes a regular file (or creates one) and replaces nothing else",
+                       target, S_ISLNK(st.st_mode) ? "a symbolic link" :
+                       S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) ?
+                       "a character device" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+                       S_ISSOCK(st.st_mode) ? "a socket" : "a special file");
+    int rc = oac_guard_check(ctx, target, "annotate -o");
+    if (rc != OAC_OK)
+        return rc;
     char *tmp = NULL;
     int fd = open_temp(ctx, target, exists ? &st : NULL, &tmp);
     if (fd < 0)

@@ -543,6 +543,35 @@ static bool payload_hint(const Onnx__TensorProto *t, uint64_t *out)
     return true;
 }
 
+/* How many payload fields t holds (raw_data and each typed field, kept
+ * or left in the mapping), and the names of the first two. */
+static int payload_fields(const Onnx__TensorProto *t, const char **a, const char **b)
+{
+    static const struct { unsigned f; const char *name; } fs[] = {
+        { F_RAW, "raw_data" }, { F_FLOAT, "float_data" }, { F_INT32, "int32_data" },
+        { F_INT64, "int64_data" }, { F_DOUBLE, "double_data" }, { F_UINT64, "uint64_data" },
+    };
+    const bool kept[] = { t->has_raw_data, t->n_float_data > 0, t->n_int32_data > 0,
+                          t->n_int64_data > 0, t->n_double_data > 0, t->n_uint64_data > 0 };
+    int n = 0;
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+        if (kept[i] || has_unknown(&t->base, fs[i].f)) {
+            if (n == 0)
+                *a = fs[i].name;
+            else if (n == 1)
+                *b = fs[i].name;
+            n++;
+        }
+    if (t->n_string_data) {
+        if (n == 0)
+            *a = "string_data";
+        else if (n == 1)
+            *b = "string_data";
+        n++;
+    }
+    return n;
+}
+
 bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
                              char *why, size_t why_len)
 {
@@ -550,6 +579,13 @@ bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
         why[0] = '\0';
     if (is_external(t) || t->segment)
         return true;
+    const char *f1 = NULL, *f2 = NULL;
+    /* Two payloads: which one a reader takes would be a guess. */
+    if (payload_fields(t, &f1, &f2) > 1) {
+        snprintf(why, why_len, "holds two payloads (%s and %s): store its elements in "
+                 "one of them", f1, f2);
+        return false;
+    }
     char dims[128];
     uint64_t n;
     if (!oac_tensor_numel(t, &n)) {

@@ -135,6 +135,10 @@ int oac_annotate_json(oac_ctx *ctx, uint8_t **out, size_t *out_len, char **repor
     *out = NULL;
     *out_len = 0;
     *report = NULL;
+    /* A capacity below 1 is a usage error, as --capacity's. */
+    if (opts && opts->capacity < 0)
+        return oac_err(ctx, OAC_EINVAL, "capacity %lld: a capacity is at least 1",
+                       (long long)opts->capacity);
     if (!(diags = oac_diags_new(ctx))) {
         rc = OAC_ENOMEM;
         goto done;

@@ -101,6 +101,22 @@ json_t *oac_report_gitlab(oac_ctx *ctx, const oac_report_input *in, size_t n)
             if (!o || json_array_append_new(arr, o) != 0)
                 ok = false;
         }
+        /* Contract 12: one issue per code with findings past the listing
+         * cap, saying how many. */
+        for (int c = 0; ok && c < OAC_CODE_COUNT; c++) {
+            uint64_t k = oac_diags_omitted(in[m].diags, (oac_code)c);
+            if (!k)
+                continue;
+            char msg[256];
+            snprintf(msg, sizeof msg, "%llu more %s findings omitted: a report lists at "
+                     "most %d of one code per model", (unsigned long long)k,
+                     oac_code_name((oac_code)c), OAC_DIAG_LIST_MAX);
+            oac_diag d = { .code = (oac_code)c, .severity = oac_code_severity((oac_code)c),
+                           .message = msg };
+            json_t *o = issue_json(&d, path, path_hash(msg), &ok);
+            if (!o || json_array_append_new(arr, o) != 0)
+                ok = false;
+        }
         oac_dealloc(ctx, fps);
         oac_dealloc(ctx, path);
     }

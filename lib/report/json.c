@@ -26,6 +26,7 @@
  * as the other library files do, so reports need no accessor beyond it.
  */
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check/analysis.h"
@@ -33,9 +34,12 @@
 
 bool oac_report_failed(const oac_report_input *in)
 {
-    if (oac_diags_count_severity(in->diags, OAC_SEV_ERROR) > 0)
+    /* Omitted findings count as if listed (contract 12). */
+    if (oac_diags_count_severity(in->diags, OAC_SEV_ERROR) > 0 ||
+        oac_diags_omitted_severity(in->diags, OAC_SEV_ERROR) > 0)
         return true;
-    return in->werror && oac_diags_count_severity(in->diags, OAC_SEV_WARNING) > 0;
+    return in->werror && (oac_diags_count_severity(in->diags, OAC_SEV_WARNING) > 0 ||
+                          oac_diags_omitted_severity(in->diags, OAC_SEV_WARNING) > 0);
 }
 
 /* A string, or null for NULL: the report's nullable strings. */
@@ -111,6 +115,24 @@ static json_t *diag_json(const oac_diag *d)
     return o;
 }
 
+/* The bytes of s as lower-case hex (NULL when out of memory). */
+static json_t *path_hex(const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = strlen(s);
+    char *buf = n < SIZE_MAX / 2 ? malloc(2 * n + 1) : NULL;
+    if (!buf)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        buf[2 * i] = hex[(unsigned char)s[i] >> 4];
+        buf[2 * i + 1] = hex[(unsigned char)s[i] & 15];
+    }
+    buf[2 * n] = '\0';
+    json_t *j = json_string(buf);
+    free(buf);
+    return j;
+}
+
 static json_t *model_json(const oac_report_input *in, bool *ok)
 {
     json_t *o = json_object();
@@ -121,7 +143,12 @@ static json_t *model_json(const oac_report_input *in, bool *ok)
         json_decref(ops);
         return NULL;
     }
-    put(o, "path", oac_json_str(in->path ? in->path : ""), ok);
+    const char *path = in->path ? in->path : "";
+    put(o, "path", oac_json_str(path), ok);
+    /* A path that is not UTF-8 reads with U+FFFD in path, so two files
+     * could share one; path_bytes keeps its bytes (lower-case hex). */
+    if (!oac_utf8_valid(path))
+        put(o, "path_bytes", path_hex(path), ok);
     put(o, "ir_version", p && p->has_ir_version
                               ? json_integer((json_int_t)p->ir_version)
                               : json_null(), ok);
@@ -154,6 +181,13 @@ static json_t *summary_json(const oac_diags *diags, bool *ok)
      * either was given. */
     if (oac_diags_filtered(diags))
         put(o, "ignored", json_integer((json_int_t)oac_diags_ignored(diags)), ok);
+    /* Contract 12: code -> findings past the listing cap, {} when none. */
+    json_t *om = json_object();
+    for (int c = 0; om && c < OAC_CODE_COUNT; c++)
+        if (oac_diags_omitted(diags, (oac_code)c))
+            put(om, oac_code_name((oac_code)c),
+                json_integer((json_int_t)oac_diags_omitted(diags, (oac_code)c)), ok);
+    put(o, "omitted", om, ok);
     return o;
 }
 

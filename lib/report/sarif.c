@@ -325,6 +325,48 @@ static json_t *result_json(oac_ctx *ctx, const oac_diag *d, const char *path,
     return res;
 }
 
+/* Contract 12: one notification per code of model m with findings past
+ * the listing cap (the count in its property bag "omitted"). */
+static void omitted_json(oac_ctx *ctx, json_t *notes, const oac_report_input *in,
+                         size_t m, const char *srcroot, bool *ok)
+{
+    const char *path = in->path ? in->path : "";
+    for (int c = 0; c < OAC_CODE_COUNT; c++) {
+        uint64_t k = oac_diags_omitted(in->diags, (oac_code)c);
+        if (!k)
+            continue;
+        json_t *o = json_object(), *desc = json_object(), *props = json_object();
+        json_t *locs = json_array(), *loc = json_object(), *phys = json_object();
+        if (!o || !desc || !props || !locs || !loc || !phys) {
+            json_decref(o);
+            json_decref(desc);
+            json_decref(props);
+            json_decref(locs);
+            json_decref(loc);
+            json_decref(phys);
+            *ok = false;
+            return;
+        }
+        char msg[256];
+        snprintf(msg, sizeof msg, "%llu more %s findings omitted: a report lists at most "
+                 "%d of one code per model", (unsigned long long)k,
+                 oac_code_name((oac_code)c), OAC_DIAG_LIST_MAX);
+        oac_severity sev = oac_code_severity((oac_code)c);
+        put(o, "level", oac_json_str(sev == OAC_SEV_ERROR ? "error" :
+                                     sev == OAC_SEV_WARNING ? "warning" : "note"), ok);
+        put(o, "message", text_obj(msg, ok), ok);
+        put(desc, "id", oac_json_str(oac_code_name((oac_code)c)), ok);
+        put(o, "associatedRule", desc, ok);
+        put(phys, "artifactLocation", artifact_loc(ctx, path, srcroot, (long)m, ok), ok);
+        put(loc, "physicalLocation", phys, ok);
+        push(locs, loc, ok);
+        put(o, "locations", locs, ok);
+        put(props, "omitted", json_integer((json_int_t)k), ok);
+        put(o, "properties", props, ok);
+        push(notes, o, ok);
+    }
+}
+
 json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
 {
     bool ok = true;
@@ -338,9 +380,11 @@ json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
     json_t *results = json_array();
     json_t *invocations = json_array();
     json_t *inv = json_object();
+    json_t *notes = json_array();
 
     if (!log || !runs || !run || !tool || !driver || !artifacts || !results ||
-        !invocations || !inv) {
+        !invocations || !inv || !notes) {
+        json_decref(notes);
         json_decref(runs);
         json_decref(run);
         json_decref(tool);
@@ -404,14 +448,19 @@ json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
             if (oac_code_is_failure(d->code))
                 success = false;
         }
-        if (!in[m].model)
-            success = false;
+        /* An unreadable model has its parse-error (a failure): the
+         * model itself may be gone by now (check releases each). */
+        omitted_json(ctx, notes, &in[m], m, srcroot, &ok);
         oac_dealloc(ctx, fps);
         oac_dealloc(ctx, relpath);
     }
     put(run, "artifacts", artifacts, &ok);
     put(run, "results", results, &ok);
     put(inv, "executionSuccessful", json_boolean(success), &ok);
+    if (json_array_size(notes))
+        put(inv, "toolExecutionNotifications", notes, &ok);
+    else
+        json_decref(notes);
     push(invocations, inv, &ok);
     put(run, "invocations", invocations, &ok);
     push(runs, run, &ok);

@@ -48,6 +48,16 @@ static inline size_t oac_utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
+/* Whether s is valid UTF-8 throughout. */
+static inline bool oac_utf8_valid(const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0, k; i < n; i += k)
+        if (!(k = oac_utf8_len((const unsigned char *)s + i, n - i)))
+            return false;
+    return true;
+}
+
 /* json_string that never refuses for bad UTF-8 (NULL only when out of
  * memory); s must not be NULL. */
 static inline json_t *oac_json_str(const char *s)

@@ -228,6 +228,12 @@ char *oac_report_text(oac_ctx *ctx, const oac_report_input *in)
         oac_sb_add(&b, ", %zu unchecked", unchecked);
     if (ignored)
         oac_sb_add(&b, ", %zu ignored", ignored);
+    /* Contract 12: findings past the listing cap, counted per code. */
+    for (int c = 0; c < OAC_CODE_COUNT; c++)
+        if (oac_diags_omitted(in->diags, (oac_code)c))
+            oac_sb_add(&b, ", %llu more %s omitted",
+                       (unsigned long long)oac_diags_omitted(in->diags, (oac_code)c),
+                       oac_code_name((oac_code)c));
     oac_sb_add(&b, " (status: %s)\n", oac_report_failed(in) ? "error" : "ok");
     if (b.failed) {
         oac_dealloc(ctx, b.s);

@@ -287,11 +287,17 @@ static bool is_readonly_opt(const rt_run *r, const char *name)
 static int tensor_bytes(rt_run *r, oac_tensor *t, const char *what)
 {
     uint64_t n, b;
+    if (!oac_elem_name(t->elem_type))
+        return oac_err(r->ctx, OAC_EINVAL, "input '%s': element type %d has no fixed size",
+                       what, t->elem_type);
+    /* A size whose byte count overflows is the model's (or its dims'),
+     * a memory-budget finding with the report, never a usage error
+     * (contract 12). */
     if (!oac_tensor_numel_rt(t, &n) || !oac_elem_bytes(t->elem_type, n, &b) ||
         b > SIZE_MAX)
-        return oac_err(r->ctx, OAC_EINVAL,
-                       "input '%s': element type %d or shape has no fixed size",
-                       what, t->elem_type);
+        return oac_err(r->ctx, OAC_EBUDGET,
+                       "input '%s' (%s) would need more bytes than a 64-bit count holds",
+                       what, oac_elem_name(t->elem_type));
     if (b > OAC_RT_MAX_BYTES)
         return oac_err(r->ctx, OAC_EBUDGET,
                        "input '%s' would need %" PRIu64 " bytes, above the reference "

@@ -20,9 +20,14 @@
  *     the file; the other values are still written, and the call then
  *     returns OAC_ERUNTIME (explained by the diagnostics).
  *  3. A name met twice is written once.
+ *  4. Contract 12: before the run (oac_dump_gate), the folder must not be
+ *     a symbolic link and no file the dump may write (one per output and
+ *     READ_WRITE input of the main graph) may be an input of the call or the -o
+ *     file (guard.c): a usage error, nothing run or written.
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "run/kernel_api.h"
 
@@ -71,7 +76,7 @@ static int write_message(oac_ctx *ctx, oac_diags *diags, const char *value,
         return OAC_ENOMEM;
     protobuf_c_message_pack(m, buf);
     oac_outfile *f = NULL;
-    int rc = oac_outfile_open(ctx, &f, path);
+    int rc = oac_outfile_open_as(ctx, &f, path, "--dump");
     if (rc == OAC_OK) {
         if (len && fwrite(buf, 1, len, oac_outfile_stream(f)) != len) {
             oac_outfile_abort(f);
@@ -147,6 +152,48 @@ static int dump_paged(oac_ctx *ctx, oac_diags *diags, const char *path,
 done:
     oac_dealloc(ctx, q);
     oac_dealloc(ctx, qp);
+    return rc;
+}
+
+/* The files of vi[0..n) (only the READ_WRITE ones, the caches a run
+ * binds, when caches_only) are no input of the call and no -o. */
+static int gate_names(oac_ctx *ctx, const char *dir, Onnx__ValueInfoProto **vi,
+                      size_t n, bool caches_only)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!vi[i] || !vi[i]->name || !*vi[i]->name)
+            continue;
+        if (caches_only && !(vi[i]->has_access &&
+                             vi[i]->access == ONNX__VALUE_INFO_PROTO__ACCESS__READ_WRITE))
+            continue;
+        char *path = file_name(ctx, dir, vi[i]->name);
+        if (!path)
+            return OAC_ENOMEM;
+        int rc = oac_guard_check(ctx, path, "--dump");
+        oac_dealloc(ctx, path);
+        if (rc)
+            return rc;
+    }
+    return OAC_OK;
+}
+
+int oac_dump_gate(oac_ctx *ctx, const oac_model *model, const char *dir)
+{
+    struct stat st;
+    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+        return oac_err(ctx, OAC_EINVAL, "--dump %s: is a symbolic link, which is not "
+                       "followed; name the folder itself", dir);
+    const Onnx__GraphProto *g = model->proto ? model->proto->graph : NULL;
+    if (!g)
+        return OAC_OK;
+    int rc = gate_names(ctx, dir, g->input, g->n_input, true);
+    if (rc == OAC_OK)
+        rc = gate_names(ctx, dir, g->output, g->n_output, false);
+    if (rc == OAC_EINVAL) {
+        char why[sizeof ctx->errmsg];
+        snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
+        rc = oac_err(ctx, OAC_EINVAL, "--dump %s: the file %s", dir, why);
+    }
     return rc;
 }
 

@@ -353,7 +353,8 @@ int oac_decoder_fill(const oac_decoder *d, size_t i, int64_t past, int64_t n,
     uint64_t numel, bytes;
     if (!oac_tensor_numel_rt(t, &numel) || !oac_elem_bytes(t->elem_type, numel, &bytes) ||
         bytes > SIZE_MAX)
-        return oac_err(d->ctx, OAC_EUNSUPPORTED, "decoder input %zu: shape too large", i);
+        return oac_err(d->ctx, OAC_EBUDGET, "decoder input %zu: more bytes than a 64-bit "
+                       "count holds", i);
     t->bytes = (size_t)bytes;
     t->data = t->bytes ? oac_ralloc_bound(a, t->bytes) : NULL;
     if (t->bytes && !t->data)
@@ -375,6 +376,11 @@ int oac_decoder_fill(const oac_decoder *d, size_t i, int64_t past, int64_t n,
             memcpy((uint8_t *)t->data + 8 * e, &v, 8);
             continue;
         }
+        /* A token the option gave that the input cannot hold is one usage
+         * error (contract 12); a length past INT32 is the model's limit. */
+        if ((v < INT32_MIN || v > INT32_MAX) && ro->fill == FILL_TOKENS && d->tokens)
+            return oac_err(d->ctx, OAC_EINVAL, "--tokens: %" PRId64 " does not fit decoder "
+                           "input '%s', which is INT32", v, ro->key);
         if (v < INT32_MIN || v > INT32_MAX)
             return oac_err(d->ctx, OAC_EUNSUPPORTED,
                            "decoder input '%s' is INT32, but the step needs %" PRId64,

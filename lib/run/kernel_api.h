@@ -39,9 +39,8 @@
 #include "op_fns.h"
 #include "ops.h"
 
-/* Ranks above this are refused with OAC_EUNSUPPORTED (the contract's
- * caches are rank 4; the toy decoder stays below 6). */
-#define OAC_RT_MAX_RANK 8
+/* OAC_RT_MAX_RANK (oac_int.h): ranks above it are refused with
+ * OAC_EUNSUPPORTED, and --input files of a higher rank by check too. */
 
 /* Limits on what a model's values can make the runtime do (man page,
  * `run`).  Both are refusals, never attempted:
@@ -421,5 +420,10 @@ typedef struct oac_dump_value {
 } oac_dump_value;
 int oac_dump_values(oac_ctx *ctx, oac_diags *diags, const char *dir,
                     const oac_dump_value *v, size_t n);
+/* Before a run (contract 12): OAC_EINVAL with the reason on ctx when dir
+ * is a symbolic link or a file the dump may write (one per output and
+ * READ_WRITE input of model's main graph) is an input of the call or another
+ * writer's output (guard.c); OAC_ENOMEM; else OAC_OK. */
+int oac_dump_gate(oac_ctx *ctx, const oac_model *model, const char *dir);
 
 #endif /* OAC_RUNTIME_H */

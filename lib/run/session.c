@@ -357,9 +357,9 @@ static int outcome(rt_run *r, oac_session *sess, unsigned n, oac_execution *e,
 /* The failure classification (invariant 2), status -> code: a run that
  * stopped with status rc and no new error saying why gets one at the node
  * it stopped at.  The budget (an input's bindings or data) is a finding
- * that explains the stop (memory-budget; the status becomes
- * OAC_ERUNTIME); what the runtime cannot execute (a rank, a type) is
- * unsupported-operator; a broken invariant or out of memory is the tool
+ * that explains the stop (memory-budget); what the runtime cannot
+ * execute (a rank, a type) is unsupported-operator (either way the status
+ * becomes OAC_ERUNTIME, explained by that one finding); a broken invariant or out of memory is the tool
  * failing, not the model (analysis-failed).  Usage errors (EINVAL) and
  * unreadable --input/--dump files (EPARSE, EIO) stay operational
  * failures.  Returns the run's status. */
@@ -380,14 +380,13 @@ static int classify(const rt_run *r, int rc, long stop_node, size_t errors_befor
     const Onnx__GraphProto *g = r->model->proto->graph;
     if (!w.graph && g)
         w.graph = g->name ? g->name : "main";
-    oac_code code = rc == OAC_EBUDGET ? OAC_MEMORY_BUDGET
-                  : rc == OAC_EUNSUPPORTED ? OAC_UNSUPPORTED_OPERATOR
-                                           : OAC_ANALYSIS_FAILED;
+    oac_code code = oac_status_code(rc);   /* the one status -> code map */
     /* Best effort: out of memory may make this fail too. */
     int drc = oac_diag_add(diags, code, &w, "the reference runtime stopped%s%s: %s",
                            n ? " at node " : "", n ? n->display : "",
                            *oac_errmsg(r->ctx) ? oac_errmsg(r->ctx) : "operational failure");
-    return rc == OAC_EBUDGET && !drc ? OAC_ERUNTIME : rc;
+    /* Explained by that finding: the stop is the run's, one code. */
+    return (rc == OAC_EBUDGET || rc == OAC_EUNSUPPORTED) && !drc ? OAC_ERUNTIME : rc;
 }
 
 /* Everything the run made, whatever happened. */
@@ -425,6 +424,14 @@ int oac_run_with_hooks(oac_ctx *ctx, oac_execution **out,
         opts = &no_opts;
     if (!model || !model->proto)
         return oac_err(ctx, OAC_EINVAL, "no model to run");
+    /* Contract 12: a dump that would write over an input of the call or
+     * the -o file, or into a symbolic link, is a usage error before any
+     * step (dump.c). */
+    if (opts->dump_dir) {
+        int grc = oac_dump_gate(ctx, model, opts->dump_dir);
+        if (grc != OAC_OK)
+            return grc;
+    }
     size_t errors_before = oac_diags_count_severity(diags, OAC_SEV_ERROR);
     long stop_node = -1;
     rt_run r = { .ctx = ctx, .model = model, .opts = opts, .hooks = hooks,

@@ -186,8 +186,10 @@ def check(model, dims=None, werror=False, inputs=None, name=None, config=None):
     for i, (k, v) in enumerate(dims.items()):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError("dims[%r]: an int, not %s" % (k, type(v).__name__))
-        if not -2 ** 63 <= v < 2 ** 63:
-            raise ValueError("dims[%r] = %d: out of range" % (k, v))
+        # As the command line's --dim: a positive 64-bit integer.
+        if not 1 <= v < 2 ** 63:
+            raise ValueError("dims[%r] = %d: a dimension is an integer from 1 to 2**63-1"
+                             % (k, v))
         d[i].name, d[i].value = str(k).encode("utf-8"), v
     f = (_InputFile * max(len(inputs), 1))()
     for i, (k, v) in enumerate(inputs.items()):
@@ -220,8 +222,16 @@ def annotate(model, config=None, ignore_config=False, capacity=None, partial=Fal
     one beside the model's path or name); capacity: a static capacity
     instead of the symbol kv_capacity.  Nothing is written to disk.
     """
+    # As the command line's --capacity: a positive 64-bit integer (None:
+    # the symbol), never truncated into the C field.
+    if capacity is not None:
+        if isinstance(capacity, bool) or not isinstance(capacity, int):
+            raise TypeError("capacity: an int, not %s" % type(capacity).__name__)
+        if not 1 <= capacity < 2 ** 63:
+            raise ValueError("capacity = %d: a capacity is an integer from 1 to 2**63-1"
+                             % capacity)
     opts = _AnnotateOpts(os.fsencode(config) if config is not None else None,
-                         bool(ignore_config), int(capacity or 0), bool(partial))
+                         bool(ignore_config), capacity or 0, bool(partial))
     cname, buf = _model_arg(model, name)
     out, out_len, rep = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
     result = {}
