@@ -198,28 +198,6 @@ static oac_report_input report_input(const cli *c, const cli_model *m,
     return in;
 }
 
-/* Text, several models: one last line of totals, "19 models: 7 with
- * errors (1 unreadable), 2 with warnings only, 10 ok", so a folder's
- * verdict needs no counting.  It starts with a count, never a PATH:. */
-static int totals_line(const cli_model *models, const oac_report_input *ins, size_t n,
-                       FILE *out)
-{
-    size_t errors = 0, unreadable = 0, warned = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (models[i].exit == CLI_EXIT_USAGE)
-            unreadable++;
-        if (oac_report_failed(&ins[i]) || models[i].exit != CLI_EXIT_OK)
-            errors++;
-        else if (oac_diags_count_severity(models[i].diags, OAC_SEV_WARNING))
-            warned++;
-    }
-    char extra[64] = "";
-    if (unreadable)
-        snprintf(extra, sizeof extra, " (%zu unreadable)", unreadable);
-    return fprintf(out, "%zu models: %zu with errors%s, %zu with warnings only, %zu ok\n",
-                   n, errors, extra, warned, n - errors - warned);
-}
-
 /* jansson hands its dump over in tokens of a few bytes; json_dumpf
  * makes one fwrite of each, which cost more than building the report.
  * Collect them in 64 KiB blocks instead. */
@@ -335,8 +313,6 @@ static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
             }
             oac_free(s);
         }
-        if (n > 1 && rc == 0 && totals_line(models, ins, n, out) < 0)
-            rc = -1;
         break;
     case CLI_FMT_JSON:
         if (n == 1) {
@@ -447,6 +423,7 @@ typedef struct stream {
     char *cwd;
     size_t n, done;
     oac_report_input *kept;      /* SARIF, GitLab: path and diags */
+    size_t errors, unreadable, warned;   /* text: the totals line */
     bool failed;
 } stream;
 
@@ -483,6 +460,12 @@ static void stream_model(stream *s, cli_model *m)
     oac_report_input in = report_input(s->c, m, s->cwd);
     if (s->failed)
         return;
+    if (m->exit == CLI_EXIT_USAGE)
+        s->unreadable++;
+    if (oac_report_failed(&in) || m->exit != CLI_EXIT_OK)
+        s->errors++;
+    else if (m->diags && oac_diags_count_severity(m->diags, OAC_SEV_WARNING))
+        s->warned++;
     switch (s->c->format) {
     case CLI_FMT_TEXT: {
         char *t = oac_report_text(s->ctx, &in);
@@ -516,6 +499,18 @@ static void stream_model(stream *s, cli_model *m)
     s->done++;
 }
 
+/* Text, several models: one last line of totals, "19 models: 7 with
+ * errors (1 unreadable), 2 with warnings only, 10 ok", so a folder's
+ * verdict needs no counting.  It starts with a count, never a PATH:. */
+static int stream_totals(const stream *s)
+{
+    char extra[64] = "";
+    if (s->unreadable)
+        snprintf(extra, sizeof extra, " (%zu unreadable)", s->unreadable);
+    return fprintf(s->out, "%zu models: %zu with errors%s, %zu with warnings only, %zu ok\n",
+                   s->done, s->errors, extra, s->warned, s->done - s->errors - s->warned);
+}
+
 /* Finish the document and the file: CLI_EXIT_OK or CLI_EXIT_USAGE. */
 static int stream_close(stream *s, bool abandon)
 {
@@ -523,6 +518,8 @@ static int stream_close(stream *s, bool abandon)
     if (!abandon && rc == 0) {
         if (s->c->format == CLI_FMT_JSON && s->n > 1)
             rc = fputs("\n]\n", s->out) == EOF ? -1 : 0;
+        else if (s->c->format == CLI_FMT_TEXT && s->done > 1)
+            rc = stream_totals(s) < 0 ? -1 : 0;
         else if (s->c->format == CLI_FMT_SARIF)
             rc = dump_json(s->ctx, oac_report_sarif(s->ctx, s->kept, s->done), s->out);
         else if (s->c->format == CLI_FMT_GITLAB)
