@@ -84,6 +84,13 @@ static int fit_tensor(fit *f, const Onnx__TensorProto *t)
         snprintf(f->why, f->why_len, "tensor '%s': %s", name, part);
         return OAC_WALK_STOP;
     }
+    /* A segment of a larger tensor: the run's reader takes whole tensors
+     * only, so the check refuses it as the run would. */
+    if (t->segment) {
+        snprintf(f->why, f->why_len, "tensor '%s' is a segment of a larger tensor "
+                 "(TensorProto.segment); give the whole tensor", name);
+        return OAC_WALK_STOP;
+    }
     if (t->n_dims > OAC_RT_MAX_RANK) {
         snprintf(f->why, f->why_len, "tensor '%s' has rank %zu; the reference runtime "
                  "holds tensors of rank %d at most", name, t->n_dims, OAC_RT_MAX_RANK);
