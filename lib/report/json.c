@@ -389,27 +389,36 @@ static json_t *kv_json(const oac_kv_cache *e, bool *ok)
     return o;
 }
 
+/* The report's "tool": {"name", "version"}, or NULL (*ok false). */
+static json_t *tool_json(bool *ok)
+{
+    json_t *tool = json_object();
+    if (!tool) {
+        *ok = false;
+        return NULL;
+    }
+    put(tool, "name", oac_json_str(OAC_TOOL_NAME), ok);
+    put(tool, "version", oac_json_str(OAC_VERSION), ok);
+    return tool;
+}
+
 json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in)
 {
     bool ok = true;
     const oac_analysis *a = in->analysis;
     json_t *r = json_object();
-    json_t *tool = json_object();
     json_t *diags = json_array();
     json_t *classes = json_array();
     json_t *unchecked = json_array();
 
-    if (!r || !tool || !diags || !classes || !unchecked) {
-        json_decref(tool);
+    if (!r || !diags || !classes || !unchecked) {
         json_decref(diags);
         json_decref(classes);
         json_decref(unchecked);
         ok = false;
         goto done;
     }
-    put(tool, "name", oac_json_str(OAC_TOOL_NAME), &ok);
-    put(tool, "version", oac_json_str(OAC_VERSION), &ok);
-    put(r, "tool", tool, &ok);
+    put(r, "tool", tool_json(&ok), &ok);
     put(r, "model", model_json(in, &ok), &ok);
     put(r, "status", oac_json_str(oac_report_failed(in) ? "error" : "ok"), &ok);
     put(r, "summary", summary_json(in->diags, &ok), &ok);
@@ -477,22 +486,18 @@ json_t *oac_annotate_report_json(oac_ctx *ctx, const oac_report_input *in)
     bool ok = true;
     const oac_annotation *an = in->annotation;
     json_t *r = json_object();
-    json_t *tool = json_object();
     json_t *output = json_object();
     json_t *pairs = json_array();
     json_t *diags = json_array();
 
-    if (!r || !tool || !output || !pairs || !diags) {
-        json_decref(tool);
+    if (!r || !output || !pairs || !diags) {
         json_decref(output);
         json_decref(pairs);
         json_decref(diags);
         ok = false;
         goto done;
     }
-    put(tool, "name", oac_json_str(OAC_TOOL_NAME), &ok);
-    put(tool, "version", oac_json_str(OAC_VERSION), &ok);
-    put(r, "tool", tool, &ok);
+    put(r, "tool", tool_json(&ok), &ok);
     put(r, "model", model_json(in, &ok), &ok);
     put(r, "config", str_or_null(oac_annotation_config(an)), &ok);
     put(output, "path", str_or_null(in->output), &ok);
