@@ -34,6 +34,7 @@
 #include "check/analysis.h"
 #include "check/shapes.h"
 #include "ops.h"
+#include "rulebook.h"
 
 /* ---- bytes per token and capacity ------------------------------------- */
 
@@ -52,9 +53,7 @@ static int capacity_axis(const oac_scope *s, const oac_shapes *sh, const oac_kv_
         int64_t ax = n->op->axis_attr
                          ? oac_attr_int(n->proto, n->op->axis_attr, n->op->axis_default)
                          : n->op->axis_default;
-        if (ax < 0)
-            ax += pv->rank;
-        return ax >= 0 && ax < pv->rank ? (int)ax : -1;
+        return (int)oac_capacity_axis(ax, pv->rank);
     }
     const oac_vshape *qv = p->present ? oac_shapes_value(sh, p->present->id) : NULL;
     if (!qv || qv->kind != OAC_VK_TENSOR || qv->rank != pv->rank)
