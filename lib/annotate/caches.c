@@ -23,6 +23,10 @@
  *     symbols.
  *  3. Work is linear in the graph for every pair that holds; a refused
  *     pair may cost one walk of the graph (annotate/annotate.c, inv. 3).
+ *     What every pair looks up (its node's index, an alias-unsupported at
+ *     that node) is found through maps built once, never by a search per
+ *     pair (that was quadratic: 4,096 pairs x 43,011 nodes on the
+ *     2048-layer decoder, 90% of its check).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -145,6 +149,8 @@ typedef struct kvst {
     size_t n;
     oac_annotation *tr;        /* the trace of every pair */
     long *node;                /* per pair: the node named, -1 */
+    oac_strmap by_name;        /* a pair's node name -> its entry of node */
+    oac_strmap refused;        /* nodes with alias-unsupported (collect_refused) */
     char loc[64];
 } kvst;
 
@@ -164,12 +170,32 @@ static oac_where where_at(kvst *st, size_t k, const oac_kv_cache *e)
 }
 
 /* The node index of trace pair t, -1 when it names none. */
-static long node_of(const oac_scope *s, const oac_annotate_pair *t)
+/* st->node: per pair the index of the first node whose display is the
+ * pair's node, -1.  One walk over the nodes through a map of the pairs'
+ * node names (a search per pair was quadratic on a deep decoder; a map
+ * of every node would hold the whole graph's names again). */
+static int name_nodes(kvst *st)
 {
-    for (size_t i = 0; t->node && i < s->n_nodes; i++)
-        if (s->nodes[i].display && !strcmp(s->nodes[i].display, t->node))
-            return (long)i;
-    return -1;
+    int rc = oac_strmap_reserve(&st->by_name, st->n);
+    for (size_t k = 0; k < st->n; k++)
+        st->node[k] = -1;
+    for (size_t k = 0; rc == OAC_OK && k < st->n; k++) {
+        const char *name = oac_annotation_pair(st->tr, k)->node;
+        if (name && !oac_strmap_has(&st->by_name, name))
+            rc = oac_strmap_put(&st->by_name, name, &st->node[k]);
+    }
+    for (size_t i = 0; rc == OAC_OK && i < st->s->n_nodes; i++) {
+        const char *d = st->s->nodes[i].display;
+        long *first = d ? oac_strmap_get(&st->by_name, d) : NULL;
+        if (first && *first < 0)
+            *first = (long)i;
+    }
+    for (size_t k = 0; rc == OAC_OK && k < st->n; k++) {
+        const char *name = oac_annotation_pair(st->tr, k)->node;
+        if (name)
+            st->node[k] = *(long *)oac_strmap_get(&st->by_name, name);
+    }
+    return rc;
 }
 
 static oac_kv_verdict verdict_of(const kvst *st, size_t k, const oac_annotate_pair *t)
@@ -194,14 +220,22 @@ static int64_t config_capacity(const oac_genai_config *c)
 
 /* Has the checker refused an output_alias declared at node already
  * (alias-unsupported)?  Then the copy is that finding's, reported alone. */
-static bool refused_at(const oac_diags *diags, const char *node)
+static bool refused_at(const kvst *st, const char *node)
 {
-    for (size_t i = 0; node && i < oac_diags_count(diags); i++) {
-        const oac_diag *d = oac_diags_get(diags, i);
-        if (d->code == OAC_ALIAS_UNSUPPORTED && d->node && !strcmp(d->node, node))
-            return true;
+    return node && oac_strmap_has(&st->refused, node);
+}
+
+/* st->refused: the nodes of the passes' alias-unsupported findings,
+ * collected once (the pairs' own findings follow them in diags). */
+static int collect_refused(kvst *st)
+{
+    int rc = OAC_OK;
+    for (size_t i = 0; rc == OAC_OK && i < oac_diags_count(st->diags); i++) {
+        const oac_diag *d = oac_diags_get(st->diags, i);
+        if (d->code == OAC_ALIAS_UNSUPPORTED && d->node)
+            rc = oac_strmap_put(&st->refused, d->node, (void *)d);
     }
-    return false;
+    return rc;
 }
 
 /* Entry k of kv_caches, and its diagnostic. */
@@ -219,7 +253,6 @@ static int judge_pair(kvst *st, size_t k)
                     ? (t->reason ? (int)t->reason : (int)OAC_REFUSAL_UNSUPPORTED_CHAIN) : 0;
     e->node = t->node ? oac_analysis_strdup(an, t->node) : NULL;
     e->op_type = t->node && t->op_type ? oac_analysis_strdup(an, t->op_type) : NULL;
-    st->node[k] = node_of(st->s, t);
     if (!e->past || !e->present || (t->node && !e->node))
         return OAC_ENOMEM;
     int ax = capacity_axis(st->s, an->shapes, p, st->node[k]);
@@ -228,7 +261,7 @@ static int judge_pair(kvst *st, size_t k)
     oac_where w = where_at(st, k, e);
     char bytes[600];
     bytes_text(e, bytes, sizeof bytes);
-    if (e->verdict == OAC_KV_COPIED && !refused_at(st->diags, e->node))
+    if (e->verdict == OAC_KV_COPIED && !refused_at(st, e->node))
         return oac_diag_add(st->diags, OAC_CACHE_COPIED, &w,
                             "cache '%s' -> '%s' is copied every token, not updated in "
                             "place (%s): %s; a runtime writes %s into the new buffer for "
@@ -370,6 +403,10 @@ static int judge_all(kvst *st)
         st->an->kv = oac_analysis_calloc(st->an, st->n, sizeof *st->an->kv);
         if (rc == OAC_OK && (!st->node || !st->an->kv))
             rc = OAC_ENOMEM;
+        if (rc == OAC_OK)
+            rc = name_nodes(st);
+        if (rc == OAC_OK)
+            rc = collect_refused(st);
     }
     if (rc == OAC_OK)
         st->an->n_kv = st->n;
@@ -387,6 +424,8 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
 {
     kvst st = { .ctx = ctx, .model = model, .diags = diags };
     oac_genai_config *cfg = NULL;
+    oac_strmap_init(&st.by_name, ctx);
+    oac_strmap_init(&st.refused, ctx);
     int rc = oac_check_passes(ctx, out, model, opts, diags);
     if (rc != OAC_OK)
         return rc;
@@ -407,6 +446,8 @@ done:
     oac_kv_pairs_free(ctx, st.p, st.n);
     oac_annotation_free(st.tr);
     oac_dealloc(ctx, st.node);
+    oac_strmap_fini(&st.by_name);
+    oac_strmap_fini(&st.refused);
     oac_genai_config_free(cfg);
     if (rc == OAC_ENOMEM) {
         oac_analysis_free(*out);
