@@ -10,7 +10,7 @@ Continuation lines of a command end in a backslash.
 
 A benchmark's numbers are its machine's: for a command that starts with
 "bench/", decimals (times, ratios, with the spaces that pad them) and the verdicts that depend on them
-("met", "NOT met", "yes", "NO") are compared as placeholders; every other
+("met", "MISSED", "NOT met", "yes", "NO") are compared as placeholders; every other
 character (the columns, the capacities, the bytes) must match.
 
 Usage: readme_examples.py README BUILDDIR [--print]
@@ -61,7 +61,7 @@ def examples(text):
 def masked(cmd, lines):
     if not cmd.startswith("bench/"):
         return lines
-    return [re.sub(r"\b(?:NOT met|met|yes|NO)\b", "<verdict>",
+    return [re.sub(r"\b(?:NOT met|MISSED|met|yes|NO)\b", "<verdict>",
                    re.sub(r" *\d+\.\d+", " <n.n>", l)) for l in lines]
 
 
