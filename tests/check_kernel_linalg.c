@@ -484,9 +484,9 @@ static void reduce_axis_twice(fx *f) { reduce_repeat(f, -1); }
 static void reduce_two_axes(fx *f) { reduce_repeat(f, 0); }
 
 static const scene_case linalg_rows[] = {
-    { "matmul_inner_differs", mm_inner_differs, WANT(OAC_KERNEL_ERROR), "mm", NULL, NULL },
+    { "matmul_inner_differs", mm_inner_differs, WANT(OAC_KERNEL_ERROR), "mm", "b", NULL },
     { "matmul_inner_agrees", mm_inner_agrees, NEAR(OAC_KERNEL_ERROR) },
-    { "reduce_axis_twice", reduce_axis_twice, WANT(OAC_KERNEL_ERROR), "rs", NULL, NULL },
+    { "reduce_axis_twice", reduce_axis_twice, WANT(OAC_KERNEL_ERROR), "rs", "axes", NULL },
     { "reduce_two_axes", reduce_two_axes, NEAR(OAC_KERNEL_ERROR) },
 };
 CASES_TEST(linalg_rows)

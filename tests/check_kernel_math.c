@@ -323,6 +323,26 @@ START_TEST(unary_hand_values)
 }
 END_TEST
 
+/* A kernel-error about an attribute names it in the message but leaves
+ * the diagnostic's value field empty (it is no value of the graph); one
+ * about an input fills it (check_kernel_linalg's matmul row). */
+START_TEST(attribute_error_has_no_value)
+{
+    const double x[3] = { 1, -1, 0 };
+    fx f;
+    oac_gb *g = node2(&f, "Gelu", NULL, OAC_T_DOUBLE, "3", x, 3, 0, NULL, NULL, 0,
+                      OAC_T_DOUBLE);
+    oac_node_attr_string(g, oac_gb_proto(g)->node[0], "approximate", "bogus");
+    kt_val y;
+    ck_assert_int_ne(kt_run(&f, false, "y", &y, 1), OAC_OK);
+    const oac_diag *d = diag_find(f.d, OAC_KERNEL_ERROR, NULL, NULL, NULL);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_nonnull(strstr(d->message, "'approximate'"));
+    ck_assert_ptr_null(d->value);
+    fx_end(&f);
+}
+END_TEST
+
 /* Log at its edges: log(0) = -inf, log(-1) = NaN, log(1) = 0, log(e) = 1. */
 START_TEST(log_edges)
 {
@@ -675,6 +695,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, arith_empty_tensor);
     tcase_add_test(tc, unary_float_types);
     tcase_add_test(tc, unary_hand_values);
+    tcase_add_test(tc, attribute_error_has_no_value);
     tcase_add_test(tc, unary_integers);
     tcase_add_test(tc, fast_gelu_bias);
     tcase_add_test(tc, compare_ops);

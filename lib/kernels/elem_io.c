@@ -6,7 +6,8 @@
  * Contract: section 8 (kernel-error, element types), section 5.
  * Invariants:
  *  1. Every message names the node, its op_type and the value (input or
- *     attribute) it is about.
+ *     attribute) it is about; a value of the graph is also the
+ *     diagnostic's value field (value_field), an attribute's name is not.
  *  2. Broadcast shapes are validated dim by dim before any kernel
  *     allocates its output; a tensor's dims were validated by the runtime
  *     when it was made, so products of them do not overflow.
@@ -14,6 +15,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kernels/elem_io.h"
 
@@ -24,6 +26,20 @@ const char *oac_kin_name(const oac_kernel_call *k, size_t i)
     return k->node->input[i];
 }
 
+/* The diagnostic's value field: value when it is one of the node's
+ * inputs or outputs; NULL for an attribute's name or a "?" (the message
+ * names those). */
+static const char *value_field(const oac_kernel_call *k, const char *value)
+{
+    const Onnx__NodeProto *n = k->node;
+    for (size_t i = 0; value && value[0] && i < n->n_input + n->n_output; i++) {
+        const char *v = i < n->n_input ? n->input[i] : n->output[i - n->n_input];
+        if (v && !strcmp(v, value))
+            return value;
+    }
+    return NULL;
+}
+
 int oac_kernel_error(oac_kernel_call *k, const char *value, const char *fmt, ...)
 {
     char msg[512];
@@ -31,8 +47,9 @@ int oac_kernel_error(oac_kernel_call *k, const char *value, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return oac_kernel_fail(k, OAC_KERNEL_ERROR, "node '%s' (%s): '%s': %s",
-                           k->node_name, k->node->op_type, value ? value : "?", msg);
+    return oac_kernel_fail_value(k, OAC_KERNEL_ERROR, value_field(k, value),
+                                 "node '%s' (%s): '%s': %s", k->node_name,
+                                 k->node->op_type, value ? value : "?", msg);
 }
 
 int oac_kernel_bad_type(oac_kernel_call *k, size_t i, int32_t t)
@@ -43,10 +60,10 @@ int oac_kernel_bad_type(oac_kernel_call *k, size_t i, int32_t t)
         snprintf(num, sizeof num, "%" PRId32, t);
         name = num;
     }
-    return oac_kernel_fail(k, OAC_UNSUPPORTED_OPERATOR,
-                           "node '%s' (%s): element type %s of input %zu '%s' is not "
-                           "implemented by the reference runtime's kernel",
-                           k->node_name, k->node->op_type, name, i, oac_kin_name(k, i));
+    return oac_kernel_fail_value(k, OAC_UNSUPPORTED_OPERATOR, value_field(k, oac_kin_name(k, i)),
+                                 "node '%s' (%s): element type %s of input %zu '%s' is "
+                                 "not implemented by the reference runtime's kernel",
+                                 k->node_name, k->node->op_type, name, i, oac_kin_name(k, i));
 }
 
 const oac_tensor *oac_kin(oac_kernel_call *k, size_t i)

@@ -28,15 +28,32 @@
 
 #include "run/exec.h"
 
-int oac_kernel_fail(oac_kernel_call *k, oac_code code, const char *fmt, ...)
+static int vfail(oac_kernel_call *k, oac_code code, const char *value, const char *fmt,
+                 va_list ap)
 {
     oac_where w = { .graph = k->graph_name, .node = k->node_name,
-                    .op_type = k->node->op_type, .location = k->location };
+                    .op_type = k->node->op_type, .value = value, .location = k->location };
+    int rc = oac_diag_vadd(k->diags, code, &w, fmt, ap);
+    return rc ? rc : OAC_ERUNTIME;
+}
+
+int oac_kernel_fail(oac_kernel_call *k, oac_code code, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    int rc = oac_diag_vadd(k->diags, code, &w, fmt, ap);
+    int rc = vfail(k, code, NULL, fmt, ap);
     va_end(ap);
-    return rc ? rc : OAC_ERUNTIME;
+    return rc;
+}
+
+int oac_kernel_fail_value(oac_kernel_call *k, oac_code code, const char *value,
+                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vfail(k, code, value, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* The node's allocation of n bytes (an output named value, or its

@@ -346,6 +346,10 @@ int oac_kernel_workspace(oac_kernel_call *k, size_t bytes, void **out);
 /* Add a diagnostic located at this node and return OAC_ERUNTIME. */
 int oac_kernel_fail(oac_kernel_call *k, oac_code code, const char *fmt, ...)
     OAC_PRINTF(3, 4);
+/* The same, naming value (a value of the graph: the diagnostic's value
+ * field, so a report says which tensor, not only its message). */
+int oac_kernel_fail_value(oac_kernel_call *k, oac_code code, const char *value,
+                          const char *fmt, ...) OAC_PRINTF(4, 5);
 /* Input i as a tensor, or NULL with an operand-invalid diagnostic when
  * it is absent or not a dense tensor. */
 const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i);
