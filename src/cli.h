@@ -166,11 +166,12 @@ void cli_model_settle(const cli *c, cli_model *m);
  * model or an --input file, by device and inode) or a symbolic link: a
  * usage error found before anything runs or is written. */
 bool cli_output_usable(const cli *c);
-/* Write the reports of every model in c->format to stdout or -o (a
- * temporary file renamed into place: whole or not at all).  Returns
- * CLI_EXIT_OK, or CLI_EXIT_USAGE when the output failed. */
-int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
-                      size_t n);
+/* Write m's report (run's one model) in c->format to stdout or -o (a
+ * temporary file renamed into place: whole or not at all), as check
+ * writes each of its models'; m's diagnostics may be taken (SARIF,
+ * GitLab).  Returns CLI_EXIT_OK, or CLI_EXIT_USAGE when the output
+ * failed or no report could be made. */
+int cli_write_report(oac_ctx *ctx, const cli *c, cli_model *m);
 
 int cmd_check(oac_ctx *ctx, const cli *c);
 /* --list-rules and --explain (cmd_rules.c). */

@@ -286,61 +286,6 @@ static int dump_json(oac_ctx *ctx, json_t *j, FILE *out)
     return dump_json_as(ctx, j, out, false);
 }
 
-static int write_all(oac_ctx *ctx, const cli *c, const cli_model *models,
-                     size_t n, FILE *out)
-{
-    int rc = 0;
-    oac_report_input *ins = calloc(n, sizeof *ins);
-    /* SARIF and GitLab write paths relative to the working directory
-     * (%SRCROOT%); without one, as given. */
-    char *cwd = getcwd(NULL, 0);
-    if (!ins) {
-        cli_error("out of memory");
-        free(cwd);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        ins[i] = report_input(c, &models[i], cwd);
-    switch (c->format) {
-    case CLI_FMT_TEXT:
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            char *s = oac_report_text(ctx, &ins[i]);
-            if (!s) {
-                cli_error("%s", oac_errmsg(ctx));
-                rc = -1;
-            } else if (fputs(s, out) == EOF) {
-                rc = -1;
-            }
-            oac_free(s);
-        }
-        break;
-    case CLI_FMT_JSON:
-        if (n == 1) {
-            rc = dump_json(ctx, oac_report_json(ctx, &ins[0]), out);
-        } else {
-            json_t *arr = json_array();
-            for (size_t i = 0; arr && i < n; i++) {
-                json_t *r = oac_report_json(ctx, &ins[i]);
-                if (!r || json_array_append_new(arr, r) != 0) {
-                    json_decref(arr);
-                    arr = NULL;
-                }
-            }
-            rc = dump_json(ctx, arr, out);
-        }
-        break;
-    case CLI_FMT_SARIF:
-        rc = dump_json(ctx, oac_report_sarif(ctx, ins, n), out);
-        break;
-    case CLI_FMT_GITLAB:
-        rc = dump_json(ctx, oac_report_gitlab(ctx, ins, n), out);
-        break;
-    }
-    free(ins);
-    free(cwd);
-    return rc;
-}
-
 /* Is -o FILE one of the files the call reads (same device and inode),
  * or a symbolic link?  Then it is refused before anything runs: writing
  * the report there would destroy an input, or follow a link (contract
@@ -373,48 +318,12 @@ bool cli_output_usable(const cli *c)
     return true;
 }
 
-int cli_write_reports(oac_ctx *ctx, const cli *c, const cli_model *models,
-                      size_t n)
-{
-    FILE *out = stdout;
-    oac_outfile *of = NULL;
-    int rc;
-    for (size_t i = 0; i < n; i++)
-        if (models[i].unreportable) {
-            cli_error("%s: no report: out of memory", models[i].path);
-            return CLI_EXIT_USAGE;
-        }
-    if (c->output) {
-        /* Whole or not at all, never through a symlink (model/outfile.c). */
-        if (oac_outfile_open(ctx, &of, c->output) != OAC_OK) {
-            cli_error("-o %s", oac_errmsg(ctx));
-            return CLI_EXIT_USAGE;
-        }
-        out = oac_outfile_stream(of);
-    }
-    rc = write_all(ctx, c, models, n, out);
-    if (of) {
-        if (rc != 0)
-            oac_outfile_abort(of);
-        else if (oac_outfile_commit(of) != OAC_OK) {
-            cli_error("-o %s", oac_errmsg(ctx));
-            return CLI_EXIT_USAGE;
-        }
-    } else if (fflush(out) != 0) {
-        rc = -1;
-    }
-    if (rc != 0) {
-        cli_error("%s: could not write the report", c->output ? c->output : "standard output");
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
-}
-
 /* ---- the command: one model at a time ------------------------------------ */
 
 /* The reports of a call written as its models are checked (invariant 5):
  * text and JSON model by model, SARIF and GitLab (one document over all
- * models) from the paths and diagnostics kept, which is all they read. */
+ * models) from the paths and diagnostics kept, which is all they read.
+ * `run`'s one report is written the same way (cli_write_report). */
 typedef struct stream {
     oac_ctx *ctx;
     const cli *c;
@@ -548,6 +457,19 @@ static int stream_close(stream *s, bool abandon)
         status = CLI_EXIT_USAGE;
     }
     return abandon ? CLI_EXIT_USAGE : status;
+}
+
+int cli_write_report(oac_ctx *ctx, const cli *c, cli_model *m)
+{
+    stream s;
+    if (m->unreportable) {
+        cli_error("%s: no report: out of memory", m->path);
+        return CLI_EXIT_USAGE;
+    }
+    if (!stream_open(&s, ctx, c, 1))
+        return stream_close(&s, true);
+    stream_model(&s, m);
+    return stream_close(&s, false);
 }
 
 /* Invariant 3 before any report: every --dim and --input name occurs in

@@ -94,7 +94,7 @@ int cmd_run(oac_ctx *ctx, const cli *c)
             m.exit = CLI_EXIT_USAGE;
         cli_model_settle(c, &m);
         status = m.exit;
-        int w = cli_write_reports(ctx, c, &m, 1);
+        int w = cli_write_report(ctx, c, &m);
         if (w > status)
             status = w;
         goto done;
@@ -144,7 +144,7 @@ int cmd_run(oac_ctx *ctx, const cli *c)
     }
     cli_model_settle(c, &m);
     status = m.exit;
-    int w = cli_write_reports(ctx, c, &m, 1);
+    int w = cli_write_report(ctx, c, &m);
     if (w > status)
         status = w;
 done:

@@ -65,6 +65,26 @@ expect_eq "the check's error is reported" "$(json '[d["code"] for d in r["diagno
 "$PYTHON3" "$top_srcdir/tests/validate_report.py" "$out" || fail "run report after a check error does not validate"
 expect_eq "check error reported" "$(json 'r["diagnostics"][0]["code"]' "$out")" alias-mismatch
 
+# ---- every format, to stdout and to -o: the same findings, whole files ------
+# run writes its one report as check writes each model's (cmd_check.c,
+# cli_write_report): SARIF and GitLab carry the check's error, text its
+# line, and -o holds exactly what stdout would.
+for fmt in text json sarif gitlab; do
+    # shellcheck disable=SC2086
+    run_oac 1 run $dims --format=$fmt "$ex/dense_cache_broken.onnx"
+    cp "$out" "$tmp/run_broken.$fmt"
+    rm -f "$tmp/run_o.$fmt"
+    # shellcheck disable=SC2086
+    run_oac 1 run $dims --format=$fmt -o "$tmp/run_o.$fmt" "$ex/dense_cache_broken.onnx"
+    [ -s "$out" ] && fail "$fmt -o: stdout not empty: $(head -3 "$out")"
+    cmp -s "$tmp/run_o.$fmt" "$tmp/run_broken.$fmt" || fail "$fmt: -o differs from stdout"
+done
+grep -q "alias-mismatch" "$tmp/run_broken.text" || fail "run text: no alias-mismatch"
+expect_eq "run sarif: the check's error" \
+    "$(json '[x["ruleId"] for x in r["runs"][0]["results"]]' "$tmp/run_broken.sarif")" '["alias-mismatch"]'
+expect_eq "run gitlab: the check's error" \
+    "$(json '[x["check_name"] for x in r]' "$tmp/run_broken.gitlab")" '["alias-mismatch"]'
+
 # ---- an update without output_alias: a second cache, a warning ------------
 # shellcheck disable=SC2086
 run_oac 0 run $dims --format=json "$ex/dense_cache_implied.onnx"
