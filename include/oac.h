@@ -665,9 +665,35 @@ struct json_t;
 
 /* The contract's JSON report object for one model (new reference). */
 struct json_t *oac_report_json(oac_ctx *ctx, const oac_report_input *in);
-/* A SARIF 2.1.0 log with one run over several models (new reference). */
+/* A SARIF 2.1.0 log with one run over several models (new reference);
+ * %SRCROOT% is in[0].srcroot when absolute. */
 struct json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in,
                                 size_t n);
+/* The same log in pieces, for a writer that streams it model by model
+ * (check of many models keeps one model at a time, contract 12):
+ * oac_report_sarif equals oac_report_sarif_log(ctx, srcroot, R, A,
+ * success, N) where R holds every model's oac_report_sarif_results in
+ * order, A every model's oac_report_sarif_artifact, and the keys of
+ * runs[0] come as tool, originalUriBaseIds, results, artifacts,
+ * invocations, so results and artifacts can each be written element by
+ * element into the text of a log made with both empty.
+ *  _results: model in's results (a new JSON array), in->srcroot the
+ *   log's; index is its artifact index (its position among the models);
+ *   its notifications of omitted findings are appended to notes (a JSON
+ *   array, or NULL); *failure is set when one of its diagnostics means
+ *   the tool could not do its job (left alone otherwise).
+ *  _artifact: model path's artifact object.
+ *  _log: the log around results, artifacts and notes (each a JSON array,
+ *   stolen, NULL: empty); executionSuccessful is success.
+ * NULL with the message on ctx when out of memory. */
+struct json_t *oac_report_sarif_results(oac_ctx *ctx, const oac_report_input *in,
+                                        size_t index, struct json_t *notes,
+                                        bool *failure);
+struct json_t *oac_report_sarif_artifact(oac_ctx *ctx, const char *path,
+                                         const char *srcroot);
+struct json_t *oac_report_sarif_log(oac_ctx *ctx, const char *srcroot,
+                                    struct json_t *results, struct json_t *artifacts,
+                                    bool success, struct json_t *notes);
 /* GitLab Code Quality: one JSON array over several models, an object
  * per diagnostic {description, check_name, fingerprint, severity,
  * location {path, lines {begin}}} (new reference). */

@@ -24,9 +24,9 @@
  *     it has, since a name need occur in only one of them (contract 5).
  *  5. Contract 12: `check` loads, checks, reports and releases one model
  *     before the next (memory bounded by the largest model, no limit
- *     from open mappings); an unreadable model is its own report.  Text
- *     and JSON are written as each model is done, SARIF and GitLab from
- *     the paths and diagnostics kept; with -o all of it goes to the
+ *     from open mappings); an unreadable model is its own report.  Every
+ *     format is written as each model is done (SARIF's artifacts, from
+ *     the paths kept, at the end); with -o all of it goes to the
  *     temporary file, renamed into place at the end (or removed on a
  *     usage error).
  */
@@ -205,7 +205,7 @@ typedef struct dump_buf {
     FILE *out;
     size_t len;
     bool failed;
-    bool indent;         /* two spaces after each newline: an array element */
+    int indent;          /* spaces after each newline: an element at that depth */
     char data[65536];
 } dump_buf;
 
@@ -222,11 +222,12 @@ static int put_bytes(dump_buf *b, const char *p, size_t n);
 static int dump_cb(const char *p, size_t n, void *data)
 {
     dump_buf *b = data;
+    static const char spaces[] = "                ";
     if (!b->indent)
         return put_bytes(b, p, n);
     for (const char *nl; n && (nl = memchr(p, '\n', n)); ) {
         size_t k = (size_t)(nl - p) + 1;
-        if (put_bytes(b, p, k) != 0 || put_bytes(b, "  ", 2) != 0)
+        if (put_bytes(b, p, k) != 0 || put_bytes(b, spaces, (size_t)b->indent) != 0)
             return -1;
         p += k;
         n -= k;
@@ -250,10 +251,11 @@ static int put_bytes(dump_buf *b, const char *p, size_t n)
     return b->failed ? -1 : 0;
 }
 
-/* j (stolen) to out, with a final newline; as an element of an array
- * (element: each line indented by two, no final newline) as jansson
- * indents the elements of an array it dumps. */
-static int dump_json_as(oac_ctx *ctx, json_t *j, FILE *out, bool element)
+/* j (stolen) to out, with a final newline (indent 0); or as an element
+ * of an array at that depth (each line indented by indent spaces, at
+ * most 16, no final newline), as jansson indents the elements of an
+ * array it dumps. */
+static int dump_json_at(oac_ctx *ctx, json_t *j, FILE *out, int indent)
 {
     int rc = -1;
     if (!j) {
@@ -269,21 +271,16 @@ static int dump_json_as(oac_ctx *ctx, json_t *j, FILE *out, bool element)
     b->out = out;
     b->len = 0;
     b->failed = false;
-    b->indent = false;
-    if (element && put_bytes(b, "  ", 2) != 0)
+    b->indent = 0;
+    if (indent && dump_cb("                ", (size_t)indent, b) != 0)
         b->failed = true;
-    b->indent = element;
+    b->indent = indent;
     if (!b->failed && json_dump_callback(j, dump_cb, b, JSON_INDENT(2)) == 0 &&
-        (element || dump_cb("\n", 1, b) == 0) && dump_flush(b))
+        (indent || dump_cb("\n", 1, b) == 0) && dump_flush(b))
         rc = 0;
     free(b);
     json_decref(j);
     return rc;
-}
-
-static int dump_json(oac_ctx *ctx, json_t *j, FILE *out)
-{
-    return dump_json_as(ctx, j, out, false);
 }
 
 /* Is -o FILE one of the files the call reads (same device and inode),
@@ -321,8 +318,12 @@ bool cli_output_usable(const cli *c)
 /* ---- the command: one model at a time ------------------------------------ */
 
 /* The reports of a call written as its models are checked (invariant 5):
- * text and JSON model by model, SARIF and GitLab (one document over all
- * models) from the paths and diagnostics kept, which is all they read.
+ * text and JSON model by model; SARIF and GitLab, one document over all
+ * models, element by element too: GitLab's array of issues, SARIF's
+ * results as each model is done and its artifacts (from the paths kept)
+ * at the end, spliced into the text of the log made with both empty
+ * (oac_report_sarif_log), so the document is the one oac_report_sarif
+ * would make, byte for byte, without every model's findings in memory.
  * `run`'s one report is written the same way (cli_write_report). */
 typedef struct stream {
     oac_ctx *ctx;
@@ -331,10 +332,126 @@ typedef struct stream {
     oac_outfile *of;
     char *cwd;
     size_t n, done;
-    oac_report_input *kept;      /* SARIF, GitLab: path and diags */
+    size_t items;                /* SARIF, GitLab: elements of the open array */
+    char **paths;                /* SARIF: every model's path, for artifacts */
+    json_t *notes;               /* SARIF: omitted-findings notifications */
+    bool failure;                /* SARIF: a diagnostic the tool failed on */
     size_t errors, unreadable, warned;   /* text: the totals line */
     bool failed;
 } stream;
+
+#define SARIF_RESULTS "\"results\": []"
+#define SARIF_ARTIFACTS "\"artifacts\": []"
+#define SARIF_DEPTH 8            /* log > runs > run > array > element */
+
+static void put_text(stream *s, const char *p, size_t n)
+{
+    if (!s->failed && n && fwrite(p, 1, n, s->out) != n)
+        s->failed = true;
+}
+
+/* Element j (stolen) of the open array at depth indent. */
+static void put_element(stream *s, json_t *j, int indent)
+{
+    if (s->failed) {
+        json_decref(j);
+        return;
+    }
+    put_text(s, s->items ? ",\n" : "\n", s->items ? 2 : 1);
+    if (!s->failed && dump_json_at(s->ctx, j, s->out, indent) != 0)
+        s->failed = true;
+    s->items++;
+}
+
+/* Close the open array whose elements stand at depth indent. */
+static void close_array(stream *s, int indent)
+{
+    if (s->items) {
+        put_text(s, "\n", 1);
+        put_text(s, "                ", (size_t)indent - 2);
+    }
+    put_text(s, "]", 1);
+    s->items = 0;
+}
+
+/* The text of the log with no results and no artifacts; *results
+ * points at its SARIF_RESULTS.  NULL when out of memory. */
+static char *sarif_shell(stream *s, bool success, json_t *notes, const char **results)
+{
+    json_t *log = oac_report_sarif_log(s->ctx, s->cwd, NULL, NULL, success, notes);
+    char *t = log ? json_dumps(log, JSON_INDENT(2)) : NULL;
+    json_decref(log);
+    *results = t ? strstr(t, SARIF_RESULTS) : NULL;
+    if (!*results) {
+        free(t);
+        cli_error("out of memory");
+        s->failed = true;
+        return NULL;
+    }
+    return t;
+}
+
+static void sarif_open(stream *s)
+{
+    const char *r;
+    char *t = sarif_shell(s, true, NULL, &r);
+    if (t)
+        put_text(s, t, (size_t)(r - t) + strlen(SARIF_RESULTS) - 1);
+    free(t);
+}
+
+static void sarif_model(stream *s, const oac_report_input *in)
+{
+    if (s->done >= s->n) {
+        s->failed = true;
+        return;
+    }
+    json_t *r = oac_report_sarif_results(s->ctx, in, s->done, s->notes, &s->failure);
+    s->paths[s->done] = strdup(in->path ? in->path : "");
+    if (!r || !s->paths[s->done]) {
+        cli_error("out of memory");
+        s->failed = true;
+    }
+    for (size_t i = 0; r && i < json_array_size(r); i++)
+        put_element(s, json_incref(json_array_get(r, i)), SARIF_DEPTH);
+    json_decref(r);
+}
+
+static void sarif_close(stream *s)
+{
+    const char *r;
+    close_array(s, SARIF_DEPTH);
+    json_t *notes = s->notes;
+    s->notes = NULL;
+    char *t = sarif_shell(s, !s->failure, notes, &r);
+    const char *after = t ? r + strlen(SARIF_RESULTS) : NULL;
+    const char *a = after ? strstr(after, SARIF_ARTIFACTS) : NULL;
+    if (!a) {
+        free(t);
+        s->failed = true;
+        return;
+    }
+    put_text(s, after, (size_t)(a - after) + strlen(SARIF_ARTIFACTS) - 1);
+    for (size_t m = 0; m < s->done && !s->failed; m++)
+        put_element(s, oac_report_sarif_artifact(s->ctx, s->paths[m], s->cwd), SARIF_DEPTH);
+    close_array(s, SARIF_DEPTH);
+    a += strlen(SARIF_ARTIFACTS);
+    put_text(s, a, strlen(a));
+    put_text(s, "\n", 1);
+    free(t);
+}
+
+static void gitlab_model(stream *s, oac_report_input *in)
+{
+    json_t *r = oac_report_gitlab(s->ctx, in, 1);
+    if (!r) {
+        cli_error("%s", oac_errmsg(s->ctx));
+        s->failed = true;
+    }
+    for (size_t i = 0; r && i < json_array_size(r); i++)
+        put_element(s, json_incref(json_array_get(r, i)), 2);
+    json_decref(r);
+}
 
 static bool stream_open(stream *s, oac_ctx *ctx, const cli *c, size_t n)
 {
@@ -344,8 +461,8 @@ static bool stream_open(stream *s, oac_ctx *ctx, const cli *c, size_t n)
     s->n = n;
     s->out = stdout;
     s->cwd = getcwd(NULL, 0);
-    bool doc = c->format == CLI_FMT_SARIF || c->format == CLI_FMT_GITLAB;
-    if (doc && !(s->kept = calloc(n ? n : 1, sizeof *s->kept))) {
+    if (c->format == CLI_FMT_SARIF &&
+        (!(s->paths = calloc(n ? n : 1, sizeof *s->paths)) || !(s->notes = json_array()))) {
         cli_error("out of memory");
         return false;
     }
@@ -358,12 +475,16 @@ static bool stream_open(stream *s, oac_ctx *ctx, const cli *c, size_t n)
         }
         s->out = oac_outfile_stream(s->of);
     }
-    if (c->format == CLI_FMT_JSON && n > 1 && fputs("[\n", s->out) == EOF)
-        s->failed = true;
+    if (c->format == CLI_FMT_JSON && n > 1)
+        put_text(s, "[\n", 2);
+    else if (c->format == CLI_FMT_GITLAB)
+        put_text(s, "[", 1);
+    else if (c->format == CLI_FMT_SARIF)
+        sarif_open(s);
     return true;
 }
 
-/* Write m's report, or keep what the document needs (m->diags taken). */
+/* Write m's report, or its part of the document. */
 static void stream_model(stream *s, cli_model *m)
 {
     oac_report_input in = report_input(s->c, m, s->cwd);
@@ -389,21 +510,15 @@ static void stream_model(stream *s, cli_model *m)
     case CLI_FMT_JSON:
         if (s->n > 1 && s->done && fputs(",\n", s->out) == EOF)
             s->failed = true;
-        else if (dump_json_as(s->ctx, oac_report_json(s->ctx, &in), s->out, s->n > 1))
+        else if (dump_json_at(s->ctx, oac_report_json(s->ctx, &in), s->out, s->n > 1 ? 2 : 0))
             s->failed = true;
         break;
-    default: {
-        char *path = strdup(m->path);
-        if (!path) {
-            cli_error("out of memory");
-            s->failed = true;
-            break;
-        }
-        s->kept[s->done] = (oac_report_input){
-            .path = path, .diags = m->diags, .werror = s->c->werror,
-            .srcroot = s->cwd, .quiet = s->c->quiet };
-        m->diags = NULL;
-    }
+    case CLI_FMT_SARIF:
+        sarif_model(s, &in);
+        break;
+    case CLI_FMT_GITLAB:
+        gitlab_model(s, &in);
+        break;
     }
     s->done++;
 }
@@ -423,22 +538,23 @@ static int stream_totals(const stream *s)
 /* Finish the document and the file: CLI_EXIT_OK or CLI_EXIT_USAGE. */
 static int stream_close(stream *s, bool abandon)
 {
-    int rc = s->failed ? -1 : 0;
-    if (!abandon && rc == 0) {
+    if (!abandon && !s->failed) {
         if (s->c->format == CLI_FMT_JSON && s->n > 1)
-            rc = fputs("\n]\n", s->out) == EOF ? -1 : 0;
-        else if (s->c->format == CLI_FMT_TEXT && s->done > 1)
-            rc = stream_totals(s) < 0 ? -1 : 0;
+            put_text(s, "\n]\n", 3);
+        else if (s->c->format == CLI_FMT_TEXT && s->done > 1 && stream_totals(s) < 0)
+            s->failed = true;
         else if (s->c->format == CLI_FMT_SARIF)
-            rc = dump_json(s->ctx, oac_report_sarif(s->ctx, s->kept, s->done), s->out);
-        else if (s->c->format == CLI_FMT_GITLAB)
-            rc = dump_json(s->ctx, oac_report_gitlab(s->ctx, s->kept, s->done), s->out);
+            sarif_close(s);
+        else if (s->c->format == CLI_FMT_GITLAB) {
+            close_array(s, 2);
+            put_text(s, "\n", 1);
+        }
     }
-    for (size_t i = 0; s->kept && i < s->done; i++) {
-        free((char *)s->kept[i].path);
-        oac_diags_free((oac_diags *)s->kept[i].diags);
-    }
-    free(s->kept);
+    int rc = s->failed ? -1 : 0;
+    for (size_t i = 0; s->paths && i < s->done; i++)
+        free(s->paths[i]);
+    free(s->paths);
+    json_decref(s->notes);
     free(s->cwd);
     int status = CLI_EXIT_OK;
     if (s->of) {

@@ -9,7 +9,7 @@
 # beside a near miss of 999 (nothing omitted).  Every command runs under
 # a 20-second limit.
 . "${top_srcdir:?}/tests/cli_lib.sh"
-need_examples paged_cache
+need_examples paged_cache dense_cache dense_cache_broken toy_decoder_concat
 
 "$PYTHON3" - "$tmp" <<'EOF' || { echo "FAIL: cannot write the models"; exit 1; }
 import sys
@@ -103,5 +103,33 @@ expect_eq "F6 text summaries" "$(grep -c '(status: ' "$tmp/many.text")" 41
 cp "$tmp/many.json" "$tmp/one.json"
 "$PYTHON3" "$top_srcdir/tests/validate_report.py" "$tmp/many.json" > "$tmp/v.log" 2>&1 ||
     { fail "F6: the array does not validate"; head -5 "$tmp/v.log"; }
+
+# F6b: SARIF and GitLab are written model by model (nothing but the paths
+# kept), and the documents are the ones the library builds whole: jansson's
+# layout (the text is its own re-dump), each model's findings as results
+# at its artifact index in order, one artifact per model, the tool's
+# failure on the unreadable one.
+mkdir "$tmp/mixed" || exit 99
+cp "$ex/toy_decoder_concat.onnx" "$tmp/mixed/a.onnx"
+cp "$ex/dense_cache_broken.onnx" "$tmp/mixed/b.onnx"
+echo garbage > "$tmp/mixed/c.onnx"
+cp "$ex/dense_cache.onnx" "$tmp/mixed/d.onnx"
+cp "$ex/dense_cache_broken.onnx" "$tmp/mixed/e.onnx"
+for fmt in json sarif gitlab; do
+    run_t 2 --format=$fmt -o "$tmp/mixed.$fmt" "$tmp/mixed"
+done
+relayout='import json, sys
+t = open(sys.argv[1]).read()
+print(json.dumps(json.loads(t), indent=2, ensure_ascii=False) + "\n" == t)'
+for fmt in sarif gitlab; do
+    expect_eq "F6b $fmt layout" "$("$PYTHON3" -c "$relayout" "$tmp/mixed.$fmt")" True
+done
+want=$(json '[[d["code"], i] for i, x in enumerate(r) for d in x["diagnostics"]]' "$tmp/mixed.json")
+expect_eq "F6b sarif results" "$(json '[[x["ruleId"], x["locations"][0]["physicalLocation"]["artifactLocation"]["index"]] for x in r["runs"][0]["results"]]' "$tmp/mixed.sarif")" "$want"
+expect_eq "F6b sarif artifacts" "$(json '[a["location"]["uri"].rsplit("/", 1)[1] for a in r["runs"][0]["artifacts"]]' "$tmp/mixed.sarif")" '["a.onnx", "b.onnx", "c.onnx", "d.onnx", "e.onnx"]'
+expect_eq "F6b sarif failure" "$(json 'r["runs"][0]["invocations"][0]["executionSuccessful"]' "$tmp/mixed.sarif")" false
+expect_eq "F6b gitlab issues" "$(json '[x["check_name"] for x in r]' "$tmp/mixed.gitlab")" \
+    "$(json '[d["code"] for x in r for d in x["diagnostics"]]' "$tmp/mixed.json")"
+expect_eq "F6b some results" "$(json 'len(r["runs"][0]["results"]) > 5' "$tmp/mixed.sarif")" true
 
 finish

@@ -1,6 +1,11 @@
 /* report/sarif.c: the SARIF 2.1.0 log of one call (contract, section 5).
  *
- * Owns oac_report_sarif.  One log, one run over every model of the call:
+ * Owns oac_report_sarif and its pieces (oac_report_sarif_results,
+ * _artifact, _log), from which `check` of many models writes the same log
+ * model by model (src/cmd_check.c; contract 12: memory bounded by the
+ * largest model).  One log, one run over every model of the call, its
+ * keys in this order (the results before the artifacts, so a writer can
+ * stream both):
  *
  *   runs[0].tool.driver   {name, version, semanticVersion,
  *                         informationUri, rules}: one rule per code of
@@ -12,8 +17,6 @@
  *                         defaultConfiguration.level (lib/rules.c);
  *   runs[0].originalUriBaseIds  %SRCROOT%: the working directory the tool
  *                         gave (in->srcroot), when it did;
- *   runs[0].artifacts     one per model, in argument order, with role
- *                         "analysisTarget";
  *   runs[0].results       one per diagnostic: ruleId = code, level =
  *                         severity, message.text, one location with
  *                         physicalLocation.artifactLocation {uri = model
@@ -22,7 +25,12 @@
  *                         ("variable") where the diagnostic names them;
  *                         partialFingerprints (report/loc.c); and
  *                         relatedLocations for the related party (the
- *                         writer of a hazard, the other branch).
+ *                         writer of a hazard, the other branch);
+ *   runs[0].artifacts     one per model, in argument order, with role
+ *                         "analysisTarget";
+ *   runs[0].invocations   one: executionSuccessful, and a
+ *                         toolExecutionNotifications entry per code of a
+ *                         model with findings past the listing cap.
  *
  * Invariants:
  *  1. Levels keep the diagnostic's severity: --werror changes a report's
@@ -367,109 +375,162 @@ static void omitted_json(oac_ctx *ctx, json_t *notes, const oac_report_input *in
     }
 }
 
-json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
+/* The %SRCROOT% of a log: srcroot when absolute (the working directory
+ * the tool gave), else none (paths as given). */
+static const char *log_root(const char *srcroot)
+{
+    return srcroot && srcroot[0] == '/' ? srcroot : NULL;
+}
+
+json_t *oac_report_sarif_results(oac_ctx *ctx, const oac_report_input *in, size_t index,
+                                 json_t *notes, bool *failure)
+{
+    bool ok = true, rel;
+    const char *srcroot = log_root(in->srcroot);
+    const char *path = in->path ? in->path : "";
+    json_t *results = json_array();
+    uint64_t *fps = NULL;
+    char *relpath = results ? oac_report_relpath(ctx, path, srcroot, &rel) : NULL;
+    if (!relpath || oac_report_fingerprints(ctx, &fps, in->diags, relpath) != OAC_OK)
+        ok = false;
+    for (size_t i = 0; ok && i < oac_diags_count(in->diags); i++) {
+        const oac_diag *d = oac_diags_get(in->diags, i);
+        push(results, result_json(ctx, d, path, srcroot, index, fps[i], &ok), &ok);
+        /* Invariant 1: the failures of lib/rules.def's TOOL rows.  An
+         * unreadable model has its parse-error (a failure): the model
+         * itself may be gone by now (check releases each). */
+        if (oac_code_is_failure(d->code) && failure)
+            *failure = true;
+    }
+    if (ok && notes)
+        omitted_json(ctx, notes, in, index, srcroot, &ok);
+    oac_dealloc(ctx, fps);
+    oac_dealloc(ctx, relpath);
+    if (!ok) {
+        json_decref(results);
+        oac_err(ctx, OAC_ENOMEM, "out of memory writing the SARIF report");
+        return NULL;
+    }
+    return results;
+}
+
+json_t *oac_report_sarif_artifact(oac_ctx *ctx, const char *path, const char *srcroot)
 {
     bool ok = true;
-    bool success = true;
-    json_t *log = json_object();
-    json_t *runs = json_array();
-    json_t *run = json_object();
-    json_t *tool = json_object();
-    json_t *driver = json_object();
-    json_t *artifacts = json_array();
-    json_t *results = json_array();
-    json_t *invocations = json_array();
-    json_t *inv = json_object();
-    json_t *notes = json_array();
+    json_t *a = json_object();
+    json_t *roles = json_array();
+    if (a && roles) {
+        put(a, "location", artifact_loc(ctx, path ? path : "", log_root(srcroot), -1, &ok),
+            &ok);
+        /* Every model given is one the tool analysed, findings or not. */
+        push(roles, oac_json_str("analysisTarget"), &ok);
+        put(a, "roles", roles, &ok);
+        roles = NULL;
+    }
+    if (!a || roles || !ok) {
+        json_decref(a);
+        json_decref(roles);
+        oac_err(ctx, OAC_ENOMEM, "out of memory writing the SARIF report");
+        return NULL;
+    }
+    return a;
+}
 
-    if (!log || !runs || !run || !tool || !driver || !artifacts || !results ||
-        !invocations || !inv || !notes) {
-        json_decref(notes);
-        json_decref(runs);
+/* runs[0]: tool, originalUriBaseIds, results, artifacts, invocations. */
+static json_t *run_json(oac_ctx *ctx, const char *srcroot, json_t *results,
+                        json_t *artifacts, bool success, json_t *notes, bool *ok)
+{
+    json_t *run = json_object(), *tool = json_object(), *driver = json_object();
+    json_t *invocations = json_array(), *inv = json_object();
+    if (!run || !tool || !driver || !invocations || !inv) {
         json_decref(run);
         json_decref(tool);
         json_decref(driver);
-        json_decref(artifacts);
-        json_decref(results);
         json_decref(invocations);
         json_decref(inv);
-        ok = false;
-        goto done;
+        json_decref(results);
+        json_decref(artifacts);
+        json_decref(notes);
+        *ok = false;
+        return NULL;
     }
-    put(log, "$schema", oac_json_str("https://json.schemastore.org/sarif-2.1.0.json"), &ok);
-    put(log, "version", oac_json_str("2.1.0"), &ok);
-    put(driver, "name", oac_json_str(OAC_TOOL_NAME), &ok);
-    put(driver, "version", oac_json_str(OAC_VERSION), &ok);
-    put(driver, "semanticVersion", oac_json_str(OAC_VERSION), &ok);
-    put(driver, "informationUri", oac_json_str(OAC_INFORMATION_URI), &ok);
-    put(driver, "rules", rules_json(ctx, &ok), &ok);
-    put(tool, "driver", driver, &ok);
-    put(run, "tool", tool, &ok);
-    const char *srcroot = n > 0 && in[0].srcroot && in[0].srcroot[0] == '/'
-                          ? in[0].srcroot : NULL;
+    put(driver, "name", oac_json_str(OAC_TOOL_NAME), ok);
+    put(driver, "version", oac_json_str(OAC_VERSION), ok);
+    put(driver, "semanticVersion", oac_json_str(OAC_VERSION), ok);
+    put(driver, "informationUri", oac_json_str(OAC_INFORMATION_URI), ok);
+    put(driver, "rules", rules_json(ctx, ok), ok);
+    put(tool, "driver", driver, ok);
+    put(run, "tool", tool, ok);
     if (srcroot) {
-        json_t *bases = json_object();
-        json_t *base = json_object();
+        json_t *bases = json_object(), *base = json_object();
         if (!bases || !base) {
             json_decref(bases);
             json_decref(base);
-            ok = false;
+            *ok = false;
         } else {
-            put(base, "uri", path_uri(ctx, "file://", srcroot, true), &ok);
-            put(bases, SRCROOT, base, &ok);
-            put(run, "originalUriBaseIds", bases, &ok);
+            put(base, "uri", path_uri(ctx, "file://", srcroot, true), ok);
+            put(bases, SRCROOT, base, ok);
+            put(run, "originalUriBaseIds", bases, ok);
         }
     }
-
-    for (size_t m = 0; m < n; m++) {
-        const char *path = in[m].path ? in[m].path : "";
-        json_t *a = json_object();
-        uint64_t *fps = NULL;
-        bool rel;
-        char *relpath = oac_report_relpath(ctx, path, srcroot, &rel);
-        if (!a || !relpath ||
-            oac_report_fingerprints(ctx, &fps, in[m].diags, relpath) != OAC_OK) {
-            json_decref(a);
-            oac_dealloc(ctx, relpath);
-            ok = false;
-            break;
-        }
-        put(a, "location", artifact_loc(ctx, path, srcroot, -1, &ok), &ok);
-        /* Every model given is one the tool analysed, findings or not. */
-        json_t *roles = json_array();
-        if (roles)
-            push(roles, oac_json_str("analysisTarget"), &ok);
-        put(a, "roles", roles, &ok);
-        push(artifacts, a, &ok);
-        for (size_t i = 0; i < oac_diags_count(in[m].diags); i++) {
-            const oac_diag *d = oac_diags_get(in[m].diags, i);
-            push(results, result_json(ctx, d, path, srcroot, m, fps[i], &ok), &ok);
-            /* Invariant 1: the failures of lib/rules.def's TOOL rows. */
-            if (oac_code_is_failure(d->code))
-                success = false;
-        }
-        /* An unreadable model has its parse-error (a failure): the
-         * model itself may be gone by now (check releases each). */
-        omitted_json(ctx, notes, &in[m], m, srcroot, &ok);
-        oac_dealloc(ctx, fps);
-        oac_dealloc(ctx, relpath);
-    }
-    put(run, "artifacts", artifacts, &ok);
-    put(run, "results", results, &ok);
-    put(inv, "executionSuccessful", json_boolean(success), &ok);
-    if (json_array_size(notes))
-        put(inv, "toolExecutionNotifications", notes, &ok);
+    put(run, "results", results ? results : json_array(), ok);
+    put(run, "artifacts", artifacts ? artifacts : json_array(), ok);
+    put(inv, "executionSuccessful", json_boolean(success), ok);
+    if (notes && json_array_size(notes))
+        put(inv, "toolExecutionNotifications", notes, ok);
     else
         json_decref(notes);
-    push(invocations, inv, &ok);
-    put(run, "invocations", invocations, &ok);
-    push(runs, run, &ok);
-    put(log, "runs", runs, &ok);
-done:
+    push(invocations, inv, ok);
+    put(run, "invocations", invocations, ok);
+    return run;
+}
+
+json_t *oac_report_sarif_log(oac_ctx *ctx, const char *srcroot, json_t *results,
+                             json_t *artifacts, bool success, json_t *notes)
+{
+    bool ok = true;
+    json_t *log = json_object(), *runs = json_array();
+    json_t *run = run_json(ctx, log_root(srcroot), results, artifacts, success, notes, &ok);
+    if (log && runs) {
+        put(log, "$schema", oac_json_str("https://json.schemastore.org/sarif-2.1.0.json"),
+            &ok);
+        put(log, "version", oac_json_str("2.1.0"), &ok);
+        push(runs, run, &ok);
+        put(log, "runs", runs, &ok);
+    } else {
+        json_decref(run);
+        json_decref(runs);
+        ok = false;
+    }
     if (!ok) {
         json_decref(log);
         oac_err(ctx, OAC_ENOMEM, "out of memory writing the SARIF report");
         return NULL;
     }
     return log;
+}
+
+json_t *oac_report_sarif(oac_ctx *ctx, const oac_report_input *in, size_t n)
+{
+    bool ok = true, failure = false;
+    const char *srcroot = n > 0 ? in[0].srcroot : NULL;
+    json_t *results = json_array(), *artifacts = json_array(), *notes = json_array();
+    ok = results && artifacts && notes;
+    for (size_t m = 0; ok && m < n; m++) {
+        /* One %SRCROOT% for the log: the first model's. */
+        oac_report_input im = in[m];
+        im.srcroot = srcroot;
+        json_t *r = oac_report_sarif_results(ctx, &im, m, notes, &failure);
+        ok = r && json_array_extend(results, r) == 0;
+        json_decref(r);
+        push(artifacts, oac_report_sarif_artifact(ctx, im.path, srcroot), &ok);
+    }
+    if (!ok) {
+        json_decref(results);
+        json_decref(artifacts);
+        json_decref(notes);
+        oac_err(ctx, OAC_ENOMEM, "out of memory writing the SARIF report");
+        return NULL;
+    }
+    return oac_report_sarif_log(ctx, srcroot, results, artifacts, !failure, notes);
 }
