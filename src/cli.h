@@ -34,7 +34,8 @@ enum { CLI_CODE_UNCHECKED = -2 };
 enum { CLI_FOR_CHECK = 1, CLI_FOR_RUN = 2, CLI_FOR_ANNOTATE = 4,
        CLI_FOR_ALL = 7,
        CLI_REPEAT = 8,           /* may be given again (cli_opts.def) */
-       CLI_MODE = 16 };          /* an action of its own: --help, --list-rules */
+       CLI_MODE = 16,            /* an action of its own: --help, --list-rules */
+       CLI_REPEAT_CHECK = 32 };  /* may be given again to check (once per model) */
 
 typedef enum cli_opt_id {
 #define CLI_OPT(id, lng, shrt, arg, cmds, help) CLI_OPT_##id,

@@ -160,7 +160,9 @@ static void synopsis(FILE *out, const char *prefix, const struct cli_cmd_row *ro
         if (!(o->cmds & row->bit) || (o->cmds & CLI_MODE) || i == row->required)
             continue;
         opt_spelling(sp, sizeof sp, i, NULL);
-        snprintf(words[n], TOK, "[%s]%s", sp, o->cmds & CLI_REPEAT ? "..." : "");
+        bool again = (o->cmds & CLI_REPEAT) ||
+                     ((o->cmds & CLI_REPEAT_CHECK) && row->bit == CLI_FOR_CHECK);
+        snprintf(words[n], TOK, "[%s]%s", sp, again ? "..." : "");
         tok[n] = words[n];
         n++;
     }
@@ -786,6 +788,11 @@ static int apply(cli *c, cli_opt_id id, const char *arg)
     case CLI_OPT_CONFIG:
         if (!*arg)
             return usage("--config needs a file name");
+        /* annotate reads one configuration: a second is not silently
+         * the one that counts.  check takes one per model. */
+        if (c->cmd == CLI_CMD_ANNOTATE && c->n_configs)
+            return usage("--config given twice (%s and %s); annotate reads one "
+                         "configuration", c->config, arg);
         c->config = arg;
         return push_str(&c->configs, &c->n_configs, arg);
     case CLI_OPT_IGNORE_CONFIG:

@@ -4,7 +4,7 @@ options table (src/cli_opts.def) everywhere a user reads them.
 From the table (and the command rows of src/cli_opts.c: head, required
 option, tail), each command's synopsis is computed here, independently
 of the tool: its options in table order, "[SPELLING]" each ("..." when
-CLI_REPEAT), actions (CLI_MODE) on lines of their own.  Then:
+CLI_REPEAT, or CLI_REPEAT_CHECK on check's line), actions (CLI_MODE) on lines of their own.  Then:
 
  1. `help COMMAND` opens with that synopsis (and the command's actions),
     and its Options section lists exactly the table's options of that
@@ -67,7 +67,9 @@ for name, bit, head, required, tail in cmd_rows:
     words = [head]
     for o in opts:
         if bit in o["cmds"] and not is_mode(o) and "CLI_OPT_" + o["id"] != required:
-            words.append("[%s]%s" % (spelling(o), "..." if "CLI_REPEAT" in o["cmds"] else ""))
+            again = "CLI_REPEAT" in o["cmds"] or (
+                "CLI_REPEAT_CHECK" in o["cmds"] and bit == "CLI_FOR_CHECK")
+            words.append("[%s]%s" % (spelling(o), "..." if again else ""))
     if required != "-1":
         words.append(spelling([o for o in opts if "CLI_OPT_" + o["id"] == required][0],
                               "OUT.onnx"))
