@@ -695,6 +695,10 @@ START_TEST(test_operand_tensor_scatter)
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "present", OAC_T_FLOAT, "2,4,16,8"), "past");
     ck_assert_int_eq(fx_check(&r, NULL), OAC_OK);
     diag_expect(r.d, OAC_OPERAND_INVALID, "ts", NULL, NULL);
+    /* One rule, one finding: the attribute, at its location. */
+    ck_assert_int_eq(diag_count(r.d, OAC_OPERAND_INVALID), 1);
+    ck_assert_ptr_nonnull(strstr(diag_find(r.d, OAC_OPERAND_INVALID, NULL, NULL, NULL)->message,
+                                 "attribute 'mode' must be one of"));
     fx_end(&r);
 
     /* valid: INT64 [2], circular */

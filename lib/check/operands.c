@@ -401,33 +401,6 @@ static int check_write_indices(operands *p, oac_scope *s, long i,
     return OAC_OK;
 }
 
-/* The row's closed-set attribute (.enum_attr) as the type check reads
- * it: the text before any NUL, at most 31 bytes of it. */
-static int check_enum_value(operands *p, oac_scope *s, long i)
-{
-    oac_node *nd = &s->nodes[i];
-    const oac_op *op = nd->op;
-    char mode[32];
-    const Onnx__AttributeProto *m = op->enum_attr
-        ? oac_node_attr(nd->proto, op->enum_attr) : NULL;
-    if (!m || !m->has_s)
-        return OAC_OK;
-    size_t n = m->s.len < sizeof mode - 1 ? m->s.len : sizeof mode - 1;
-    oac_shapes_copy(mode, m->s.data, n);
-    mode[n] = '\0';
-    if (m->s.len < sizeof mode && oac_op_enum_ok(op, mode, strlen(mode)))
-        return OAC_OK;
-    /* "neither 'a' nor 'b'" for a pair of values. */
-    const char *vals = op->enum_values, *bar = strchr(vals, '|');
-    if (bar && !strchr(bar + 1, '|'))
-        return REPORT(p, s, i, NULL, -1,
-                            "node '%s': %s '%s' is neither '%.*s' nor '%s'",
-                            nd->display, op->enum_attr, mode,
-                            (int)(bar - vals), vals, bar + 1);
-    return REPORT(p, s, i, NULL, -1, "node '%s': %s '%s' is not one of %s",
-                        nd->display, op->enum_attr, mode, vals);
-}
-
 /* The operand types of cache update i: its first violation, if any. */
 static int check_types(operands *p, oac_scope *s, long i)
 {
@@ -441,8 +414,9 @@ static int check_types(operands *p, oac_scope *s, long i)
     if (rc) {
         /* STOP or a failure */
     } else if (oac_op_has(op, OAC_OPF_WRITE_INDICES)) {
-        if (!(rc = check_write_indices(p, s, i, pos, pn, c, cn)))
-            rc = check_enum_value(p, s, i);
+        /* Its closed-set mode is the attribute check's (check_attrs):
+         * one finding for a bad mode. */
+        rc = check_write_indices(p, s, i, pos, pn, c, cn);
     } else if (pos && !vs_is_int64_scalar(p, pos)) {
         rc = REPORT(p, s, i, pn, op->position_port,
                     "node '%s': position '%s' is not an INT64 scalar (shape [] or [1])",
