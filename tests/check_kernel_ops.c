@@ -95,31 +95,7 @@ static int run_fixed_p(fx *f, int32_t t, const fixed_in *in, size_t ni, uint64_t
         ck_assert_msg(!planned || f->e->peak_matches_plan, "planned %llu, measured %llu",
                       (unsigned long long)f->e->planned_peak_bytes.value,
                       (unsigned long long)f->e->measured_peak_bytes);
-        char names[256];
-        snprintf(names, sizeof names, "%s", outs);
-        char *save = NULL, *tok = strtok_r(names, ",", &save);
-        for (size_t i = 0; i < n; i++, tok = strtok_r(NULL, ",", &save)) {
-            ck_assert_ptr_nonnull(tok);
-            char path[700];
-            snprintf(path, sizeof path, "%s/%s.pb", dump, tok);
-            oac_pbfile *pf;
-            ck_assert_int_eq(oac_pbfile_load(f->ctx, &pf, path,
-                                             &onnx__tensor_proto__descriptor, f->d), OAC_OK);
-            const Onnx__TensorProto *tp = (const Onnx__TensorProto *)pf->msg;
-            kt_val *v = &out[i];
-            memset(v, 0, sizeof *v);
-            v->type = tp->data_type;
-            v->rank = (int)tp->n_dims;
-            for (size_t d = 0; d < tp->n_dims; d++)
-                v->dims[d] = tp->dims[d];
-            uint64_t cnt, b;
-            ck_assert(oac_tensor_numel(tp, &cnt));
-            ck_assert(oac_elem_bytes(tp->data_type, cnt, &b));
-            v->n = (size_t)cnt;
-            v->data = malloc(b ? b : 1);
-            ck_assert_int_eq(oac_tensor_read(f->ctx, f->m, tp, v->data, b), OAC_OK);
-            oac_pbfile_free(pf);
-        }
+        kt_read_outs(f, dump, outs, out, n);
     }
     for (size_t i = 0; i < ni; i++) {
         unlink(paths[i]);

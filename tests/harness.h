@@ -268,6 +268,10 @@ int kt_run(fx *f, bool planned, const char *outs, kt_val *out, size_t n);
  * of caller storage for the model's caches. */
 int kt_run_with(fx *f, const struct oac_run_hooks *h, uint64_t steps, bool planned,
                 const char *outs, kt_val *out, size_t n);
+/* Read the graph outputs named in `outs` (comma-separated) from the
+ * dump folder dir of a run of f into out[0..n), as kt_run does; for a
+ * test that runs the model itself (with input files, say). */
+void kt_read_outs(fx *f, const char *dir, const char *outs, kt_val *out, size_t n);
 /* kt_run that must fail (OAC_ERUNTIME) with a finding `code` at node
  * (NULL: any node). */
 int kt_run_fail(fx *f, oac_code code, const char *node);

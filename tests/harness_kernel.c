@@ -4,13 +4,14 @@
  * Owns: typed initializers from plain doubles (kt_init), the rounding a
  * reference value takes in a type (kt_round), and running a built model
  * through oac_check and oac_run with a dump, reading graph outputs back
- * as the command line's --dump writes them (kt_run).  The conversions use
+ * as the command line's --dump writes them (kt_run; kt_read_outs, from
+ * the dump folder of a run the test made itself).  The conversions use
  * lib/half.h's exact conversions (tested in check_half) and never a
  * kernel, so the kernels' results are compared with values the test
  * computes itself.
  *
- * Invariants: kt_free releases what kt_run read; the dump folder is
- * emptied and removed by kt_run whatever it found.
+ * Invariants: kt_free releases what kt_run or kt_read_outs read; the
+ * dump folder is emptied and removed by kt_run whatever it found.
  */
 #include <dirent.h>
 #include <math.h>
@@ -128,6 +129,36 @@ static void empty_dir(const char *dir)
     rmdir(dir);
 }
 
+void kt_read_outs(fx *f, const char *dir, const char *outs, kt_val *out, size_t n)
+{
+    char names[256];
+    snprintf(names, sizeof names, "%s", outs);
+    char *save = NULL, *tok = strtok_r(names, ",", &save);
+    for (size_t i = 0; i < n; i++, tok = strtok_r(NULL, ",", &save)) {
+        ck_assert_ptr_nonnull(tok);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.pb", dir, tok);
+        oac_pbfile *pf;
+        ck_assert_int_eq(oac_pbfile_load(f->ctx, &pf, path,
+                                         &onnx__tensor_proto__descriptor, f->d), OAC_OK);
+        const Onnx__TensorProto *t = (const Onnx__TensorProto *)pf->msg;
+        kt_val *v = &out[i];
+        memset(v, 0, sizeof *v);
+        v->type = t->data_type;
+        v->rank = (int)t->n_dims;
+        ck_assert_int_le(v->rank, 8);
+        for (size_t d = 0; d < t->n_dims; d++)
+            v->dims[d] = t->dims[d];
+        uint64_t cnt, b;
+        ck_assert(oac_tensor_numel(t, &cnt));
+        ck_assert(oac_elem_bytes(t->data_type, cnt, &b));
+        v->n = (size_t)cnt;
+        v->data = malloc(b ? b : 1);
+        ck_assert_int_eq(oac_tensor_read(f->ctx, f->m, t, v->data, b), OAC_OK);
+        oac_pbfile_free(pf);
+    }
+}
+
 int kt_run(fx *f, bool planned, const char *outs, kt_val *out, size_t n)
 {
     return kt_run_with(f, NULL, 1, planned, outs, out, n);
@@ -151,32 +182,7 @@ int kt_run_with(fx *f, const oac_run_hooks *h, uint64_t steps, bool planned,
             ck_assert_msg(f->e->peak_matches_plan, "planned %llu, measured %llu",
                           (unsigned long long)f->e->planned_peak_bytes.value,
                           (unsigned long long)f->e->measured_peak_bytes);
-        char names[256];
-        snprintf(names, sizeof names, "%s", outs);
-        char *save = NULL, *tok = strtok_r(names, ",", &save);
-        for (size_t i = 0; i < n; i++, tok = strtok_r(NULL, ",", &save)) {
-            ck_assert_ptr_nonnull(tok);
-            char path[512];
-            snprintf(path, sizeof path, "%s/%s.pb", dir, tok);
-            oac_pbfile *pf;
-            ck_assert_int_eq(oac_pbfile_load(f->ctx, &pf, path,
-                                             &onnx__tensor_proto__descriptor, f->d), OAC_OK);
-            const Onnx__TensorProto *t = (const Onnx__TensorProto *)pf->msg;
-            kt_val *v = &out[i];
-            memset(v, 0, sizeof *v);
-            v->type = t->data_type;
-            v->rank = (int)t->n_dims;
-            ck_assert_int_le(v->rank, 8);
-            for (size_t d = 0; d < t->n_dims; d++)
-                v->dims[d] = t->dims[d];
-            uint64_t cnt, b;
-            ck_assert(oac_tensor_numel(t, &cnt));
-            ck_assert(oac_elem_bytes(t->data_type, cnt, &b));
-            v->n = (size_t)cnt;
-            v->data = malloc(b ? b : 1);
-            ck_assert_int_eq(oac_tensor_read(f->ctx, f->m, t, v->data, b), OAC_OK);
-            oac_pbfile_free(pf);
-        }
+        kt_read_outs(f, dir, outs, out, n);
     } else {
         for (size_t i = 0; i < n; i++)
             memset(&out[i], 0, sizeof out[i]);

@@ -145,9 +145,75 @@ static int refuse(oac_check_state *st, oac_scope *s, long i, long entry,
     return oac_scope_diag(st, s, OAC_ALIAS_UNSUPPORTED, &w, "%s", msg);
 }
 
+/* One declared pair of node i of s: output p must-aliases input `in`
+ * through output_alias entry `entry` (the output's first). */
+typedef struct declared {
+    oac_check_state *st;
+    oac_scope *s;
+    long i;
+    const oac_node *n;
+    const char *op_type;
+    long entry;
+    size_t p;
+    int in;
+} declared;
+
+/* judge(d) for each output of node i, in order, whose first entry
+ * resolved to a must-alias input (alias_in), until one fails. */
+static int each_declared(oac_check_state *st, oac_scope *s, long i,
+                         const long *entry_of_out, int (*judge)(const declared *d))
+{
+    const oac_node *n = &s->nodes[i];
+    const Onnx__NodeProto *np = n->proto;
+    declared d = { .st = st, .s = s, .i = i, .n = n,
+                   .op_type = np->op_type ? np->op_type : "" };
+    int rc = OAC_OK;
+    for (size_t p = 0; p < np->n_output && !rc; p++) {
+        d.p = p;
+        d.in = n->alias_in[p];
+        d.entry = entry_of_out[p];
+        if (d.in >= 0 && d.entry >= 0)
+            rc = judge(&d);
+    }
+    return rc;
+}
+
+/* Section 6: a declared pair of a table operator must be a pair of its
+ * row whose condition holds in the file. */
+static int judge_table_pair(const declared *d)
+{
+    const Onnx__NodeProto *np = d->n->proto;
+    const oac_op *op = d->n->op;
+    const char *op_type = d->op_type;
+    size_t p = d->p;
+    int in = d->in;
+    char pl[64];
+    const char *why = NULL;
+    oac_pair_verdict v = oac_op_pair_judge(op, np, in, (int)p, &why);
+    if (v == OAC_PAIR_IN_PLACE || v == OAC_PAIR_UNVERIFIED)
+        return OAC_OK;
+    if (v == OAC_PAIR_NOT_IN_ROW)
+        return refuse(d->st, d->s, d->i, d->entry, p,
+            "node '%s' (%s) of graph '%s': output_alias pairs output %zu "
+            "('%s') with input %d ('%s'), which is not a pair of %s "
+            "(input->output: %s), so the output cannot share that input's "
+            "storage. %s", d->n->display, op_type, d->s->name, p, np->output[p],
+            in, np->input[in], op_type, pair_list(op, pl, sizeof pl),
+            why ? why : "");
+    return refuse(d->st, d->s, d->i, d->entry, p,
+        "node '%s' (%s) of graph '%s': output %zu ('%s') cannot share "
+        "the storage of input %d ('%s') as the node is %s. %s",
+        d->n->display, op_type, d->s->name, p, np->output[p], in,
+        np->input[in],
+        v == OAC_PAIR_GROWS ? "defined: the output grows"
+                            : "configured in the file",
+        why ? why : "");
+}
+
 /* Section 6: every declared pair of a table operator must be a pair of
- * its row whose condition holds in the file, and a K/V row's two pairs
- * are declared together.  entry_of_out: each output's first entry. */
+ * its row whose condition holds in the file (judge_table_pair), and a
+ * K/V row's two pairs are declared together.  entry_of_out: each
+ * output's first entry. */
 static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
                              const long *entry_of_out)
 {
@@ -155,34 +221,7 @@ static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
     const Onnx__NodeProto *np = n->proto;
     const oac_op *op = n->op;
     const char *op_type = np->op_type ? np->op_type : "";
-    char pl[64];
-    int rc = OAC_OK;
-    for (size_t p = 0; p < np->n_output && !rc; p++) {
-        int in = n->alias_in[p];
-        if (in < 0 || entry_of_out[p] < 0)
-            continue;
-        const char *why = NULL;
-        oac_pair_verdict v = oac_op_pair_judge(op, np, in, (int)p, &why);
-        if (v == OAC_PAIR_IN_PLACE || v == OAC_PAIR_UNVERIFIED)
-            continue;
-        if (v == OAC_PAIR_NOT_IN_ROW)
-            rc = refuse(st, s, i, entry_of_out[p], p,
-                "node '%s' (%s) of graph '%s': output_alias pairs output %zu "
-                "('%s') with input %d ('%s'), which is not a pair of %s "
-                "(input->output: %s), so the output cannot share that input's "
-                "storage. %s", n->display, op_type, s->name, p, np->output[p],
-                in, np->input[in], op_type, pair_list(op, pl, sizeof pl),
-                why ? why : "");
-        else
-            rc = refuse(st, s, i, entry_of_out[p], p,
-                "node '%s' (%s) of graph '%s': output %zu ('%s') cannot share "
-                "the storage of input %d ('%s') as the node is %s. %s",
-                n->display, op_type, s->name, p, np->output[p], in,
-                np->input[in],
-                v == OAC_PAIR_GROWS ? "defined: the output grows"
-                                    : "configured in the file",
-                why ? why : "");
-    }
+    int rc = each_declared(st, s, i, entry_of_out, judge_table_pair);
     if (rc || !oac_op_has(op, OAC_OPF_KV_CACHE))
         return rc;
     /* Both halves of a K/V pair, or neither. */
@@ -212,33 +251,24 @@ static int check_table_pairs(oac_check_state *st, oac_scope *s, long i,
  * TensorScatter) share only their listed pair (0->0): output_alias on
  * another input (the position, the new values) is alias-unsupported, not
  * an advice to make that input writable. */
-static int check_update_pairs(oac_check_state *st, oac_scope *s, long i,
-                              const long *entry_of_out)
+static int judge_update_pair(const declared *d)
 {
-    oac_node *n = &s->nodes[i];
-    const Onnx__NodeProto *np = n->proto;
-    const oac_op *op = n->op;
-    const char *op_type = np->op_type ? np->op_type : "";
+    const Onnx__NodeProto *np = d->n->proto;
+    const oac_op *op = d->n->op;
     char pl[64];
-    int rc = OAC_OK;
-    for (size_t p = 0; p < np->n_output && !rc; p++) {
-        int in = n->alias_in[p];
-        if (in < 0 || entry_of_out[p] < 0)
-            continue;
-        bool listed = false;
-        for (size_t k = 0; k < op->n_pairs; k++)
-            listed |= op->pairs[k].in == in && op->pairs[k].out == (int)p;
-        if (!listed)
-            rc = refuse(st, s, i, entry_of_out[p], p,
-                "node '%s' (%s) of graph '%s': output_alias pairs output %zu "
-                "('%s') with input %d ('%s'), but %s's only pair is %s: only "
-                "the cache shares the output's storage; declare output_alias "
-                "{output %d, input %d, MUST_ALIAS}", n->display, op_type,
-                s->name, p, np->output[p], in, np->input[in], op_type,
-                pair_list(op, pl, sizeof pl), op->n_pairs ? op->pairs[0].out : 0,
-                op->n_pairs ? op->pairs[0].in : 0);
-    }
-    return rc;
+    bool listed = false;
+    for (size_t k = 0; k < op->n_pairs; k++)
+        listed |= op->pairs[k].in == d->in && op->pairs[k].out == (int)d->p;
+    if (listed)
+        return OAC_OK;
+    return refuse(d->st, d->s, d->i, d->entry, d->p,
+        "node '%s' (%s) of graph '%s': output_alias pairs output %zu "
+        "('%s') with input %d ('%s'), but %s's only pair is %s: only "
+        "the cache shares the output's storage; declare output_alias "
+        "{output %d, input %d, MUST_ALIAS}", d->n->display, d->op_type,
+        d->s->name, d->p, np->output[d->p], d->in, np->input[d->in], d->op_type,
+        pair_list(op, pl, sizeof pl), op->n_pairs ? op->pairs[0].out : 0,
+        op->n_pairs ? op->pairs[0].in : 0);
 }
 
 /* alias-implied for a section-6 KV-cache operator: each pair whose
@@ -290,6 +320,32 @@ typedef struct ports {
     long *out_of_in;
 } ports;
 
+/* alias-index-out-of-range on entry k (at its output oname) when its
+ * `what` port ("output" or "input") idx is not one of the node's `count`
+ * ports of that kind or is an omitted one (its name empty); *ok is then
+ * false. */
+static int port_in_range(const ports *pt, size_t k, const char *oname, const char *what,
+                         int32_t idx, size_t count, const char *name, bool *ok)
+{
+    if (idx >= 0 && (size_t)idx < count && !empty(name))
+        return OAC_OK;
+    oac_scope *s = pt->s;
+    const oac_node *n = &s->nodes[pt->i];
+    char loc[LOC_MAX], suffix[64];
+    oac_where w = oac_where_node(s, pt->i, oname,
+        entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
+    *ok = false;
+    if (idx < 0 || (size_t)idx >= count)
+        return oac_scope_diag(pt->st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
+            "node '%s' (%s) of graph '%s': output_alias %zu names "
+            "%s %d, but the node has %zu %ss",
+            n->display, pt->op_type, s->name, k, what, (int)idx, count, what);
+    return oac_scope_diag(pt->st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
+        "node '%s' (%s) of graph '%s': output_alias %zu names "
+        "%s %d, an omitted optional %s",
+        n->display, pt->op_type, s->name, k, what, (int)idx, what);
+}
+
 /* Entry k of the node's output_alias: its ports in range and named, its
  * kind, duplicates, a value aliased to itself; n->alias_in of its output
  * when it holds (-2 for a port two entries claim). */
@@ -316,34 +372,9 @@ static int check_entry(ports *pt, size_t k)
     const char *oname = oi >= 0 && (size_t)oi < n_out ? np->output[oi] : NULL;
     const char *iname = ii >= 0 && (size_t)ii < n_in ? np->input[ii] : NULL;
 
-    if (oi < 0 || (size_t)oi >= n_out || empty(oname)) {
-        oac_where w = oac_where_node(s, i, oname,
-            entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
-        rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
-            (oi < 0 || (size_t)oi >= n_out)
-                ? "node '%s' (%s) of graph '%s': output_alias %zu names "
-                  "output %d, but the node has %zu outputs"
-                : "node '%s' (%s) of graph '%s': output_alias %zu names "
-                  "output %d, an omitted optional output",
-            n->display, op_type, s->name, k, (int)oi, n_out);
-        if (rc)
-            return rc;
-        ok = false;
-    }
-    if (ii < 0 || (size_t)ii >= n_in || empty(iname)) {
-        oac_where w = oac_where_node(s, i, oname,
-            entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
-        rc = oac_scope_diag(st, s, OAC_ALIAS_INDEX_OUT_OF_RANGE, &w,
-            (ii < 0 || (size_t)ii >= n_in)
-                ? "node '%s' (%s) of graph '%s': output_alias %zu names "
-                  "input %d, but the node has %zu inputs"
-                : "node '%s' (%s) of graph '%s': output_alias %zu names "
-                  "input %d, an omitted optional input",
-            n->display, op_type, s->name, k, (int)ii, n_in);
-        if (rc)
-            return rc;
-        ok = false;
-    }
+    if ((rc = port_in_range(pt, k, oname, "output", oi, n_out, oname, &ok)) ||
+        (rc = port_in_range(pt, k, oname, "input", ii, n_in, iname, &ok)))
+        return rc;
     if (!e->has_kind || e->kind != ONNX__VALUE_ALIAS_PROTO__KIND__MUST_ALIAS) {
         oac_where w = oac_where_node(s, i, oname,
             entry_suffix(suffix, sizeof suffix, k), loc, sizeof loc);
@@ -547,7 +578,8 @@ static int check_ports(oac_check_state *st, oac_scope *s, long i, int *alias_in)
         (rc = implied_pairs(st, s, i, entry_of_out)))
         goto done;
     if (oac_op_has(n->op, OAC_OPF_CACHE_UPDATE) && n->op->alias == OAC_AL_PAIRS &&
-        entry_of_out && (rc = check_update_pairs(st, s, i, entry_of_out)))
+        entry_of_out &&
+        (rc = each_declared(st, s, i, entry_of_out, judge_update_pair)))
         goto done;
 
     /* alias-implied: a cache update without output_alias 0 <- 0.  An entry

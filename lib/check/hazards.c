@@ -161,6 +161,27 @@ static bool reads_storage(const oac_scope *s, const oac_use *u)
     return !oac_op_has(s->nodes[u->node].op, OAC_OPF_NO_STORAGE_READ);
 }
 
+/* "/input/P", the location suffix of a read through input port P, in
+ * buf; "" for a read in a subgraph (port < 0). */
+static const char *read_suffix(char *buf, size_t len, int port)
+{
+    if (port >= 0)
+        snprintf(buf, len, "/input/%d", port);
+    else
+        buf[0] = 0;
+    return buf;
+}
+
+/* w's related location: node wn of t, the in-place update into `name`
+ * (ww and its buffer loc hold it), and why it is named. */
+static void relate(oac_where *w, oac_where *ww, const oac_scope *t, long wn,
+                   const char *name, char *loc, size_t len, const char *why)
+{
+    *ww = oac_where_node(t, wn, name, NULL, loc, len);
+    w->related = ww;
+    w->related_message = why;
+}
+
 /* (a) inside a subgraph: the outer name u is written in place by node e
  * of subgraph scope t (or by a node nested in it); other nodes of t that
  * read u must be ordered before e within t.  The outer uses of u are not
@@ -215,18 +236,13 @@ static int inner_reads(hz *h, oac_value *u, oac_scope *t, long e,
             if (lo < o->topo[e] && o->mark[i] == h->stamp)
                 continue;       /* ordered before the write */
             char suffix[64];
-            if (port >= 0)
-                snprintf(suffix, sizeof suffix, "/input/%d", port);
-            else
-                suffix[0] = 0;
             const oac_node *w = &t->nodes[e];
-            oac_where wh = oac_where_node(t, (long)i, u->name, suffix, loc,
-                                          sizeof loc);
+            oac_where wh = oac_where_node(t, (long)i, u->name,
+                read_suffix(suffix, sizeof suffix, port), loc, sizeof loc);
             char wloc[LOC_MAX];
-            oac_where ww = oac_where_node(t, e, wout ? wout->name : NULL, NULL,
-                                          wloc, sizeof wloc);
-            wh.related = &ww;
-            wh.related_message = "the in-place update the read is not ordered before";
+            oac_where ww;
+            relate(&wh, &ww, t, e, wout ? wout->name : NULL, wloc, sizeof wloc,
+                   "the in-place update the read is not ordered before");
             if ((rc = oac_scope_diag(st, t, OAC_ALIAS_HAZARD, &wh,
                     "node '%s' (%s) of graph '%s' reads outer '%s', which "
                     "node '%s' (%s) of the same graph updates in place into "
@@ -304,10 +320,9 @@ static int find_writers(vcheck *vc)
             oac_node *a = &s->nodes[vc->writers[0]], *b = &s->nodes[e];
             oac_where w = oac_where_node(s, e, u->name, NULL, loc, sizeof loc);
             char aloc[LOC_MAX];
-            oac_where wa = oac_where_node(s, vc->writers[0], vc->wout[0] ? vc->wout[0]->name : NULL,
-                                          NULL, aloc, sizeof aloc);
-            w.related = &wa;
-            w.related_message = "the first in-place update of the same name";
+            oac_where wa;
+            relate(&w, &wa, s, vc->writers[0], vc->wout[0] ? vc->wout[0]->name : NULL,
+                   aloc, sizeof aloc, "the first in-place update of the same name");
             if ((rc = oac_scope_diag(st, s, OAC_ALIAS_HAZARD, &w,
                     "'%s' (alias class '%s') is updated in place twice in "
                     "graph '%s': by node '%s' (%s) and by node '%s' (%s); the "
@@ -320,87 +335,89 @@ static int find_writers(vcheck *vc)
     return OAC_OK;
 }
 
-/* (c) returned beside its update: outputs of every scope whose nodes
- * (or whose subgraphs' nodes) write u. */
-static int returned_beside(vcheck *vc)
+/* fn(vc, v, ws, wn) for each value v aliasing u (vc->ch, in order) that
+ * node wn of scope ws updates in place, but the writes check/branches.c
+ * disowned, until one fails. */
+static int each_owned_write(vcheck *vc,
+                            int (*fn)(vcheck *vc, oac_value *v, oac_scope *ws, long wn))
 {
-    oac_check_state *st = vc->h->st;
-    oac_aliases *al = vc->h->al;
-    oac_value *u = vc->u;
-    oac_scope *s = u->scope;
-    oac_value **ch = vc->ch;
-    size_t n_ch = vc->n_ch;
-    const char *rname = vc->rname;
-    char loc[LOC_MAX];
     int rc = OAC_OK;
-    for (size_t c = 0; c < n_ch; c++) {
+    for (size_t c = 0; c < vc->n_ch && !rc; c++) {
         oac_scope *ws;
         long wn;
-        if (!oac_alias_writer(al, ch[c], &ws, &wn) || disowned(ws, wn, s))
-            continue;
-        /* Every scope from the writer's up to u's holds the write. */
-        for (oac_scope *t = ws; t; t = t->parent) {
-            long e = enclosing(ws, wn, t);
-            /* In u's own scope its first output index says it; a subgraph
-             * returning the outer u has it among its outputs (few). */
-            size_t k0 = 0, k1 = t->n_outputs;
-            if (t == s) {
-                k0 = u->output_index >= 0 ? (size_t)u->output_index : k1;
-                k1 = k0 < k1 ? k0 + 1 : k1;
-            }
-            for (size_t k = k0; k < k1 && e >= 0; k++) {
-                if (t->outputs[k] != u)
-                    continue;
-                oac_node *wnode = &t->nodes[e];
-                const char *l = t->output_vi_locs[k];
-                if (!l) {
-                    snprintf(loc, sizeof loc, "%s/output/%zu", t->loc, k);
-                    l = loc;
-                }
-                oac_where w = { .graph = t->name, .node = wnode->display,
-                                .op_type = wnode->proto->op_type,
-                                .value = u->name, .location = l };
-                char wloc[LOC_MAX];
-                oac_where ww = oac_where_node(t, e, ch[c]->name, NULL, wloc,
-                                              sizeof wloc);
-                w.related = &ww;
-                w.related_message = "the in-place update that overwrites the returned value";
-                if ((rc = oac_scope_diag(st, t, OAC_ALIAS_HAZARD, &w,
-                        "'%s' (alias class '%s') is returned as output %zu of "
-                        "graph '%s' beside its in-place update by node '%s' "
-                        "(%s): it holds the updated contents, not the old",
-                        u->name, rname, k, t->name, wnode->display,
-                        wnode->proto->op_type ? wnode->proto->op_type : "")))
-                    return rc;
-            }
-            if (t == s)
-                break;
+        if (oac_alias_writer(vc->h->al, vc->ch[c], &ws, &wn) &&
+            !disowned(ws, wn, vc->u->scope))
+            rc = fn(vc, vc->ch[c], ws, wn);
+    }
+    return rc;
+}
+
+/* (c) returned beside its update: outputs of every scope whose nodes
+ * (or whose subgraphs' nodes) write u, here v's write by node wn of ws. */
+static int returned_beside(vcheck *vc, oac_value *v, oac_scope *ws, long wn)
+{
+    oac_check_state *st = vc->h->st;
+    oac_value *u = vc->u;
+    oac_scope *s = u->scope;
+    char loc[LOC_MAX];
+    int rc;
+    /* Every scope from the writer's up to u's holds the write. */
+    for (oac_scope *t = ws; t; t = t->parent) {
+        long e = enclosing(ws, wn, t);
+        /* In u's own scope its first output index says it; a subgraph
+         * returning the outer u has it among its outputs (few). */
+        size_t k0 = 0, k1 = t->n_outputs;
+        if (t == s) {
+            k0 = u->output_index >= 0 ? (size_t)u->output_index : k1;
+            k1 = k0 < k1 ? k0 + 1 : k1;
         }
+        for (size_t k = k0; k < k1 && e >= 0; k++) {
+            if (t->outputs[k] != u)
+                continue;
+            oac_node *wnode = &t->nodes[e];
+            const char *l = t->output_vi_locs[k];
+            if (!l) {
+                snprintf(loc, sizeof loc, "%s/output/%zu", t->loc, k);
+                l = loc;
+            }
+            oac_where w = { .graph = t->name, .node = wnode->display,
+                            .op_type = wnode->proto->op_type,
+                            .value = u->name, .location = l };
+            char wloc[LOC_MAX];
+            oac_where ww;
+            relate(&w, &ww, t, e, v->name, wloc, sizeof wloc,
+                   "the in-place update that overwrites the returned value");
+            if ((rc = oac_scope_diag(st, t, OAC_ALIAS_HAZARD, &w,
+                    "'%s' (alias class '%s') is returned as output %zu of "
+                    "graph '%s' beside its in-place update by node '%s' "
+                    "(%s): it holds the updated contents, not the old",
+                    u->name, vc->rname, k, t->name, wnode->display,
+                    wnode->proto->op_type ? wnode->proto->op_type : "")))
+                return rc;
+        }
+        if (t == s)
+            break;
     }
     return OAC_OK;
 }
 
-/* (a) stale reads inside the subgraphs that write u. */
-static int inner_stale(vcheck *vc)
+/* (a) stale reads inside the subgraphs that write u: those from ws, where
+ * node wn writes v, up to u's scope. */
+static int inner_stale(vcheck *vc, oac_value *v, oac_scope *ws, long wn)
 {
-    oac_aliases *al = vc->h->al;
-    oac_value *u = vc->u;
-    oac_scope *s = u->scope;
-    oac_value **ch = vc->ch;
-    size_t n_ch = vc->n_ch;
-    const char *rname = vc->rname;
-    int rc = OAC_OK;
-    for (size_t c = 0; c < n_ch; c++) {
-        oac_scope *ws;
-        long wn;
-        oac_value *v = ch[c];
-        if (!oac_alias_writer(al, v, &ws, &wn) || disowned(ws, wn, s))
-            continue;
-        for (oac_scope *t = ws; t && t != s; t = t->parent)
-            if ((rc = inner_reads(vc->h, u, t, enclosing(ws, wn, t), v, rname)))
-                return rc;
-    }
+    int rc;
+    for (oac_scope *t = ws; t && t != vc->u->scope; t = t->parent)
+        if ((rc = inner_reads(vc->h, vc->u, t, enclosing(ws, wn, t), v, vc->rname)))
+            return rc;
     return OAC_OK;
+}
+
+/* A use of u that scope_stale judges: one that reads u's storage, by a
+ * node that neither writes u nor is a disowned writer. */
+static bool other_read(const vcheck *vc, const oac_use *us)
+{
+    return us->node != vc->writers[0] && us->node != vc->writers[1] &&
+           us->node != vc->mute && reads_storage(vc->u->scope, us);
 }
 
 /* (a) stale reads in u's scope of what writer k updates: the reads no
@@ -419,8 +436,7 @@ static int scope_stale(vcheck *vc, int k)
     bool any = false;
     for (size_t j = 0; j < u->n_uses; j++) {
         const oac_use *us = &u->uses[j];
-        if (us->node == vc->writers[0] || us->node == vc->writers[1] ||
-            us->node == vc->mute || !reads_storage(s, us))
+        if (!other_read(vc, us))
             continue;
         if (!h->ord[s->index].topo && (rc = compute_topo(h, s)))
             return rc;
@@ -449,25 +465,19 @@ static int scope_stale(vcheck *vc, int k)
     long last = -1;
     for (size_t j = 0; j < u->n_uses; j++) {
         const oac_use *us = &u->uses[j];
-        if (us->node == vc->writers[0] || us->node == vc->writers[1] ||
-            us->node == vc->mute || !reads_storage(s, us) || us->node == last)
+        if (!other_read(vc, us) || us->node == last)
             continue;
         if (searched && o->mark[us->node] == h->stamp)
             continue;       /* a path leads from the read to the write */
         last = us->node;
         oac_node *r = &s->nodes[us->node], *wnode = &s->nodes[wn];
         char suffix[64];
-        if (us->port >= 0)
-            snprintf(suffix, sizeof suffix, "/input/%d", us->port);
-        else
-            suffix[0] = 0;
-        oac_where w = oac_where_node(s, us->node, u->name, suffix, loc,
-                                     sizeof loc);
+        oac_where w = oac_where_node(s, us->node, u->name,
+            read_suffix(suffix, sizeof suffix, us->port), loc, sizeof loc);
         char wloc[LOC_MAX];
-        oac_where ww = oac_where_node(s, wn, vc->wout[k] ? vc->wout[k]->name : NULL,
-                                      NULL, wloc, sizeof wloc);
-        w.related = &ww;
-        w.related_message = "the in-place update the read is not ordered before";
+        oac_where ww;
+        relate(&w, &ww, s, wn, vc->wout[k] ? vc->wout[k]->name : NULL, wloc,
+               sizeof wloc, "the in-place update the read is not ordered before");
         if ((rc = oac_scope_diag(st, s, OAC_ALIAS_HAZARD, &w,
                 "node '%s' (%s) of graph '%s' reads '%s'%s, which node "
                 "'%s' (%s) updates in place into '%s' (alias class '%s'), "
@@ -493,7 +503,8 @@ static int check_value(hz *h, oac_value *u)
         return rc;
     if (vc.writers[0] < 0)
         return OAC_OK;
-    if ((rc = returned_beside(&vc)) || (rc = inner_stale(&vc)))
+    if ((rc = each_owned_write(&vc, returned_beside)) ||
+        (rc = each_owned_write(&vc, inner_stale)))
         return rc;
     for (int k = 0; k < 2 && vc.writers[k] >= 0; k++)
         if ((rc = scope_stale(&vc, k)))
