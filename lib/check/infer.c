@@ -92,6 +92,16 @@ static int set_out_k(oac_infer *c, size_t k, int32_t elem, int32_t rank,
     return OAC_OK;
 }
 
+/* Outputs 0..n-1 as tensors of elem of unknown rank: what an operator's
+ * rule gives when its inputs do not fit its shapes. */
+static int outs_rank_unknown(oac_infer *c, size_t n, int32_t elem)
+{
+    int rc = OAC_OK;
+    for (size_t k = 0; k < n && !rc; k++)
+        rc = set_out_k(c, k, elem, -1, NULL);
+    return rc;
+}
+
 static int fresh(oac_infer *c, oac_dimref *d)
 {
     return oac_shapes_fresh(c->sh, d);
@@ -984,10 +994,7 @@ int oac_infer_group_query_attention(oac_infer *c)
     int32_t T = q->elem_type;
     int rc;
     if (q->rank != 3 || N < 1 || KVN < 1) {
-        for (size_t k = 0; k < 3; k++)
-            if ((rc = set_out_k(c, k, T, -1, NULL)))
-                return rc;
-        return OAC_OK;
+        return outs_rank_unknown(c, 3, T);
     }
     bool packed = !port_given(c, 1);
     oac_dimref y[3] = { q->dims[0], q->dims[1], q->dims[2] }, H;
@@ -1030,10 +1037,7 @@ int oac_infer_multi_head_attention(oac_infer *c)
     int rc;
     if (q->rank != 3 || N < 1 || !key || !val || (key->rank != 3 && key->rank != 4) ||
         val->rank != key->rank) {
-        for (size_t k = 0; k < 3; k++)
-            if ((rc = set_out_k(c, k, T, -1, NULL)))
-                return rc;
-        return OAC_OK;
+        return outs_rank_unknown(c, 3, T);
     }
     bool r4 = key->rank == 4;
     oac_dimref y[3] = { q->dims[0], q->dims[1], 0 }, H, Hv, L = key->dims[r4 ? 2 : 1];
@@ -1077,10 +1081,7 @@ int oac_infer_decoder_masked_mha(oac_infer *c)
     int32_t T = q->elem_type;
     int rc;
     if (q->rank != 3 || N < 1) {
-        for (size_t k = 0; k < 3; k++)
-            if ((rc = set_out_k(c, k, T, -1, NULL)))
-                return rc;
-        return OAC_OK;
+        return outs_rank_unknown(c, 3, T);
     }
     oac_dimref y[3] = { q->dims[0], q->dims[1], val && val->rank == 3 ? val->dims[2] : 0 };
     if ((!(val && val->rank == 3) && (rc = fresh(c, &y[2]))) || (rc = set_out_k(c, 0, T, 3, y)))
@@ -1159,10 +1160,7 @@ int oac_infer_ms_attention(oac_infer *c)
     int64_t dq = qs && qs->n_ints == 3 ? qs->ints[0] : wc >= 0 ? wc / 3 : -1;
     int64_t dv = qs && qs->n_ints == 3 ? qs->ints[2] : dq;
     if (x->rank != 3 || N < 1 || dq < 1 || dv < 1) {
-        for (size_t k = 0; k < 2; k++)
-            if ((rc = set_out_k(c, k, T, -1, NULL)))
-                return rc;
-        return OAC_OK;
+        return outs_rank_unknown(c, 2, T);
     }
     oac_dimref y[3] = { x->dims[0], x->dims[1], dv };
     if ((rc = set_out_k(c, 0, T, 3, y)))
