@@ -7,7 +7,9 @@
  * geometry every operator maps its inputs onto (oac_attn_geom) and the
  * one loop over query rows (oac_attn_run: scale, causal and local
  * windows, grouped heads, masks through a per-row hook), the shape and
- * size checks the kernels share, and the present-cache fill.
+ * size checks the kernels share, the reading of packed query/key/value
+ * inputs with their rotary caches (oac_attn_packed), and the
+ * present-cache fill.
  * Contract: sections 5, 6, 8 and 10 (the runtime's kernels).
  * Invariants: nothing here allocates; rows live in stack buffers of
  * OAC_ATTN_MAX_HEAD doubles (the caller bounded the head sizes with
@@ -204,6 +206,62 @@ int oac_attn_alias_of(oac_kernel_call *k, size_t out, size_t past, bool *in_plac
 static inline bool oac_attn_has_out(const oac_kernel_call *k, size_t i)
 {
     return i < k->n_out && k->out[i];
+}
+
+/* ------------------------------------------------------------------ */
+/* Packed query/key/value inputs                                        */
+/* ------------------------------------------------------------------ */
+
+/* Where an operator has query, key and value (or query alone carrying
+ * [Q|K|V] rows when key and value are absent), cos_cache and sin_cache,
+ * and the shapes its messages name.  The rows are query's first
+ * rank - 1 dimensions ((tokens) or (batch, sequence)); key and value
+ * are (rows, kv_num_heads * head_size). */
+typedef struct oac_attn_packed_spec {
+    size_t q, k, v, cos, sin;   /* input ports */
+    int rank;                   /* of query, key and value */
+    const char *also;           /* a further positive attribute, read after
+                                   kv_num_heads into .also; NULL: none */
+    const char *q_rank;         /* the messages: query of another rank, */
+    const char *q_plain;        /*   query's last dimension not
+                                   num_heads * head_size, */
+    const char *q_packed;       /*   nor, packed, (num_heads + 2 *
+                                   kv_num_heads) * head_size, */
+    const char *kv;             /*   key or value not (rows, kv_num_heads *
+                                   head_size) */
+} oac_attn_packed_spec;
+
+typedef struct oac_attn_packed {
+    const oac_tensor *q, *key, *val, *cos, *sin;    /* key, val, cos, sin
+                                                       may be NULL */
+    int64_t N, KVN, also;       /* num_heads, kv_num_heads, spec's also */
+    int64_t D, H;               /* query's last dimension, head size */
+    bool packed, rotary, interleaved;   /* no key; do_rotary,
+                                           rotary_interleaved */
+} oac_attn_packed;
+
+/* The attributes (num_heads, kv_num_heads, spec's also, num_heads a
+ * multiple of kv_num_heads, do_rotary, rotary_interleaved), then query
+ * (FLOAT, FLOAT16 or BFLOAT16), key and value of its type, the caches
+ * (OAC_EKM_FLOAT), in that order; an error at the first that is wrong. */
+int oac_attn_packed_in(oac_kernel_call *k, const oac_attn_packed_spec *sp, oac_attn_packed *p);
+
+/* Query's rank, key and value together, the head size (checked with
+ * oac_attn_head_ok), key's and value's shapes; an error at the first
+ * that is wrong. */
+int oac_attn_packed_shapes(oac_kernel_call *k, const oac_attn_packed_spec *sp,
+                           oac_attn_packed *p);
+
+/* With do_rotary: both caches, (>= maxk positions, rotary_dim / 2) with
+ * rotary_dim <= head_size, sin_cache's shape cos_cache's. */
+int oac_attn_packed_rope_ok(oac_kernel_call *k, const oac_attn_packed_spec *sp,
+                            const oac_attn_packed *p, int64_t maxk);
+
+/* Rotate a row of head size p->H at position pos (do_rotary, checked). */
+static inline void oac_attn_packed_rope(const oac_attn_packed *p, double *row, int64_t pos)
+{
+    oac_attn_rope_row(row, 2 * p->cos->dims[1], p->cos, p->sin,
+                      (uint64_t)(pos * p->cos->dims[1]), p->interleaved);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,7 +1,9 @@
 /* kernels/attn_core.c: the attention core every attention kernel maps
  * onto (kernels/attn.h): one query row's scores and online softmax, the
  * loop over query rows with its causal and local windows and grouped
- * heads, the checks the kernels share and the present-cache fill.
+ * heads, the checks the kernels share, the reader of packed
+ * query/key/value inputs (PagedAttention's and SparseAttention's) and
+ * the present-cache fill.
  *
  * Owns the numeric semantics common to the attention operators of
  * contract sections 6 and 10 (each operator's adapter says what it adds):
@@ -9,10 +11,15 @@
  *    > 0, then the additive biases and masks, then softmax over the keys
  *    a query may see;
  *  - a query head h reads kv head h / (q_heads / kv_heads);
- *  - a query row with no key left (every key excluded) outputs zeros.
+ *  - a query row with no key left (every key excluded) outputs zeros;
+ *  - packed inputs (oac_attn_packed): key and value come together; without
+ *    them query carries [Q|K|V], head size = its last dimension /
+ *    (num_heads + 2 * kv_num_heads), else / num_heads; do_rotary wants
+ *    both caches, (positions, rotary_dim / 2) with rotary_dim <= head size.
  * Invariants: no workspace (a streaming softmax, invariant 1 of
- * kernels/attn.c); nothing here validates a model's values: callers
- * check every shape, length and index first.
+ * kernels/attn.c); the core validates none of a model's values: callers
+ * check every shape, length and index first (with the shared checks and
+ * the packed reader here, which only read and report).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -220,6 +227,81 @@ int oac_attn_alias_of(oac_kernel_call *k, size_t out, size_t past, bool *in_plac
                                 "may share storage only with input %zu ('%s')",
                                 past, oac_kin_name(k, past));
     *in_place = true;
+    return OAC_OK;
+}
+
+/* Attributes and inputs of packed attention (kernels/attn.h). */
+int oac_attn_packed_in(oac_kernel_call *k, const oac_attn_packed_spec *sp, oac_attn_packed *p)
+{
+    int rc;
+    if ((rc = oac_attn_attr_pos(k, "num_heads", &p->N)) ||
+        (rc = oac_attn_attr_pos(k, "kv_num_heads", &p->KVN)) ||
+        (sp->also && (rc = oac_attn_attr_pos(k, sp->also, &p->also))))
+        return rc;
+    if (p->N % p->KVN)
+        return oac_kernel_error(k, "num_heads", "%" PRId64 " heads are not a multiple "
+                                "of kv_num_heads %" PRId64, p->N, p->KVN);
+    p->rotary = oac_attr_int(k->node, "do_rotary", 0) != 0;
+    p->interleaved = oac_attr_int(k->node, "rotary_interleaved", 0) != 0;
+    const oac_tensor *q = p->q = oac_kin_typed(k, sp->q, OAC_ATTN_T16);
+    if (!q)
+        return OAC_ERUNTIME;
+    uint32_t T = OAC_EKM(q->elem_type);
+    rc = OAC_OK;
+    p->key = oac_kin_opt(k, sp->k, T, &rc);
+    p->val = rc ? NULL : oac_kin_opt(k, sp->v, T, &rc);
+    p->cos = rc ? NULL : oac_kin_opt(k, sp->cos, OAC_EKM_FLOAT, &rc);
+    p->sin = rc ? NULL : oac_kin_opt(k, sp->sin, OAC_EKM_FLOAT, &rc);
+    return rc;
+}
+
+/* Shapes of packed attention's query, key and value (kernels/attn.h). */
+int oac_attn_packed_shapes(oac_kernel_call *k, const oac_attn_packed_spec *sp,
+                           oac_attn_packed *p)
+{
+    const oac_tensor *q = p->q;
+    int r = sp->rank;
+    if (q->rank != r)
+        return oac_attn_bad_shape(k, sp->q, sp->q_rank);
+    p->D = q->dims[r - 1];
+    p->packed = !p->key;
+    if (!p->key != !p->val)
+        return oac_kernel_error(k, oac_kin_name(k, p->key ? sp->v : sp->k),
+                                "key and value must be given together");
+    int64_t parts = p->packed ? p->N + 2 * p->KVN : p->N;
+    if (p->D % parts || p->D / parts < 1)
+        return oac_attn_bad_shape(k, sp->q, p->packed ? sp->q_packed : sp->q_plain);
+    p->H = p->D / parts;
+    int rc;
+    if ((rc = oac_attn_head_ok(k, p->H)))
+        return rc;
+    if (p->packed)
+        return OAC_OK;
+    int64_t kd[OAC_RT_MAX_RANK];
+    memcpy(kd, q->dims, (size_t)(r - 1) * sizeof kd[0]);
+    kd[r - 1] = p->KVN * p->H;
+    if (!oac_attn_dims_are(p->key, r, kd))
+        return oac_attn_bad_shape(k, sp->k, sp->kv);
+    if (!oac_attn_dims_are(p->val, r, kd))
+        return oac_attn_bad_shape(k, sp->v, sp->kv);
+    return OAC_OK;
+}
+
+/* The rotary caches of packed attention (kernels/attn.h). */
+int oac_attn_packed_rope_ok(oac_kernel_call *k, const oac_attn_packed_spec *sp,
+                            const oac_attn_packed *p, int64_t maxk)
+{
+    if (!p->rotary)
+        return OAC_OK;
+    const oac_tensor *cos = p->cos, *sin = p->sin;
+    if (!cos || !sin)
+        return oac_kernel_error(k, oac_kin_name(k, cos ? sp->sin : sp->cos),
+                                "do_rotary needs cos_cache and sin_cache");
+    if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > p->H || cos->dims[0] < maxk)
+        return oac_attn_bad_shape(k, sp->cos, "(max_position >= the longest sequence, "
+                                  "rotary_dim / 2) with rotary_dim <= head_size");
+    if (!oac_attn_dims_are(sin, 2, cos->dims))
+        return oac_attn_bad_shape(k, sp->sin, "cos_cache's");
     return OAC_OK;
 }
 

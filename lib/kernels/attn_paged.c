@@ -23,7 +23,9 @@
  *    before anything is written (and, where the values are known before
  *    the step, by run/precheck.c before any node runs).
  * Ports of the block table, past lengths and cumulative lengths are the
- * row's (.blocks, lib/ops.def); the pools are its pairs' pasts.
+ * row's (.blocks, lib/ops.def); the pools are its pairs' pasts.  Query,
+ * key, value, the rotary caches and the head counts are read and checked
+ * by the core's packed reader (oac_attn_packed, rank 2).
  * Invariants: every shape, length and block is checked before the first
  * byte is written; without the alias the outputs are new pools holding
  * the inputs' bytes and the new rows; no workspace.
@@ -37,11 +39,19 @@
 
 enum { PA_Q, PA_K, PA_V, PA_COS = 8, PA_SIN = 9 };
 
+static const oac_attn_packed_spec pa_spec = {
+    .q = PA_Q, .k = PA_K, .v = PA_V, .cos = PA_COS, .sin = PA_SIN, .rank = 2,
+    .q_rank = "(tokens, num_heads * head_size)",
+    .q_plain = "(tokens, num_heads * head_size)",
+    .q_packed = "(tokens, (num_heads + 2 * kv_num_heads) * head_size)",
+    .kv = "(tokens, kv_num_heads * head_size)"
+};
+
 typedef struct paged {
-    const oac_tensor *q, *key, *val, *kc, *vc, *cu, *past, *table, *cos, *sin;
+    oac_attn_packed p;          /* query, key, value, caches, heads */
+    const oac_tensor *kc, *vc, *cu, *past, *table;
     size_t kc_port, vc_port, cu_port, past_port, table_port;
-    int64_t N, KVN, H, Tn, B, NB, BS, W, D, lws;
-    bool packed, rotary, interleaved;
+    int64_t Tn, B, NB, BS, W, lws;
     const int32_t *cuv, *pastv, *tab;
 } paged;
 
@@ -54,26 +64,10 @@ static int pa_inputs(oac_kernel_call *k, paged *a)
     a->table_port = (size_t)op->blocks.table, a->past_port = (size_t)op->blocks.past;
     a->cu_port = (size_t)op->blocks.cu;
     int rc;
-    if ((rc = oac_attn_attr_pos(k, "num_heads", &a->N)) ||
-        (rc = oac_attn_attr_pos(k, "kv_num_heads", &a->KVN)))
+    if ((rc = oac_attn_packed_in(k, &pa_spec, &a->p)))
         return rc;
-    if (a->N % a->KVN)
-        return oac_kernel_error(k, "num_heads", "%" PRId64 " heads are not a multiple "
-                                "of kv_num_heads %" PRId64, a->N, a->KVN);
-    a->rotary = oac_attr_int(k->node, "do_rotary", 0) != 0;
-    a->interleaved = oac_attr_int(k->node, "rotary_interleaved", 0) != 0;
     a->lws = oac_attr_int(k->node, "local_window_size", -1);
-    const oac_tensor *q = a->q = oac_kin_typed(k, PA_Q, OAC_ATTN_T16);
-    if (!q)
-        return OAC_ERUNTIME;
-    uint32_t T = OAC_EKM(q->elem_type), I = OAC_EKM(OAC_T_INT32);
-    rc = OAC_OK;
-    a->key = oac_kin_opt(k, PA_K, T, &rc);
-    a->val = rc ? NULL : oac_kin_opt(k, PA_V, T, &rc);
-    a->cos = rc ? NULL : oac_kin_opt(k, PA_COS, OAC_EKM_FLOAT, &rc);
-    a->sin = rc ? NULL : oac_kin_opt(k, PA_SIN, OAC_EKM_FLOAT, &rc);
-    if (rc)
-        return rc;
+    uint32_t T = OAC_EKM(a->p.q->elem_type), I = OAC_EKM(OAC_T_INT32);
     if (!(a->kc = oac_kin_typed(k, a->kc_port, T)) || !(a->vc = oac_kin_typed(k, a->vc_port, T)) ||
         !(a->cu = oac_kin_typed(k, a->cu_port, I)) ||
         !(a->past = oac_kin_typed(k, a->past_port, I)) ||
@@ -84,29 +78,11 @@ static int pa_inputs(oac_kernel_call *k, paged *a)
 
 static int pa_shapes(oac_kernel_call *k, paged *a)
 {
-    const oac_tensor *q = a->q;
-    int64_t N = a->N, KVN = a->KVN;
-    if (q->rank != 2)
-        return oac_attn_bad_shape(k, PA_Q, "(tokens, num_heads * head_size)");
-    a->Tn = q->dims[0], a->D = q->dims[1];
-    a->packed = !a->key;
-    if (!a->key != !a->val)
-        return oac_kernel_error(k, oac_kin_name(k, a->key ? PA_V : PA_K),
-                                "key and value must be given together");
-    int64_t parts = a->packed ? N + 2 * KVN : N;
-    if (a->D % parts || a->D / parts < 1)
-        return oac_attn_bad_shape(k, PA_Q, a->packed ? "(tokens, (num_heads + 2 * "
-                                  "kv_num_heads) * head_size)"
-                                  : "(tokens, num_heads * head_size)");
-    int64_t H = a->H = a->D / parts;
     int rc;
-    if ((rc = oac_attn_head_ok(k, H)))
+    if ((rc = oac_attn_packed_shapes(k, &pa_spec, &a->p)))
         return rc;
-    const int64_t kd[2] = { a->Tn, KVN * H };
-    if (!a->packed && !oac_attn_dims_are(a->key, 2, kd))
-        return oac_attn_bad_shape(k, PA_K, "(tokens, kv_num_heads * head_size)");
-    if (!a->packed && !oac_attn_dims_are(a->val, 2, kd))
-        return oac_attn_bad_shape(k, PA_V, "(tokens, kv_num_heads * head_size)");
+    int64_t KVN = a->p.KVN, H = a->p.H;
+    a->Tn = a->p.q->dims[0];
     const oac_tensor *kc = a->kc;
     if (kc->rank != 3 || kc->dims[2] != KVN * H || kc->dims[1] < 1)
         return oac_attn_bad_shape(k, a->kc_port, "(num_blocks, block_size, kv_num_heads * "
@@ -162,37 +138,29 @@ static int pa_blocks(oac_kernel_call *k, paged *a)
         if (total > maxk)
             maxk = total;
     }
-    if (a->rotary) {
-        const oac_tensor *cos = a->cos, *sin = a->sin;
-        if (!cos || !sin)
-            return oac_kernel_error(k, oac_kin_name(k, cos ? PA_SIN : PA_COS),
-                                    "do_rotary needs cos_cache and sin_cache");
-        if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > a->H || cos->dims[0] < maxk)
-            return oac_attn_bad_shape(k, PA_COS, "(max_position >= the longest sequence, "
-                                      "rotary_dim / 2) with rotary_dim <= head_size");
-        if (!oac_attn_dims_are(sin, 2, cos->dims))
-            return oac_attn_bad_shape(k, PA_SIN, "cos_cache's");
-    }
-    return oac_attn_work_ok(k, a->B, a->N, a->Tn, maxk, a->H, a->H);
+    int rc;
+    if ((rc = oac_attn_packed_rope_ok(k, &pa_spec, &a->p, maxk)))
+        return rc;
+    return oac_attn_work_ok(k, a->B, a->p.N, a->Tn, maxk, a->p.H, a->p.H);
 }
 
 /* Write token rows into the pool: sequence b, token i at past + i. */
 static void pa_write(const paged *a, oac_tensor *pool, int64_t col)
 {
     double row[OAC_ATTN_MAX_HEAD];
-    int64_t H = a->H, W = a->KVN * H;
-    const oac_tensor *src = a->packed ? a->q : col == 0 ? a->key : a->val;
-    int64_t sd = src->dims[1], off = a->packed ? a->N * H + col : 0;
+    const oac_attn_packed *p = &a->p;
+    int64_t H = p->H, W = p->KVN * H;
+    const oac_tensor *src = p->packed ? p->q : col == 0 ? p->key : p->val;
+    int64_t sd = src->dims[1], off = p->packed ? p->N * H + col : 0;
     for (int64_t b = 0; b < a->B; b++)
         for (int64_t t = a->cuv[b]; t < a->cuv[b + 1]; t++) {
             int64_t pos = a->pastv[b] + (t - a->cuv[b]);
             int64_t blk = a->tab[b * a->W + pos / a->BS];
-            for (int64_t h = 0; h < a->KVN; h++) {
+            for (int64_t h = 0; h < p->KVN; h++) {
                 oac_attn_view v = { .t = src, .off = off + t * sd, .sh = H };
                 oac_attn_load(&v, 0, h, 0, H, row);
-                if (a->rotary && col == 0)
-                    oac_attn_rope_row(row, 2 * a->cos->dims[1], a->cos, a->sin,
-                                      (uint64_t)(pos * a->cos->dims[1]), a->interleaved);
+                if (p->rotary && col == 0)
+                    oac_attn_packed_rope(p, row, pos);
                 oac_attn_store(pool, (uint64_t)((blk * a->BS + pos % a->BS) * W + h * H), H, row);
             }
         }
@@ -210,9 +178,8 @@ static void pa_row(void *ctx, oac_attn_io *io, oac_attn_row *r, int64_t h, int64
     const paged *a = c->a;
     (void)io, (void)h;
     r->past = a->pastv[c->b];
-    if (a->rotary)
-        oac_attn_rope_row(q, 2 * a->cos->dims[1], a->cos, a->sin,
-                          (uint64_t)((r->past + s) * a->cos->dims[1]), a->interleaved);
+    if (a->p.rotary)
+        oac_attn_packed_rope(&a->p, q, r->past + s);
 }
 
 int oac_kernel_paged_attention(oac_kernel_call *k)
@@ -225,8 +192,8 @@ int oac_kernel_paged_attention(oac_kernel_call *k)
     if ((rc = oac_attn_alias_of(k, 1, a.kc_port, &ink)) ||
         (rc = oac_attn_alias_of(k, 2, a.vc_port, &inv)))
         return rc;
-    int32_t T = a.q->elem_type;
-    int64_t H = a.H, N = a.N;
+    int32_t T = a.p.q->elem_type;
+    int64_t H = a.p.H, N = a.p.N, KVN = a.p.KVN, D = a.p.D;
     oac_tensor *y, *ok, *ov;
     const int64_t yd[2] = { a.Tn, N * H };
     if ((rc = oac_kout(k, 0, T, 2, yd, &y)) || (rc = oac_kout(k, 1, T, 3, a.kc->dims, &ok)) ||
@@ -237,19 +204,19 @@ int oac_kernel_paged_attention(oac_kernel_call *k)
     if (!inv && ov->data != a.vc->data)
         memcpy(ov->data, a.vc->data, a.vc->bytes);
     pa_write(&a, ok, 0);
-    pa_write(&a, ov, a.packed ? a.KVN * H : 1);
+    pa_write(&a, ov, a.p.packed ? KVN * H : 1);
     double scale = oac_attn_scale(k, H);
     for (int64_t b = 0; b < a.B; b++) {
         int64_t n = (int64_t)a.cuv[b + 1] - a.cuv[b];
         pa_seq c = { &a, b };
         oac_attn_io io = {
-            .q = { .t = a.q, .off = a.cuv[b] * a.D, .sh = H, .ss = a.D },
+            .q = { .t = a.p.q, .off = a.cuv[b] * D, .sh = H, .ss = D },
             .y = { .t = y, .off = a.cuv[b] * N * H, .sh = H, .ss = N * H },
             .k = { .pool = ok, .table = a.tab + b * a.W, .block_size = a.BS,
-                   .width = a.KVN * H },
+                   .width = KVN * H },
             .v = { .pool = ov, .table = a.tab + b * a.W, .block_size = a.BS,
-                   .width = a.KVN * H } };
-        oac_attn_geom g = { .B = 1, .N = N, .KVN = a.KVN, .S = n, .H = H, .Hv = H,
+                   .width = KVN * H } };
+        oac_attn_geom g = { .B = 1, .N = N, .KVN = KVN, .S = n, .H = H, .Hv = H,
                             .T = a.pastv[b] + n, .scale = scale,
                             .softcap = oac_attr_float(k->node, "softcap", 0.0f),
                             .causal = true, .window = a.lws };

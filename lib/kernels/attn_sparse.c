@@ -21,6 +21,9 @@
  *    block_row_indices (num_layout, rows + 1) / block_col_indices
  *    (num_layout, nnz); do_rotary rotates the new q and k rows at their
  *    positions; grouped heads, scale.
+ * Query, key, value, the rotary caches, the head counts and
+ * sparse_block_size are read and checked by the core's packed reader
+ * (oac_attn_packed, rank 3).
  * Invariants: every index of the layout, every length and the alias are
  * checked before the first byte is written (kernel-error naming node and
  * value); no workspace.
@@ -34,62 +37,44 @@
 
 enum { SA_Q, SA_K, SA_V, SA_PK, SA_PV, SA_ROWS, SA_COLS, SA_TOTAL, SA_KTOT, SA_COS, SA_SIN };
 
+static const oac_attn_packed_spec sa_spec = {
+    .q = SA_Q, .k = SA_K, .v = SA_V, .cos = SA_COS, .sin = SA_SIN, .rank = 3,
+    .also = "sparse_block_size",
+    .q_rank = "(batch, sequence, hidden)",
+    .q_plain = "(batch, sequence, num_heads * head_size) or packed",
+    .q_packed = "(batch, sequence, num_heads * head_size) or packed",
+    .kv = "(batch, sequence, kv_num_heads * head_size)"
+};
+
 typedef struct sparse {
-    const oac_tensor *q, *key, *val, *pk, *pv, *rows, *cols, *total, *ktot, *cos, *sin;
-    int64_t N, KVN, B, S, H, cap, bs, nl, nr, nnz, maxk;
-    bool packed, rotary, interleaved, ink, inv;
+    oac_attn_packed p;          /* query, key, value, caches, heads (.also:
+                                   sparse_block_size) */
+    const oac_tensor *pk, *pv, *rows, *cols, *total, *ktot;
+    int64_t B, S, cap, bs, nl, nr, nnz, maxk;
+    bool ink, inv;
     const int32_t *rv, *cv, *kt;
 } sparse;
 
 static int sa_inputs(oac_kernel_call *k, sparse *a)
 {
     int rc;
-    if ((rc = oac_attn_attr_pos(k, "num_heads", &a->N)) ||
-        (rc = oac_attn_attr_pos(k, "kv_num_heads", &a->KVN)) ||
-        (rc = oac_attn_attr_pos(k, "sparse_block_size", &a->bs)))
+    if ((rc = oac_attn_packed_in(k, &sa_spec, &a->p)))
         return rc;
-    if (a->N % a->KVN)
-        return oac_kernel_error(k, "num_heads", "%" PRId64 " heads are not a multiple "
-                                "of kv_num_heads %" PRId64, a->N, a->KVN);
-    a->rotary = oac_attr_int(k->node, "do_rotary", 0) != 0;
-    a->interleaved = oac_attr_int(k->node, "rotary_interleaved", 0) != 0;
-    const oac_tensor *q = a->q = oac_kin_typed(k, SA_Q, OAC_ATTN_T16);
-    if (!q)
-        return OAC_ERUNTIME;
-    uint32_t T = OAC_EKM(q->elem_type), I = OAC_EKM(OAC_T_INT32);
-    rc = OAC_OK;
-    a->key = oac_kin_opt(k, SA_K, T, &rc);
-    a->val = rc ? NULL : oac_kin_opt(k, SA_V, T, &rc);
-    a->cos = rc ? NULL : oac_kin_opt(k, SA_COS, OAC_EKM_FLOAT, &rc);
-    a->sin = rc ? NULL : oac_kin_opt(k, SA_SIN, OAC_EKM_FLOAT, &rc);
-    if (rc)
-        return rc;
+    a->bs = a->p.also;
+    uint32_t T = OAC_EKM(a->p.q->elem_type), I = OAC_EKM(OAC_T_INT32);
     if (!(a->pk = oac_kin_typed(k, SA_PK, T)) || !(a->pv = oac_kin_typed(k, SA_PV, T)) ||
         !(a->rows = oac_kin_typed(k, SA_ROWS, I)) || !(a->cols = oac_kin_typed(k, SA_COLS, I)) ||
         !(a->total = oac_kin_typed(k, SA_TOTAL, I)) || !(a->ktot = oac_kin_typed(k, SA_KTOT, I)))
         return OAC_ERUNTIME;
-    if (q->rank != 3)
-        return oac_attn_bad_shape(k, SA_Q, "(batch, sequence, hidden)");
-    a->B = q->dims[0], a->S = q->dims[1];
-    a->packed = !a->key;
-    if (!a->key != !a->val)
-        return oac_kernel_error(k, oac_kin_name(k, a->key ? SA_V : SA_K),
-                                "key and value must be given together");
-    int64_t parts = a->packed ? a->N + 2 * a->KVN : a->N;
-    if (q->dims[2] % parts || q->dims[2] / parts < 1)
-        return oac_attn_bad_shape(k, SA_Q, "(batch, sequence, num_heads * head_size) or packed");
-    a->H = q->dims[2] / parts;
-    return oac_attn_head_ok(k, a->H);
+    if ((rc = oac_attn_packed_shapes(k, &sa_spec, &a->p)))
+        return rc;
+    a->B = a->p.q->dims[0], a->S = a->p.q->dims[1];
+    return OAC_OK;
 }
 
 static int sa_shapes(oac_kernel_call *k, sparse *a)
 {
-    int64_t B = a->B, S = a->S, H = a->H, KVN = a->KVN;
-    const int64_t kd[3] = { B, S, KVN * H };
-    if (!a->packed && !oac_attn_dims_are(a->key, 3, kd))
-        return oac_attn_bad_shape(k, SA_K, "(batch, sequence, kv_num_heads * head_size)");
-    if (!a->packed && !oac_attn_dims_are(a->val, 3, kd))
-        return oac_attn_bad_shape(k, SA_V, "(batch, sequence, kv_num_heads * head_size)");
+    int64_t B = a->B, S = a->S, H = a->p.H, KVN = a->p.KVN;
     const oac_tensor *pk = a->pk;
     if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != KVN || pk->dims[3] != H)
         return oac_attn_bad_shape(k, SA_PK, "(batch, kv_num_heads, capacity, head_size)");
@@ -115,18 +100,7 @@ static int sa_shapes(oac_kernel_call *k, sparse *a)
                                     " (the new tokens .. total_sequence_length)", b, t, S, tot);
         a->maxk = t > a->maxk ? t : a->maxk;
     }
-    if (a->rotary) {
-        const oac_tensor *cos = a->cos, *sin = a->sin;
-        if (!cos || !sin)
-            return oac_kernel_error(k, oac_kin_name(k, cos ? SA_SIN : SA_COS),
-                                    "do_rotary needs cos_cache and sin_cache");
-        if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > H || cos->dims[0] < a->maxk)
-            return oac_attn_bad_shape(k, SA_COS, "(max_position >= the longest sequence, "
-                                      "rotary_dim / 2) with rotary_dim <= head_size");
-        if (!oac_attn_dims_are(sin, 2, cos->dims))
-            return oac_attn_bad_shape(k, SA_SIN, "cos_cache's");
-    }
-    return OAC_OK;
+    return oac_attn_packed_rope_ok(k, &sa_spec, &a->p, a->maxk);
 }
 
 /* The block layout: CSR rows covering every query block, nondecreasing,
@@ -137,9 +111,9 @@ static int sa_layout(oac_kernel_call *k, sparse *a)
     if (r->rank != 2 || r->dims[1] < 2)
         return oac_attn_bad_shape(k, SA_ROWS, "(num_layout, max_blocks + 1)");
     a->nl = r->dims[0], a->nr = r->dims[1] - 1;
-    if (a->nl < 1 || a->N % a->nl)
+    if (a->nl < 1 || a->p.N % a->nl)
         return oac_kernel_error(k, oac_kin_name(k, SA_ROWS), "%" PRId64 " layouts do not "
-                                "divide num_heads %" PRId64, a->nl, a->N);
+                                "divide num_heads %" PRId64, a->nl, a->p.N);
     if (c->rank != 2 || c->dims[0] != a->nl)
         return oac_attn_bad_shape(k, SA_COLS, "(num_layout, max_nnz_blocks)");
     a->nnz = c->dims[1];
@@ -163,7 +137,7 @@ static int sa_layout(oac_kernel_call *k, sparse *a)
             return oac_kernel_error(k, oac_kin_name(k, SA_COLS), "column %" PRId32 " at %"
                                     PRId64 " is outside the %" PRId64 " blocks", a->cv[e], e,
                                     a->nr);
-    return oac_attn_work_ok(k, a->B, a->N, a->S, a->maxk, a->H, a->H);
+    return oac_attn_work_ok(k, a->B, a->p.N, a->S, a->maxk, a->p.H, a->p.H);
 }
 
 static bool sa_keep(const void *ctx, const oac_attn_row *r, int64_t j)
@@ -186,9 +160,8 @@ static void sa_row(void *ctx, oac_attn_io *io, oac_attn_row *r, int64_t h, int64
     r->j1 = r->n_keys = a->kt[r->b];
     r->keep = sa_keep;
     r->keep_ctx = a;
-    if (a->rotary)
-        oac_attn_rope_row(q, 2 * a->cos->dims[1], a->cos, a->sin,
-                          (uint64_t)((r->past + s) * a->cos->dims[1]), a->interleaved);
+    if (a->p.rotary)
+        oac_attn_packed_rope(&a->p, q, r->past + s);
 }
 
 /* present: the past's bytes unless in place, the new rows at total - S. */
@@ -200,14 +173,13 @@ static void sa_present(const sparse *a, oac_tensor *pr, const oac_tensor *past, 
         memcpy(pr->data, past->data, past->bytes);
     oac_attn_view pv = oac_attn_bnsh(pr);
     for (int64_t b = 0; b < a->B; b++)
-        for (int64_t h = 0; h < a->KVN; h++)
+        for (int64_t h = 0; h < a->p.KVN; h++)
             for (int64_t s = 0; s < a->S; s++) {
                 int64_t pos = a->kt[b] - a->S + s;
-                oac_attn_load(src, b, h, s, a->H, row);
+                oac_attn_load(src, b, h, s, a->p.H, row);
                 if (rotate)
-                    oac_attn_rope_row(row, 2 * a->cos->dims[1], a->cos, a->sin,
-                                      (uint64_t)(pos * a->cos->dims[1]), a->interleaved);
-                oac_attn_store(pr, oac_attn_at(&pv, b, h, pos), a->H, row);
+                    oac_attn_packed_rope(&a->p, row, pos);
+                oac_attn_store(pr, oac_attn_at(&pv, b, h, pos), a->p.H, row);
             }
 }
 
@@ -219,18 +191,20 @@ int oac_kernel_sparse_attention(oac_kernel_call *k)
         (rc = oac_attn_alias_of(k, 1, SA_PK, &a.ink)) ||
         (rc = oac_attn_alias_of(k, 2, SA_PV, &a.inv)))
         return rc;
-    int32_t T = a.q->elem_type;
-    int64_t B = a.B, S = a.S, N = a.N, KVN = a.KVN, H = a.H;
+    const oac_attn_packed *p = &a.p;
+    int32_t T = p->q->elem_type;
+    int64_t B = a.B, S = a.S, N = p->N, KVN = p->KVN, H = p->H;
     oac_tensor *y, *ok, *ov;
     const int64_t yd[3] = { B, S, N * H };
     if ((rc = oac_kout(k, 0, T, 3, yd, &y)) || (rc = oac_kout(k, 1, T, 4, a.pk->dims, &ok)) ||
         (rc = oac_kout(k, 2, T, 4, a.pv->dims, &ov)))
         return rc;
-    oac_attn_view kn = a.packed ? oac_attn_bsnh(a.q, H, N * H) : oac_attn_bsnh(a.key, H, 0);
-    oac_attn_view vn = a.packed ? oac_attn_bsnh(a.q, H, (N + KVN) * H) : oac_attn_bsnh(a.val, H, 0);
-    sa_present(&a, ok, a.pk, a.ink, &kn, a.rotary);
+    oac_attn_view kn = p->packed ? oac_attn_bsnh(p->q, H, N * H) : oac_attn_bsnh(p->key, H, 0);
+    oac_attn_view vn = p->packed ? oac_attn_bsnh(p->q, H, (N + KVN) * H)
+                                 : oac_attn_bsnh(p->val, H, 0);
+    sa_present(&a, ok, a.pk, a.ink, &kn, p->rotary);
     sa_present(&a, ov, a.pv, a.inv, &vn, false);
-    oac_attn_io io = { .q = oac_attn_bsnh(a.q, H, 0), .y = oac_attn_bsnh(y, H, 0),
+    oac_attn_io io = { .q = oac_attn_bsnh(p->q, H, 0), .y = oac_attn_bsnh(y, H, 0),
                        .k = { .seg = { oac_attn_bnsh(ok) }, .split = INT64_MAX },
                        .v = { .seg = { oac_attn_bnsh(ov) }, .split = INT64_MAX } };
     oac_attn_geom g = { .B = B, .N = N, .KVN = KVN, .S = S, .H = H, .Hv = H, .T = a.maxk,
