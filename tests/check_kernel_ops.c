@@ -502,6 +502,33 @@ START_TEST(embed_mask_index_and_refusals)
         kt_free(out, 2);
         fx_end(&f);
     }
+    /* segment_ids without segment_embedding: kernel-error naming the
+     * input that is there (the absent one has no name) and the port that
+     * is missing. */
+    double ids[6] = { 1, 2, 3, 0, 1, 2 }, sid[6] = { 0 }, mask[6] = { 1, 1, 1, 1, 1, 1 };
+    double w[4 * 2] = { 0 }, pos[3 * 2] = { 0 }, gamma[2] = { 1, 1 }, beta[2] = { 0, 0 };
+    fx f;
+    oac_mb *mb;
+    oac_gb *g = fx_build(&f, &mb);
+    oac_mb_opset(mb, "com.microsoft", 1);
+    kt_init(g, "input_ids", OAC_T_INT32, "2,3", ids, 6);
+    kt_init(g, "sid", OAC_T_INT32, "2,3", sid, 6);
+    kt_init(g, "mask", OAC_T_INT32, "2,3", mask, 6);
+    kt_init(g, "w", OAC_T_FLOAT, "4,2", w, 8);
+    kt_init(g, "pos", OAC_T_FLOAT, "3,2", pos, 6);
+    kt_init(g, "gamma", OAC_T_FLOAT, "2", gamma, 2);
+    kt_init(g, "beta", OAC_T_FLOAT, "2", beta, 2);
+    oac_gb_node(g, "EmbedLayerNormalization", "com.microsoft", "eln",
+                "input_ids,sid,w,pos,,gamma,beta,mask", "y,mi");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "2,3,2");
+    oac_gb_output(g, "mi", OAC_T_INT32, "2");
+    kt_run_fail(&f, OAC_KERNEL_ERROR, "eln");
+    expect_at(f.d, OAC_KERNEL_ERROR, "eln", "sid");
+    const oac_diag *d = diag_find(f.d, OAC_KERNEL_ERROR, NULL, NULL, NULL);
+    ck_assert_str_eq(d->value, "sid");
+    ck_assert_ptr_nonnull(strstr(d->message, "'sid': segment_ids and segment_embedding must "
+                                             "be given together: input 4 is missing"));
+    fx_end(&f);
 }
 END_TEST
 

@@ -145,8 +145,9 @@ static int gqa_shapes(oac_kernel_call *k, gqa *g)
     g->B = q->dims[0], g->S = q->dims[1];
     g->packed = !g->key;
     if (!g->key != !g->val)
-        return oac_kernel_error(k, oac_kin_name(k, g->key ? GQA_V : GQA_K),
-                                "key and value must be given together");
+        return oac_kernel_pair_missing(k, g->key ? GQA_K : GQA_V,
+                                       g->key ? GQA_V : GQA_K,
+                                       "key and value must be given together");
     if (D % (g->packed ? N + 2 * KVN : N))
         return oac_attn_bad_shape(k, GQA_Q, g->packed ? "packed (batch, sequence, "
                                   "(num_heads + 2 * kv_num_heads) * head_size)"
@@ -163,8 +164,9 @@ static int gqa_shapes(oac_kernel_call *k, gqa *g)
     if (H < 1)
         return oac_attn_bad_shape(k, GQA_Q, "of a head size of at least 1");
     if (!g->pk != !g->pv)
-        return oac_kernel_error(k, oac_kin_name(k, g->pk ? GQA_PAST_V : GQA_PAST_K),
-                                "past_key and past_value must be given together");
+        return oac_kernel_pair_missing(k, g->pk ? GQA_PAST_K : GQA_PAST_V,
+                                       g->pk ? GQA_PAST_V : GQA_PAST_K,
+                                       "past_key and past_value must be given together");
     const oac_tensor *pk = g->pk;
     g->P = 0;
     if (pk) {
@@ -251,8 +253,9 @@ static int gqa_extras(oac_kernel_call *k, gqa *g)
         return oac_attn_bad_shape(k, GQA_POS, "(batch, sequence)");
     if (g->rotary) {
         if (!cos || !sin)
-            return oac_kernel_error(k, oac_kin_name(k, cos ? GQA_SIN : GQA_COS),
-                                    "do_rotary needs cos_cache and sin_cache");
+            return oac_kernel_pair_missing(k, cos ? GQA_COS : GQA_SIN,
+                                           cos ? GQA_SIN : GQA_COS,
+                                           "do_rotary needs cos_cache and sin_cache");
         if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > g->H)
             return oac_attn_bad_shape(k, GQA_COS, "(max_position, rotary_dim / 2) with "
                                       "rotary_dim <= head_size");
@@ -484,8 +487,9 @@ static int mha_cache(oac_kernel_call *k, mha *m)
     const oac_tensor *pk = m->pk, *pv = m->pv, *kpm = m->kpm, *ab = m->ab;
     int64_t B = m->B, N = m->N, S = m->S, L = m->L;
     if (!pk != !pv)
-        return oac_kernel_error(k, oac_kin_name(k, pk ? MHA_PAST_V : MHA_PAST_K),
-                                "past_key and past_value must be given together");
+        return oac_kernel_pair_missing(k, pk ? MHA_PAST_K : MHA_PAST_V,
+                                       pk ? MHA_PAST_V : MHA_PAST_K,
+                                       "past_key and past_value must be given together");
     m->P = m->cap = 0;
     /* DecoderMaskedMultiHeadAttention shares only with its attribute;
      * MultiHeadAttention whenever input 8 is given. */
@@ -715,8 +719,9 @@ static int at_cache(oac_kernel_call *k, onnx_at *a)
     const oac_tensor *pk = a->pk, *pv = a->pv, *np = a->np, *mask = a->mask;
     int64_t B = a->B;
     if (!pk != !pv)
-        return oac_kernel_error(k, oac_kin_name(k, pk ? AT_PAST_V : AT_PAST_K),
-                                "past_key and past_value must be given together");
+        return oac_kernel_pair_missing(k, pk ? AT_PAST_K : AT_PAST_V,
+                                       pk ? AT_PAST_V : AT_PAST_K,
+                                       "past_key and past_value must be given together");
     a->P = 0;
     if (pk) {
         if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != a->Nk || pk->dims[3] != a->H)

@@ -266,8 +266,9 @@ int oac_attn_packed_shapes(oac_kernel_call *k, const oac_attn_packed_spec *sp,
     p->D = q->dims[r - 1];
     p->packed = !p->key;
     if (!p->key != !p->val)
-        return oac_kernel_error(k, oac_kin_name(k, p->key ? sp->v : sp->k),
-                                "key and value must be given together");
+        return oac_kernel_pair_missing(k, p->key ? sp->k : sp->v,
+                                       p->key ? sp->v : sp->k,
+                                       "key and value must be given together");
     int64_t parts = p->packed ? p->N + 2 * p->KVN : p->N;
     if (p->D % parts || p->D / parts < 1)
         return oac_attn_bad_shape(k, sp->q, p->packed ? sp->q_packed : sp->q_plain);
@@ -295,8 +296,9 @@ int oac_attn_packed_rope_ok(oac_kernel_call *k, const oac_attn_packed_spec *sp,
         return OAC_OK;
     const oac_tensor *cos = p->cos, *sin = p->sin;
     if (!cos || !sin)
-        return oac_kernel_error(k, oac_kin_name(k, cos ? sp->sin : sp->cos),
-                                "do_rotary needs cos_cache and sin_cache");
+        return oac_kernel_pair_missing(k, cos ? sp->cos : sp->sin,
+                                       cos ? sp->sin : sp->cos,
+                                       "do_rotary needs cos_cache and sin_cache");
     if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > p->H || cos->dims[0] < maxk)
         return oac_attn_bad_shape(k, sp->cos, "(max_position >= the longest sequence, "
                                   "rotary_dim / 2) with rotary_dim <= head_size");

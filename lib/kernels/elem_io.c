@@ -52,6 +52,13 @@ int oac_kernel_error(oac_kernel_call *k, const char *value, const char *fmt, ...
                                  k->node->op_type, value ? value : "?", msg);
 }
 
+int oac_kernel_pair_missing(oac_kernel_call *k, size_t given, size_t missing,
+                            const char *what)
+{
+    return oac_kernel_error(k, oac_kin_name(k, given), "%s: input %zu is missing", what,
+                            missing);
+}
+
 int oac_kernel_bad_type(oac_kernel_call *k, size_t i, int32_t t)
 {
     const char *name = oac_elem_name(t);

@@ -179,6 +179,12 @@ const char *oac_kin_name(const oac_kernel_call *k, size_t i);
  * value is an input's or an attribute's name.  Returns OAC_ERUNTIME. */
 int oac_kernel_error(oac_kernel_call *k, const char *value, const char *fmt, ...)
     OAC_PRINTF(3, 4);
+/* kernel-error for two optional inputs that go together, of which only
+ * `given` is: "'<given's name>': <what>: input <missing> is missing"
+ * (the message names the input that is there; the absent one has no
+ * name). */
+int oac_kernel_pair_missing(oac_kernel_call *k, size_t given, size_t missing,
+                            const char *what);
 /* unsupported-operator naming the node, input i and its element type t,
  * which the kernel does not implement.  Returns OAC_ERUNTIME. */
 int oac_kernel_bad_type(oac_kernel_call *k, size_t i, int32_t t);

@@ -91,8 +91,9 @@ static int eln_inputs(oac_kernel_call *k, eln *e)
     if (e->beta && (e->beta->rank != 1 || e->beta->dims[0] != D))
         return bad(k, EL_BETA, "(hidden)");
     if (!e->seg_ids != !e->seg)
-        return oac_kernel_error(k, oac_kin_name(k, e->seg ? EL_SEG_IDS : EL_SEG),
-                                "segment_ids and segment_embedding must be given together");
+        return oac_kernel_pair_missing(k, e->seg ? EL_SEG : EL_SEG_IDS,
+                                       e->seg ? EL_SEG_IDS : EL_SEG,
+                                       "segment_ids and segment_embedding must be given together");
     if (e->seg_ids && !is_bs(e->seg_ids, e->B, e->S))
         return bad(k, EL_SEG_IDS, "(batch, sequence)");
     if (e->seg && (e->seg->rank != 2 || e->seg->dims[1] != D))
