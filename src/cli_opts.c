@@ -524,34 +524,41 @@ static int add_input(cli *c, const char *arg)
     return CLI_PARSE_GO;
 }
 
+/* A copy of arg with each ',' made a NUL: *n items, one after another
+ * (item k starts after k NULs).  NULL when out of memory. */
+static char *comma_items(const char *arg, size_t *n)
+{
+    char *copy = strdup(arg);
+    *n = 1;
+    for (char *p = copy; p && *p; p++)
+        if (*p == ',') {
+            *p = '\0';
+            ++*n;
+        }
+    return copy;
+}
+
 /* --tokens T1,T2,...: decimal token ids, at least one. */
 static int set_tokens(cli *c, const char *arg)
 {
-    size_t n = 1;
-    for (const char *p = arg; *p; p++)
-        n += *p == ',';
-    int64_t *t = calloc(n, sizeof *t);
-    char *copy = strdup(arg);
+    size_t n;
+    char *copy = comma_items(arg, &n);
+    int64_t *t = copy ? calloc(n, sizeof *t) : NULL;
     int rc = CLI_PARSE_GO;
-    if (!t || !copy) {
+    if (!t) {
         rc = usage("out of memory");
         goto done;
     }
-    size_t k = 0;
-    for (char *tok = copy, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next)
-            *next++ = '\0';
+    const char *tok = copy;
+    for (size_t k = 0; k < n; k++, tok += strlen(tok) + 1)
         if (!parse_i64(tok, &t[k]) || t[k] < 0) {
             rc = usage("--tokens expects token ids (integers >= 0) separated by commas, "
                        "not '%s'", arg);
             goto done;
         }
-        k++;
-    }
     free(c->tokens);
     c->tokens = t;
-    c->n_tokens = k;
+    c->n_tokens = n;
     t = NULL;
 done:
     free(t);
@@ -563,22 +570,18 @@ done:
  * name or an index, resolved by the run against the model). */
 static int set_page_policy(cli *c, const char *arg)
 {
-    size_t n = 1;
-    for (const char *p = arg; *p; p++)
-        n += *p == ',';
-    oac_page_rule *r = calloc(n, sizeof *r);
-    char *copy = strdup(arg);
+    size_t n;
+    char *copy = comma_items(arg, &n);
+    oac_page_rule *r = copy ? calloc(n, sizeof *r) : NULL;
+    char *copy_at = copy;
     int rc = CLI_PARSE_GO;
-    if (!r || !copy) {
+    if (!r) {
         rc = usage("out of memory");
         goto done;
     }
-    size_t k = 0;
-    for (char *tok = copy, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next)
-            *next++ = '\0';
-        char *colon = strchr(tok, ':');
+    for (size_t k = 0, len; k < n; k++, copy_at += len + 1) {
+        char *tok = copy_at, *colon = strchr(tok, ':');
+        len = strlen(tok);
         int64_t age;
         if (colon)
             *colon = '\0';
@@ -588,12 +591,12 @@ static int set_page_policy(cli *c, const char *arg)
                        "not '%s'", arg);
             goto done;
         }
-        r[k++] = (oac_page_rule){ (uint64_t)age, colon + 1 };
+        r[k] = (oac_page_rule){ (uint64_t)age, colon + 1 };
     }
     free(c->page_policy);
     free(c->page_policy_buf);
     c->page_policy = r;
-    c->n_page_policy = k;
+    c->n_page_policy = n;
     c->page_policy_buf = copy;
     r = NULL;
     copy = NULL;
