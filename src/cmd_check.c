@@ -363,6 +363,19 @@ static void put_element(stream *s, json_t *j, int indent)
     s->items++;
 }
 
+/* Every element of arr (stolen; NULL: out of memory, said) into the open
+ * array at depth indent. */
+static void put_elements(stream *s, json_t *arr, int indent)
+{
+    if (!arr) {
+        cli_error("%s", oac_errmsg(s->ctx));
+        s->failed = true;
+    }
+    for (size_t i = 0; arr && i < json_array_size(arr); i++)
+        put_element(s, json_incref(json_array_get(arr, i)), indent);
+    json_decref(arr);
+}
+
 /* Close the open array whose elements stand at depth indent. */
 static void close_array(stream *s, int indent)
 {
@@ -406,15 +419,13 @@ static void sarif_model(stream *s, const oac_report_input *in)
         s->failed = true;
         return;
     }
-    json_t *r = oac_report_sarif_results(s->ctx, in, s->done, s->notes, &s->failure);
-    s->paths[s->done] = strdup(in->path ? in->path : "");
-    if (!r || !s->paths[s->done]) {
+    if (!(s->paths[s->done] = strdup(in->path ? in->path : ""))) {
         cli_error("out of memory");
         s->failed = true;
+        return;
     }
-    for (size_t i = 0; r && i < json_array_size(r); i++)
-        put_element(s, json_incref(json_array_get(r, i)), SARIF_DEPTH);
-    json_decref(r);
+    put_elements(s, oac_report_sarif_results(s->ctx, in, s->done, s->notes, &s->failure),
+                 SARIF_DEPTH);
 }
 
 static void sarif_close(stream *s)
@@ -439,18 +450,6 @@ static void sarif_close(stream *s)
     put_text(s, a, strlen(a));
     put_text(s, "\n", 1);
     free(t);
-}
-
-static void gitlab_model(stream *s, oac_report_input *in)
-{
-    json_t *r = oac_report_gitlab(s->ctx, in, 1);
-    if (!r) {
-        cli_error("%s", oac_errmsg(s->ctx));
-        s->failed = true;
-    }
-    for (size_t i = 0; r && i < json_array_size(r); i++)
-        put_element(s, json_incref(json_array_get(r, i)), 2);
-    json_decref(r);
 }
 
 static bool stream_open(stream *s, oac_ctx *ctx, const cli *c, size_t n)
@@ -517,7 +516,7 @@ static void stream_model(stream *s, cli_model *m)
         sarif_model(s, &in);
         break;
     case CLI_FMT_GITLAB:
-        gitlab_model(s, &in);
+        put_elements(s, oac_report_gitlab(s->ctx, &in, 1), 2);
         break;
     }
     s->done++;
