@@ -1053,6 +1053,17 @@ static int find_config(ast *st, oac_diags *diags)
     return rc;
 }
 
+/* The traces' scratch (per pair chains, reach, queue), freed alike by
+ * oac_annotate and oac_annotate_trace. */
+static void trace_scratch_free(ast *st)
+{
+    for (size_t k = 0; st->a && st->w && k < st->a->n_pairs; k++)
+        oac_dealloc(st->ctx, st->w[k].chain);
+    oac_dealloc(st->ctx, st->w);
+    oac_dealloc(st->ctx, st->reach);
+    oac_dealloc(st->ctx, st->queue);
+}
+
 int oac_annotate(oac_ctx *ctx, oac_annotation **out, oac_model *model,
                  const oac_annotate_opts *opts, oac_diags *diags)
 {
@@ -1136,11 +1147,7 @@ int oac_annotate(oac_ctx *ctx, oac_annotation **out, oac_model *model,
     if (st.failed)
         rc = oac_err(ctx, OAC_ENOMEM, "out of memory");
 done:
-    for (size_t k = 0; st.a && k < st.a->n_pairs; k++)
-        oac_dealloc(ctx, st.w[k].chain);
-    oac_dealloc(ctx, st.w);
-    oac_dealloc(ctx, st.reach);
-    oac_dealloc(ctx, st.queue);
+    trace_scratch_free(&st);
     oac_strmap_fini(&st.alias_of);
     oac_graphs_free(st.g);
     oac_genai_config_free(st.cfg);
@@ -1170,11 +1177,7 @@ int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
     if (rc == OAC_OK && st.failed)
         rc = OAC_ENOMEM;
 done:
-    for (size_t k = 0; st.a && k < st.a->n_pairs; k++)
-        oac_dealloc(ctx, st.w[k].chain);
-    oac_dealloc(ctx, st.w);
-    oac_dealloc(ctx, st.reach);
-    oac_dealloc(ctx, st.queue);
+    trace_scratch_free(&st);
     if (rc != OAC_OK) {
         oac_annotation_free(st.a);
         return oac_err(ctx, OAC_ENOMEM, "out of memory");

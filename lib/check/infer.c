@@ -661,11 +661,8 @@ int oac_infer_split(oac_infer *c)
     size_t n = c->n_out;
     if (x->rank < 0 ||
         !norm_axis(oac_attr_int(c->proto, "axis", 0), x->rank, &axis) ||
-        x->rank > OAC_SHAPE_MAX_RANK) {
-        for (size_t k = 0; k < n; k++)
-            set_out_k(c, k, x->elem_type, -1, NULL);
-        return OAC_OK;
-    }
+        x->rank > OAC_SHAPE_MAX_RANK)
+        return outs_rank_unknown(c, n, x->elem_type);
     const int64_t *sp = NULL;
     size_t nsp = 0;
     bool given = c->opset < 13 ? oac_node_attr(c->proto, "split") != NULL :
@@ -993,9 +990,8 @@ int oac_infer_group_query_attention(oac_infer *c)
         return OAC_OK;
     int32_t T = q->elem_type;
     int rc;
-    if (q->rank != 3 || N < 1 || KVN < 1) {
+    if (q->rank != 3 || N < 1 || KVN < 1)
         return outs_rank_unknown(c, 3, T);
-    }
     bool packed = !port_given(c, 1);
     oac_dimref y[3] = { q->dims[0], q->dims[1], q->dims[2] }, H;
     if ((packed && (rc = dim_scaled(c, q->dims[2], N, N + 2 * KVN, &y[2]))) ||
@@ -1036,9 +1032,8 @@ int oac_infer_multi_head_attention(oac_infer *c)
     int32_t T = q->elem_type;
     int rc;
     if (q->rank != 3 || N < 1 || !key || !val || (key->rank != 3 && key->rank != 4) ||
-        val->rank != key->rank) {
+        val->rank != key->rank)
         return outs_rank_unknown(c, 3, T);
-    }
     bool r4 = key->rank == 4;
     oac_dimref y[3] = { q->dims[0], q->dims[1], 0 }, H, Hv, L = key->dims[r4 ? 2 : 1];
     if ((rc = r4 ? dim_scaled(c, val->dims[3], N, 1, &y[2]) : (y[2] = val->dims[2], 0)) ||
@@ -1080,9 +1075,8 @@ int oac_infer_decoder_masked_mha(oac_infer *c)
         return OAC_OK;
     int32_t T = q->elem_type;
     int rc;
-    if (q->rank != 3 || N < 1) {
+    if (q->rank != 3 || N < 1)
         return outs_rank_unknown(c, 3, T);
-    }
     oac_dimref y[3] = { q->dims[0], q->dims[1], val && val->rank == 3 ? val->dims[2] : 0 };
     if ((!(val && val->rank == 3) && (rc = fresh(c, &y[2]))) || (rc = set_out_k(c, 0, T, 3, y)))
         return rc;
@@ -1159,9 +1153,8 @@ int oac_infer_ms_attention(oac_infer *c)
     int64_t wc = w && w->rank == 2 ? dimv(c, w->dims[1]) : -1;
     int64_t dq = qs && qs->n_ints == 3 ? qs->ints[0] : wc >= 0 ? wc / 3 : -1;
     int64_t dv = qs && qs->n_ints == 3 ? qs->ints[2] : dq;
-    if (x->rank != 3 || N < 1 || dq < 1 || dv < 1) {
+    if (x->rank != 3 || N < 1 || dq < 1 || dv < 1)
         return outs_rank_unknown(c, 2, T);
-    }
     oac_dimref y[3] = { x->dims[0], x->dims[1], dv };
     if ((rc = set_out_k(c, 0, T, 3, y)))
         return rc;

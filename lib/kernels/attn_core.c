@@ -43,6 +43,25 @@ void oac_attn_rope_row(double *x, int64_t rot, const oac_tensor *cos,
     }
 }
 
+/* Score x into the running softmax (max *m, sum *l, out scaled by
+ * exp(old max - new max) when x raises the max): x's weight, already
+ * added to *l.  The keys and the sink take the same step. */
+static inline double online_add(double x, double *m, double *l, double *out, int64_t n)
+{
+    if (x > *m) {
+        double c = *m == -INFINITY ? 0 : exp(*m - x);
+        *l *= c;
+        for (int64_t d = 0; d < n; d++)
+            out[d] *= c;
+        *m = x;
+        *l += 1;
+        return 1;
+    }
+    double w = exp(x - *m);
+    *l += w;
+    return w;
+}
+
 /* Score of key j before (raw) and after softcap; false when excluded
  * (*x then -inf). */
 static bool score(const oac_attn_row *r, int64_t j, double *row, double *raw,
@@ -104,35 +123,13 @@ void oac_attn_attend(const oac_attn_row *r, double *row, double *out)
                         r->qk_mode == 0 ? raw : r->qk_mode == 1 ? capped : x);
         if (!in)
             continue;
-        double w;
-        if (x > m) {
-            double c = m == -INFINITY ? 0 : exp(m - x);
-            l *= c;
-            for (int64_t d = 0; d < r->hv; d++)
-                out[d] *= c;
-            m = x;
-            w = 1;
-        } else {
-            w = exp(x - m);
-        }
-        l += w;
+        double w = online_add(x, &m, &l, out, r->hv);
         oac_attn_kv_load(r->v, r->b, r->kh, j, r->hv, row);
         for (int64_t d = 0; d < r->hv; d++)
             out[d] += w * row[d];
     }
-    if (r->sink) {
-        double x = r->sink_logit;
-        if (x > m) {
-            double c = m == -INFINITY ? 0 : exp(m - x);
-            l *= c;
-            for (int64_t d = 0; d < r->hv; d++)
-                out[d] *= c;
-            m = x;
-            l += 1;
-        } else {
-            l += exp(x - m);
-        }
-    }
+    if (r->sink)
+        (void)online_add(r->sink_logit, &m, &l, out, r->hv);
     double inv = l > 0 ? 1 / l : 0;
     for (int64_t d = 0; d < r->hv; d++)
         out[d] *= inv;
