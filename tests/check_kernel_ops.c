@@ -464,64 +464,57 @@ END_TEST
 
 /* ---- EmbedLayerNormalization ------------------------------------------- */
 
-/* mask_index counts the ones of each mask row; an id outside the word
- * table is kernel-error naming input_ids. */
-START_TEST(embed_mask_index_and_refusals)
+/* EmbedLayerNormalization "eln" over 2 x 3 ids (the last one last_id),
+ * a word table of 4 and positions of 3, hidden 2, with mask_index; with
+ * segment_ids "sid" (and no segment_embedding) when sid. */
+static void embed_model(fx *f, double last_id, bool sid)
 {
-    for (int bad = 0; bad < 2; bad++) {
-        double ids[6] = { 1, 2, 3, 0, 1, bad ? 4 : 2 }, mask[6] = { 1, 1, 0, 1, 0, 0 };
-        double w[4 * 2] = { 1, 2, 3, 4, 5, 6, 7, 9 }, pos[3 * 2] = { 0, 1, 1, 0, 0, 0 };
-        double gamma[2] = { 1, 2 }, beta[2] = { 0, 1 };
-        fx f;
-        oac_mb *mb;
-        oac_gb *g = fx_build(&f, &mb);
-        oac_mb_opset(mb, "com.microsoft", 1);
-        kt_init(g, "input_ids", OAC_T_INT32, "2,3", ids, 6);
-        kt_init(g, "mask", OAC_T_INT32, "2,3", mask, 6);
-        kt_init(g, "w", OAC_T_FLOAT, "4,2", w, 8);
-        kt_init(g, "pos", OAC_T_FLOAT, "3,2", pos, 6);
-        kt_init(g, "gamma", OAC_T_FLOAT, "2", gamma, 2);
-        kt_init(g, "beta", OAC_T_FLOAT, "2", beta, 2);
-        oac_gb_node(g, "EmbedLayerNormalization", "com.microsoft", "eln",
-                    "input_ids,,w,pos,,gamma,beta,mask", "y,mi");
-        oac_gb_output(g, "y", OAC_T_FLOAT, "2,3,2");
-        oac_gb_output(g, "mi", OAC_T_INT32, "2");
-        if (bad) {
-            kt_run_fail(&f, OAC_KERNEL_ERROR, "eln");
-            expect_at(f.d, OAC_KERNEL_ERROR, "eln", "input_ids");
-            fx_end(&f);
-            continue;
-        }
-        kt_val out[2];
-        ck_assert_int_eq(kt_run(&f, true, "y,mi", out, 2), OAC_OK);
-        const double mi[2] = { 2, 1 };
-        kt_expect(&out[1], OAC_T_INT32, "2", mi, 2, 0);
-        /* Token (0, 0): e = w[1] + pos[0] = (3, 5): mean 4, var 1, so
-         * y = (-1, 1) / sqrt(1 + 1e-12) * gamma + beta = (-1, 3). */
-        ck_assert(fabs(kt_get(&out[0], 0) + 1) < 1e-5 && fabs(kt_get(&out[0], 1) - 3) < 1e-5);
-        kt_free(out, 2);
-        fx_end(&f);
-    }
-    /* segment_ids without segment_embedding: kernel-error naming the
-     * input that is there (the absent one has no name) and the port that
-     * is missing. */
-    double ids[6] = { 1, 2, 3, 0, 1, 2 }, sid[6] = { 0 }, mask[6] = { 1, 1, 1, 1, 1, 1 };
-    double w[4 * 2] = { 0 }, pos[3 * 2] = { 0 }, gamma[2] = { 1, 1 }, beta[2] = { 0, 0 };
-    fx f;
+    double ids[6] = { 1, 2, 3, 0, 1, last_id }, mask[6] = { 1, 1, 0, 1, 0, 0 };
+    double w[4 * 2] = { 1, 2, 3, 4, 5, 6, 7, 9 }, pos[3 * 2] = { 0, 1, 1, 0, 0, 0 };
+    double gamma[2] = { 1, 2 }, beta[2] = { 0, 1 }, seg[6] = { 0 };
     oac_mb *mb;
-    oac_gb *g = fx_build(&f, &mb);
+    oac_gb *g = fx_build(f, &mb);
     oac_mb_opset(mb, "com.microsoft", 1);
     kt_init(g, "input_ids", OAC_T_INT32, "2,3", ids, 6);
-    kt_init(g, "sid", OAC_T_INT32, "2,3", sid, 6);
+    if (sid)
+        kt_init(g, "sid", OAC_T_INT32, "2,3", seg, 6);
     kt_init(g, "mask", OAC_T_INT32, "2,3", mask, 6);
     kt_init(g, "w", OAC_T_FLOAT, "4,2", w, 8);
     kt_init(g, "pos", OAC_T_FLOAT, "3,2", pos, 6);
     kt_init(g, "gamma", OAC_T_FLOAT, "2", gamma, 2);
     kt_init(g, "beta", OAC_T_FLOAT, "2", beta, 2);
     oac_gb_node(g, "EmbedLayerNormalization", "com.microsoft", "eln",
-                "input_ids,sid,w,pos,,gamma,beta,mask", "y,mi");
+                sid ? "input_ids,sid,w,pos,,gamma,beta,mask"
+                    : "input_ids,,w,pos,,gamma,beta,mask", "y,mi");
     oac_gb_output(g, "y", OAC_T_FLOAT, "2,3,2");
     oac_gb_output(g, "mi", OAC_T_INT32, "2");
+}
+
+/* mask_index counts the ones of each mask row; an id outside the word
+ * table is kernel-error naming input_ids. */
+START_TEST(embed_mask_index_and_refusals)
+{
+    fx f;
+    embed_model(&f, 4, false);
+    kt_run_fail(&f, OAC_KERNEL_ERROR, "eln");
+    expect_at(f.d, OAC_KERNEL_ERROR, "eln", "input_ids");
+    fx_end(&f);
+
+    embed_model(&f, 2, false);
+    kt_val out[2];
+    ck_assert_int_eq(kt_run(&f, true, "y,mi", out, 2), OAC_OK);
+    const double mi[2] = { 2, 1 };
+    kt_expect(&out[1], OAC_T_INT32, "2", mi, 2, 0);
+    /* Token (0, 0): e = w[1] + pos[0] = (3, 5): mean 4, var 1, so
+     * y = (-1, 1) / sqrt(1 + 1e-12) * gamma + beta = (-1, 3). */
+    ck_assert(fabs(kt_get(&out[0], 0) + 1) < 1e-5 && fabs(kt_get(&out[0], 1) - 3) < 1e-5);
+    kt_free(out, 2);
+    fx_end(&f);
+
+    /* segment_ids without segment_embedding: kernel-error naming the
+     * input that is there (the absent one has no name) and the port that
+     * is missing. */
+    embed_model(&f, 2, true);
     kt_run_fail(&f, OAC_KERNEL_ERROR, "eln");
     expect_at(f.d, OAC_KERNEL_ERROR, "eln", "sid");
     const oac_diag *d = diag_find(f.d, OAC_KERNEL_ERROR, NULL, NULL, NULL);
