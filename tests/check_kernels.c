@@ -92,13 +92,13 @@ static void ref_update(uint8_t *ref, const int64_t *cd, const uint8_t *vals,
 
 /* Run STEPS CacheUpdate steps of elem type t along axis (as given to the
  * node, possibly negative) and compare with the reference. */
-static void check_cache_update(int32_t t, int axis_attr)
+static void check_cache_update_dims(int32_t t, int axis_attr, const int64_t base[RANK])
 {
     unsigned bits = oac_elem_bits(t);
     int axis = axis_attr < 0 ? axis_attr + RANK : axis_attr;
     int64_t cd[RANK], vd[RANK];
-    memcpy(cd, base_dims, sizeof cd);
-    memcpy(vd, base_dims, sizeof vd);
+    memcpy(cd, base, sizeof cd);
+    memcpy(vd, base, sizeof vd);
     cd[axis] = CAP;
     vd[axis] = LEN;
     size_t cbytes = (size_t)((prod(cd) * bits + 7) / 8);
@@ -146,6 +146,33 @@ static void check_cache_update(int32_t t, int axis_attr)
     free(store);
     free(ref);
 }
+
+static void check_cache_update(int32_t t, int axis_attr)
+{
+    check_cache_update_dims(t, axis_attr, base_dims);
+}
+
+/* Runs the kernel copies in 32-byte blocks and a tail (kernels/cache.c,
+ * copy_run), and runs over its SHORT_RUN that go to memcpy whole: each
+ * shape's run along axis 2 is LEN x its last dim x the element size. */
+START_TEST(cache_update_run_lengths)
+{
+    static const struct {
+        int32_t t;
+        int64_t dims[RANK];
+    } rows[] = {
+        { OAC_T_FLOAT, { 1, 2, 4, 300 } },     /* 2400 bytes: over SHORT_RUN */
+        { OAC_T_FLOAT, { 1, 2, 4, 128 } },     /* 1024: the last short run */
+        { OAC_T_FLOAT, { 1, 2, 4, 129 } },     /* 1032: the first long one */
+        { OAC_T_UINT8, { 1, 2, 4, 37 } },      /* 74: two blocks, a tail of 10 */
+        { OAC_T_FLOAT16, { 2, 3, 4, 13 } },    /* 52: one block, a tail of 20 */
+        { OAC_T_DOUBLE, { 1, 1, 4, 1 } },      /* 16: a tail alone */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        for (int axis = -2; axis <= 2; axis += 4)   /* -2, 2: the same axis */
+            check_cache_update_dims(rows[r].t, axis, rows[r].dims);
+}
+END_TEST
 
 START_TEST(cache_update_every_type_every_axis)
 {
@@ -738,6 +765,7 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, table_lookup);
     tcase_add_test(tc, cache_update_every_type_every_axis);
+    tcase_add_test(tc, cache_update_run_lengths);
     tcase_add_test(tc, cache_update_kept_state);
     tcase_add_test(tc, negative_position_overflows);
     tcase_add_test(tc, out_of_place_allocates_one_cache);

@@ -258,25 +258,27 @@ static int judge_pair(kvst *st, size_t k)
     int ax = capacity_axis(st->s, an->shapes, p, st->node[k]);
     if (an->shapes && bytes_and_capacity(an, e, p, ax, config_capacity(st->cfg)) != OAC_OK)
         return OAC_ENOMEM;
+    bool copied = e->verdict == OAC_KV_COPIED && !refused_at(st, e->node);
+    bool implied = e->verdict == OAC_KV_IMPLIED && st->node[k] >= 0 &&
+                   oac_op_is(st->s->nodes[st->node[k]].op, OAC_OP_IDENTITY);
+    if (!copied && !implied)
+        return OAC_OK;      /* in place, or reported by another finding */
     oac_where w = where_at(st, k, e);
     char bytes[600];
     bytes_text(e, bytes, sizeof bytes);
-    if (e->verdict == OAC_KV_COPIED && !refused_at(st, e->node))
+    if (copied)
         return oac_diag_add(st->diags, OAC_CACHE_COPIED, &w,
                             "cache '%s' -> '%s' is copied every token, not updated in "
                             "place (%s): %s; a runtime writes %s into the new buffer for "
                             "each token at the largest known length", e->past, e->present,
                             oac_refusal_name((oac_refusal)e->reason),
                             t->message ? t->message : "", bytes);
-    if (e->verdict == OAC_KV_IMPLIED && st->node[k] >= 0 &&
-        oac_op_is(st->s->nodes[st->node[k]].op, OAC_OP_IDENTITY))
-        return oac_diag_add(st->diags, OAC_ALIAS_IMPLIED, &w,
-                            "'%s' is '%s' passed through Identity node '%s': it is in "
-                            "place by definition, but nothing declares it; a runtime "
-                            "not told so allocates a second buffer of %s; run "
-                            "onnx-alias-check annotate to declare output_alias and "
-                            "alias_of", e->present, e->past, e->node, bytes);
-    return OAC_OK;
+    return oac_diag_add(st->diags, OAC_ALIAS_IMPLIED, &w,
+                        "'%s' is '%s' passed through Identity node '%s': it is in "
+                        "place by definition, but nothing declares it; a runtime "
+                        "not told so allocates a second buffer of %s; run "
+                        "onnx-alias-check annotate to declare output_alias and "
+                        "alias_of", e->present, e->past, e->node, bytes);
 }
 
 /* ---- the configuration (section 9.4) ------------------------------------ */

@@ -175,6 +175,25 @@ static int capacity_verdict(oac_kernel_call *k, int64_t pos, int64_t len, int64_
     return overflows(k, &c);
 }
 
+/* n bytes of one run.  A cache's runs are short (a head's rows: a few
+ * hundred bytes) and there are heads x batch of them per step; a call to
+ * the library's memcpy for each costs more than its bytes, so runs up to
+ * SHORT_RUN bytes are copied in fixed 32-byte blocks the compiler turns
+ * into plain vector moves (measured in bench/bench_update). */
+enum { SHORT_RUN = 1024 };
+static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    if (n > SHORT_RUN) {
+        memcpy(dst, src, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        memcpy(dst + i, src + i, 32);
+    for (; i < n; i++)
+        dst[i] = src[i];
+}
+
 /* len rows of the update at row pos of each outer run of the cache. */
 static void cu_copy(uint8_t *dst, const uint8_t *src, const span *s, int64_t cap,
                     int64_t pos, int64_t len)
@@ -183,12 +202,22 @@ static void cu_copy(uint8_t *dst, const uint8_t *src, const span *s, int64_t cap
     if (!(s->row_bits % 8)) {
         size_t rb = (size_t)(s->row_bits / 8), rn = (size_t)run / 8;
         for (uint64_t o = 0; o < s->outer && rn; o++)
-            memcpy(dst + ((size_t)o * (size_t)cap + (size_t)pos) * rb,
-                   src + (size_t)o * rn, rn);
+            copy_run(dst + ((size_t)o * (size_t)cap + (size_t)pos) * rb,
+                     src + (size_t)o * rn, rn);
         return;
     }
     for (uint64_t o = 0; o < s->outer && run; o++)
         copy_bits(dst, (o * (uint64_t)cap + (uint64_t)pos) * s->row_bits, src, o * run, run);
+}
+
+/* n dims equal (a loop, not memcmp: rank is small and this runs every
+ * step). */
+static inline bool dims_equal(const int64_t *a, const int64_t *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
 }
 
 /* The kept plan still describes this call: same cache storage, type and
@@ -200,8 +229,8 @@ static bool plan_holds(const oac_kernel_call *k, const cu_plan *p, const oac_ten
            cache->data == p->data && cache->elem_type == p->elem_type &&
            upd->elem_type == p->elem_type && cache->rank == p->rank &&
            upd->rank == p->rank &&
-           !memcmp(cache->dims, p->cdims, (size_t)p->rank * sizeof p->cdims[0]) &&
-           !memcmp(upd->dims, p->udims, (size_t)p->rank * sizeof p->udims[0]);
+           dims_equal(cache->dims, p->cdims, p->rank) &&
+           dims_equal(upd->dims, p->udims, p->rank);
 }
 
 /* Everything but the position and the layout, from the tensors and the
