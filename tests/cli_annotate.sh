@@ -55,6 +55,25 @@ for row in gqa scatter; do
         fail "$row: a second annotate changed the file"
 done
 
+# ---- the annotated model is written in 1 MiB pieces (model/save.c,
+# invariant 5): the 13 KB gpt2_share model in one write(), where stdio's
+# default buffer made four; a file written 4 KiB at a time loads slower.
+if ! command -v strace >/dev/null 2>&1; then
+    echo "write sizes: skipped (no strace here)"
+else
+    mkdir -p "$tmp/w"
+    strace -f -y -qq -e trace=write -o "$tmp/strace" \
+        "$OAC" annotate -o "$tmp/w/gpt2_share.onnx" "$m/gpt2_share.onnx" >/dev/null 2>&1
+    if ! grep -q 'write(' "$tmp/strace" 2>/dev/null; then
+        echo "write sizes: skipped (strace cannot trace here)"
+    else
+        size=$(wc -c < "$tmp/w/gpt2_share.onnx")
+        [ "$size" -gt 4096 ] || fail "gpt2_share: annotated model of $size bytes, too small to tell"
+        expect_eq "gpt2_share: write() calls for the model" \
+            "$(grep -c "^[0-9]* *write([0-9]*<$tmp/w/" "$tmp/strace")" 1
+    fi
+fi
+
 # ---- refusals: exit 1, nothing written ----------------------------------
 for case in gqa_beams:None/beam-search gqa_noshare:None/config-disabled \
             mha_no_past_len:growing-cache concat:growing-cache \
