@@ -157,9 +157,9 @@ static int gqa_shapes(oac_kernel_call *k, gqa *g)
     if ((rc = oac_attn_head_ok(k, H)))     /* before any product with it */
         return rc;
     const int64_t kd[3] = { g->B, g->S, KVN * H };
-    if (!g->packed && !oac_attn_dims_are(g->key, 3, kd))
+    if (!g->packed && !oac_tensor_dims_are(g->key, 3, kd))
         return oac_attn_bad_shape(k, GQA_K, "(batch, sequence, kv_num_heads * head_size)");
-    if (!g->packed && !oac_attn_dims_are(g->val, 3, kd))
+    if (!g->packed && !oac_tensor_dims_are(g->val, 3, kd))
         return oac_attn_bad_shape(k, GQA_V, "(batch, sequence, kv_num_heads * head_size)");
     if (H < 1)
         return oac_attn_bad_shape(k, GQA_Q, "of a head size of at least 1");
@@ -173,7 +173,7 @@ static int gqa_shapes(oac_kernel_call *k, gqa *g)
         if (pk->rank != 4 || pk->dims[0] != g->B || pk->dims[1] != KVN || pk->dims[3] != H)
             return oac_attn_bad_shape(k, GQA_PAST_K, "(batch, kv_num_heads, length, "
                                       "head_size)");
-        if (!oac_attn_dims_are(g->pv, 4, pk->dims))
+        if (!oac_tensor_dims_are(g->pv, 4, pk->dims))
             return oac_attn_bad_shape(k, GQA_PAST_V, "past_key's");
         g->P = pk->dims[2];
     }
@@ -249,7 +249,7 @@ static int gqa_extras(oac_kernel_call *k, gqa *g)
     int64_t B = g->B, S = g->S;
     const int64_t *pos_ids = pos ? (const int64_t *)pos->data : NULL;
     const int64_t pd[2] = { B, S };
-    if (pos && !oac_attn_dims_are(pos, 2, pd))
+    if (pos && !oac_tensor_dims_are(pos, 2, pd))
         return oac_attn_bad_shape(k, GQA_POS, "(batch, sequence)");
     if (g->rotary) {
         if (!cos || !sin)
@@ -259,7 +259,7 @@ static int gqa_extras(oac_kernel_call *k, gqa *g)
         if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > g->H)
             return oac_attn_bad_shape(k, GQA_COS, "(max_position, rotary_dim / 2) with "
                                       "rotary_dim <= head_size");
-        if (!oac_attn_dims_are(sin, 2, cos->dims))
+        if (!oac_tensor_dims_are(sin, 2, cos->dims))
             return oac_attn_bad_shape(k, GQA_SIN, "cos_cache's");
         for (int64_t b = 0; b < B; b++)
             for (int64_t s = 0; s < S; s++) {
@@ -451,7 +451,7 @@ static int mha_qkv(oac_kernel_call *k, mha *m)
         return oac_attn_refuse(k, "packed KV (rank-5 key)");
     if (m->cross) {
         const int64_t kd[4] = { B, N, key->dims[2], H };
-        if (!oac_attn_dims_are(key, 4, kd))
+        if (!oac_tensor_dims_are(key, 4, kd))
             return oac_attn_bad_shape(k, MHA_K, "(batch, num_heads, kv_sequence, head_size)");
         m->L = key->dims[2];
         if (val->rank != 4 || val->dims[0] != B || val->dims[1] != N || val->dims[2] != m->L)
@@ -499,7 +499,7 @@ static int mha_cache(oac_kernel_call *k, mha *m)
         const int64_t vd[4] = { B, N, pk->dims[2], m->Hv };
         if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != N || pk->dims[3] != m->H)
             return oac_attn_bad_shape(k, MHA_PAST_K, "(batch, num_heads, length, head_size)");
-        if (!oac_attn_dims_are(pv, 4, vd))
+        if (!oac_tensor_dims_are(pv, 4, vd))
             return oac_attn_bad_shape(k, MHA_PAST_V, "(batch, num_heads, length, "
                                       "v_head_size)");
         m->P = m->cap = pk->dims[2];
@@ -728,7 +728,7 @@ static int at_cache(oac_kernel_call *k, onnx_at *a)
             return oac_attn_bad_shape(k, AT_PAST_K, "(batch, kv_num_heads, past_sequence, "
                                       "head_size)");
         const int64_t vd[4] = { B, a->Nk, pk->dims[2], a->Hv };
-        if (!oac_attn_dims_are(pv, 4, vd))
+        if (!oac_tensor_dims_are(pv, 4, vd))
             return oac_attn_bad_shape(k, AT_PAST_V, "(batch, kv_num_heads, past_sequence, "
                                       "v_head_size)");
         a->P = pk->dims[2];

@@ -278,9 +278,9 @@ int oac_attn_packed_shapes(oac_kernel_call *k, const oac_attn_packed_spec *sp,
     int64_t kd[OAC_RT_MAX_RANK];
     memcpy(kd, q->dims, (size_t)(r - 1) * sizeof kd[0]);
     kd[r - 1] = p->KVN * p->H;
-    if (!oac_attn_dims_are(p->key, r, kd))
+    if (!oac_tensor_dims_are(p->key, r, kd))
         return oac_attn_bad_shape(k, sp->k, sp->kv);
-    if (!oac_attn_dims_are(p->val, r, kd))
+    if (!oac_tensor_dims_are(p->val, r, kd))
         return oac_attn_bad_shape(k, sp->v, sp->kv);
     return OAC_OK;
 }
@@ -299,7 +299,7 @@ int oac_attn_packed_rope_ok(oac_kernel_call *k, const oac_attn_packed_spec *sp,
     if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > p->H || cos->dims[0] < maxk)
         return oac_attn_bad_shape(k, sp->cos, "(max_position >= the longest sequence, "
                                   "rotary_dim / 2) with rotary_dim <= head_size");
-    if (!oac_attn_dims_are(sin, 2, cos->dims))
+    if (!oac_tensor_dims_are(sin, 2, cos->dims))
         return oac_attn_bad_shape(k, sp->sin, "cos_cache's");
     return OAC_OK;
 }

@@ -116,7 +116,7 @@ static int msa_past(oac_kernel_call *k, msa *a)
         if (a->H != a->Hv)
             return oac_attn_refuse(k, "a past with different k and v head sizes");
         const int64_t want[5] = { 2, a->B, a->N, past->rank == 5 ? past->dims[3] : 0, a->H };
-        if (!oac_attn_dims_are(past, 5, want))
+        if (!oac_tensor_dims_are(past, 5, want))
             return oac_attn_bad_shape(k, MA_PAST, "(2, batch, num_heads, past_sequence, "
                                       "head_size)");
         a->P = past->dims[3];

@@ -87,14 +87,14 @@ static int pa_shapes(oac_kernel_call *k, paged *a)
     if (kc->rank != 3 || kc->dims[2] != KVN * H || kc->dims[1] < 1)
         return oac_attn_bad_shape(k, a->kc_port, "(num_blocks, block_size, kv_num_heads * "
                                   "head_size)");
-    if (!oac_attn_dims_are(a->vc, 3, kc->dims))
+    if (!oac_tensor_dims_are(a->vc, 3, kc->dims))
         return oac_attn_bad_shape(k, a->vc_port, "key_cache's");
     a->NB = kc->dims[0], a->BS = kc->dims[1];
     if (a->past->rank != 1)
         return oac_attn_bad_shape(k, a->past_port, "(batch)");
     a->B = a->past->dims[0];
     const int64_t cd[1] = { a->B + 1 };
-    if (!oac_attn_dims_are(a->cu, 1, cd))
+    if (!oac_tensor_dims_are(a->cu, 1, cd))
         return oac_attn_bad_shape(k, a->cu_port, "(batch + 1)");
     if (a->table->rank != 2 || a->table->dims[0] != a->B)
         return oac_attn_bad_shape(k, a->table_port, "(batch, max_blocks_per_sequence)");

@@ -78,7 +78,7 @@ static int sa_shapes(oac_kernel_call *k, sparse *a)
     const oac_tensor *pk = a->pk;
     if (pk->rank != 4 || pk->dims[0] != B || pk->dims[1] != KVN || pk->dims[3] != H)
         return oac_attn_bad_shape(k, SA_PK, "(batch, kv_num_heads, capacity, head_size)");
-    if (!oac_attn_dims_are(a->pv, 4, pk->dims))
+    if (!oac_tensor_dims_are(a->pv, 4, pk->dims))
         return oac_attn_bad_shape(k, SA_PV, "past_key's");
     a->cap = pk->dims[2];
     uint64_t n;

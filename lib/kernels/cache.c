@@ -210,16 +210,6 @@ static void cu_copy(uint8_t *dst, const uint8_t *src, const span *s, int64_t cap
         copy_bits(dst, (o * (uint64_t)cap + (uint64_t)pos) * s->row_bits, src, o * run, run);
 }
 
-/* n dims equal (a loop, not memcmp: rank is small and this runs every
- * step). */
-static inline bool dims_equal(const int64_t *a, const int64_t *b, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
 /* The kept plan still describes this call: same cache storage, type and
  * dims, same update dims, the output the cache itself. */
 static bool plan_holds(const oac_kernel_call *k, const cu_plan *p, const oac_tensor *cache,
@@ -227,10 +217,9 @@ static bool plan_holds(const oac_kernel_call *k, const cu_plan *p, const oac_ten
 {
     return k->n_out >= 1 && k->out[0] == k->in[0] && k->out_alias[0] >= 0 &&
            cache->data == p->data && cache->elem_type == p->elem_type &&
-           upd->elem_type == p->elem_type && cache->rank == p->rank &&
-           upd->rank == p->rank &&
-           dims_equal(cache->dims, p->cdims, p->rank) &&
-           dims_equal(upd->dims, p->udims, p->rank);
+           upd->elem_type == p->elem_type &&
+           oac_tensor_dims_are(cache, p->rank, p->cdims) &&
+           oac_tensor_dims_are(upd, p->rank, p->udims);
 }
 
 /* Everything but the position and the layout, from the tensors and the

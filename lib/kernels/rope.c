@@ -30,7 +30,6 @@
  *     OAC_ATTN_MAX_HEAD doubles; only the output is allocated.
  */
 #include <inttypes.h>
-#include <string.h>
 
 #include "kernels/attn.h"
 
@@ -90,7 +89,7 @@ static int run_rope(oac_kernel_call *k, const rope *r)
     const oac_tensor *cos = r->cos, *sin = r->sin;
     if (r->gathered) {
         const int64_t cd[3] = { B, S, half };
-        if (cos->rank != 3 || memcmp(cos->dims, cd, sizeof cd))
+        if (!oac_tensor_dims_are(cos, 3, cd))
             return shape_err(k, r->cos_port, "(batch, sequence, rotary_dim / 2) "
                              "without position_ids");
         rows = B * S;
@@ -99,13 +98,13 @@ static int run_rope(oac_kernel_call *k, const rope *r)
             return shape_err(k, r->cos_port, "(max_position, rotary_dim / 2)");
         rows = cos->dims[0];
     }
-    if (sin->rank != cos->rank || memcmp(sin->dims, cos->dims, sizeof(int64_t) * (size_t)cos->rank))
+    if (!oac_tensor_dims_are(sin, cos->rank, cos->dims))
         return shape_err(k, r->cos_port + 1, "cos_cache's");
     const int64_t *pos = r->pos ? (const int64_t *)r->pos->data : NULL;
     if (r->pos) {
         const int64_t pd[2] = { B, S };
         bool one = r->start && r->pos->rank == 1 && r->pos->dims[0] == 1;
-        if (!one && (r->pos->rank != 2 || memcmp(r->pos->dims, pd, sizeof pd)))
+        if (!one && !oac_tensor_dims_are(r->pos, 2, pd))
             return shape_err(k, r->pos_port, r->ms ? "(batch, sequence) or (1)"
                                                    : "(batch, sequence)");
         for (int64_t b = 0; b < B; b++)

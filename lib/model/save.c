@@ -33,9 +33,9 @@
  *     default 4 KiB: protobuf-c hands over a model in small pieces, and a
  *     file written 4 KiB at a time stays in the page cache as 4 KiB pages,
  *     which the next load maps with one fault each (on Linux 6.18 and
- *     ext4, an annotated 2048-layer decoder: 1,385 page faults and 28 ms
- *     to load, against 342 and 19 ms for the same bytes written 1 MiB at
- *     a time; bench/bench_check.sh's files come from one write).
+ *     ext4, an annotated 2048-layer decoder: 1,385 page faults and 25-28
+ *     ms to load, against 342 and 13-17 ms for the same bytes written
+ *     1 MiB at a time; bench/bench_check.sh's files come from one write).
  */
 #include <errno.h>
 #include <fcntl.h>

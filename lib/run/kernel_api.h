@@ -71,6 +71,18 @@ typedef struct oac_tensor {
     size_t bytes;                   /* oac_elem_bytes(elem_type, numel) */
 } oac_tensor;
 
+/* t has rank `rank` and dims d (the kernels' shape checks and
+ * CacheUpdate's kept plan). */
+static inline bool oac_tensor_dims_are(const oac_tensor *t, int rank, const int64_t *d)
+{
+    if (t->rank != rank)
+        return false;
+    for (int i = 0; i < rank; i++)
+        if (t->dims[i] != d[i])
+            return false;
+    return true;
+}
+
 /* One page of a paged cache (contract 1, QuantizedTensorProto). */
 typedef struct oac_page {
     int32_t quantized_type;         /* index into ModelProto.quantizations */
