@@ -17,8 +17,11 @@
  *     union-find is consulted lazily).
  *  2. A symbol is bound once; a different second number is reported as
  *     shape-mismatch (both places named) and ignored.
- *  3. --dim errors (unknown name, conflicting repeat, value < 0) are
- *     usage errors: OAC_EINVAL with the message on ctx, nothing reported.
+ *  3. --dim errors (a name that is no dim_param of the model by
+ *     oac_model_has_dim_param's rule, a conflicting repeat, a value < 0)
+ *     are usage errors: OAC_EINVAL with the message on ctx, nothing
+ *     reported.  A name of the model in a type this pass does not read
+ *     (optional, sparse tensor, nested) is accepted and binds nothing.
  *  4. Everything is linear in the model: one strmap lookup per dim_param,
  *     near-constant union-find steps (path halving, union by binding),
  *     the rules read from the node's row (no lookup per node) and one
@@ -387,6 +390,12 @@ static int apply_dim_options(pass *p)
                                " and %" PRId64 ")", b->name, o->dims[j].value,
                                b->value);
         size_t id = oac_shapes_sym_by_name(p->sh, b->name);
+        /* A name of the model (model/names.c, the command line's test
+         * too) that no type the analysis reads carries (an optional or
+         * sparse tensor type, a nested sequence): it binds nothing here,
+         * and it is no usage error. */
+        if (id == SIZE_MAX && oac_model_has_dim_param(p->st->model, b->name))
+            continue;
         if (id == SIZE_MAX)
             return oac_err(p->st->ctx, OAC_EINVAL,
                            "--dim %s: no dimension of the model is named '%s'",
