@@ -767,6 +767,21 @@ void oac_vi_access(oac_gb *g, Onnx__ValueInfoProto *vi, int access)
     vi->access = (Onnx__ValueInfoProto__Access)access;
 }
 
+void oac_vi_optional(oac_gb *g, Onnx__ValueInfoProto *vi)
+{
+    if (!ok(g) || !vi)
+        return;
+    Onnx__TypeProto *tp = NEW(g->mb, Onnx__TypeProto, onnx__type_proto__init);
+    Onnx__TypeProto__Optional *opt =
+        NEW(g->mb, Onnx__TypeProto__Optional, onnx__type_proto__optional__init);
+    if (!tp || !opt)
+        return;
+    opt->elem_type = vi->type;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+    tp->optional_type = opt;
+    vi->type = tp;
+}
+
 void oac_vi_alias_of(oac_gb *g, Onnx__ValueInfoProto *vi, const char *name)
 {
     if (!ok(g) || !vi)

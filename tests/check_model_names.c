@@ -51,14 +51,14 @@ static void names_model(fx *f)
     oac_gb_output(g, "y", OAC_T_FLOAT, "Y");
     oac_gb_output(g, "z", OAC_T_FLOAT, "4,4");
 
-    /* map<int64, tensor [MAPV]> and optional<tensor [OPT]> by hand: the
-     * tensor types come from two throwaway value_infos. */
+    /* optional<tensor [OPT]> from the builder; map<int64, tensor [MAPV]>
+     * by hand, its tensor type taken from a throwaway value_info. */
     Onnx__ValueInfoProto *mv = oac_gb_value_info(g, "mapv_t", OAC_T_FLOAT, "MAPV");
-    Onnx__ValueInfoProto *ov = oac_gb_value_info(g, "opt_t", OAC_T_FLOAT, "OPT");
     Onnx__ValueInfoProto *m = oac_gb_input(g, "m", OAC_T_FLOAT, NULL);
-    Onnx__ValueInfoProto *o = oac_gb_input(g, "o", OAC_T_FLOAT, NULL);
+    Onnx__ValueInfoProto *o = oac_gb_input(g, "o", OAC_T_FLOAT, "OPT");
     ck_assert_ptr_nonnull(m);
     ck_assert_ptr_nonnull(o);
+    oac_vi_optional(g, o);
     Onnx__TypeProto *mt = oac_mb_alloc(mb, sizeof *mt);
     Onnx__TypeProto__Map *map = oac_mb_alloc(mb, sizeof *map);
     onnx__type_proto__init(mt);
@@ -69,17 +69,8 @@ static void names_model(fx *f)
     mt->value_case = ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
     mt->map_type = map;
     m->type = mt;
-    Onnx__TypeProto *ot = oac_mb_alloc(mb, sizeof *ot);
-    Onnx__TypeProto__Optional *opt = oac_mb_alloc(mb, sizeof *opt);
-    onnx__type_proto__init(ot);
-    onnx__type_proto__optional__init(opt);
-    opt->elem_type = ov->type;
-    ot->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
-    ot->optional_type = opt;
-    o->type = ot;
-    /* Only the nested forms may carry these two symbols. */
+    /* Only the nested form may carry this symbol. */
     mv->type = NULL;
-    ov->type = NULL;
     fx_load(f);
 }
 

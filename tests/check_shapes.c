@@ -253,24 +253,11 @@ END_TEST
 START_TEST(test_dim_in_unread_type)
 {
     fx r;
-    oac_mb *mb;
-    fx_build(&r, &mb);
+    fx_build(&r, NULL);
     cu_f16_inputs(r.g, "1,2,max_len,4");
     cu_node(r.g, "upd", "cache,values,position", "out", true);
     oac_vi_alias_of(r.g, oac_gb_output(r.g, "out", OAC_T_FLOAT16, "1,2,max_len,4"), "cache");
-    /* optional<tensor [OPT]>, its tensor type taken from a value_info
-     * that then keeps no type. */
-    Onnx__ValueInfoProto *ov = oac_gb_value_info(r.g, "opt_t", OAC_T_FLOAT, "OPT");
-    Onnx__ValueInfoProto *o = oac_gb_input(r.g, "maybe", OAC_T_FLOAT, NULL);
-    Onnx__TypeProto *ot = oac_mb_alloc(mb, sizeof *ot);
-    Onnx__TypeProto__Optional *opt = oac_mb_alloc(mb, sizeof *opt);
-    onnx__type_proto__init(ot);
-    onnx__type_proto__optional__init(opt);
-    opt->elem_type = ov->type;
-    ot->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
-    ot->optional_type = opt;
-    o->type = ot;
-    ov->type = NULL;
+    oac_vi_optional(r.g, oac_gb_input(r.g, "maybe", OAC_T_FLOAT, "OPT"));
     oac_dim_binding b[] = { { "OPT", 5 }, { "max_len", 8 } };
     oac_check_opts opts = { .dims = b, .n_dims = 2 };
     ck_assert_msg(fx_check(&r, &opts) == OAC_OK, "%s", oac_errmsg(r.ctx));

@@ -100,6 +100,8 @@ Onnx__ValueInfoProto *oac_gb_output_paged(oac_gb *g, const char *name,
 /* Contract fields and metadata on a value. */
 void oac_vi_access(oac_gb *g, Onnx__ValueInfoProto *vi, int access);
 void oac_vi_alias_of(oac_gb *g, Onnx__ValueInfoProto *vi, const char *name);
+/* The value's type T becomes Optional<T>. */
+void oac_vi_optional(oac_gb *g, Onnx__ValueInfoProto *vi);
 void oac_vi_meta(oac_gb *g, Onnx__ValueInfoProto *vi, const char *key,
                  const char *value);
 

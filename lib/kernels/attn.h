@@ -183,7 +183,6 @@ int oac_attn_work_ok(oac_kernel_call *k, int64_t B, int64_t N, int64_t S, int64_
 /* A dims string for messages. */
 const char *oac_attn_dims_str(const oac_tensor *t, char *buf, size_t len);
 
-
 /* A shape error naming input i and what was expected. */
 int oac_attn_bad_shape(oac_kernel_call *k, size_t i, const char *want);
 
