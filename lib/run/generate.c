@@ -409,8 +409,12 @@ bool oac_decoder_varies(const oac_decoder *d)
     return false;
 }
 
-int oac_decoder_dims(const oac_decoder *d, const oac_run_opts *o, bool first_step,
-                     oac_dim_binding **out, size_t *n_out)
+/* The bindings of a check: o->dims, then the loop's symbols at past
+ * length past with n new tokens (all: every symbol; else only those that
+ * keep one number every step). */
+static int dims_at(const oac_decoder *d, const oac_run_opts *o, bool all,
+                   int64_t past, int64_t n_new, oac_dim_binding **out,
+                   size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -423,13 +427,28 @@ int oac_decoder_dims(const oac_decoder *d, const oac_run_opts *o, bool first_ste
         b[k++] = o->dims[i];
     for (size_t i = 0; i < d->n_syms; i++) {
         const oac_dec_sym *s = &d->syms[i];
-        if (opt_dim(o, s->name) >= 0 || (!first_step && s->kind != OAC_DSYM_CONST))
+        if (opt_dim(o, s->name) >= 0 || (!all && s->kind != OAC_DSYM_CONST))
             continue;
-        b[k++] = (oac_dim_binding){ s->name, oac_decoder_sym(d, s->name, 0, d->prompt) };
+        b[k++] = (oac_dim_binding){ s->name, oac_decoder_sym(d, s->name, past, n_new) };
     }
     *out = b;
     *n_out = k;
     return OAC_OK;
+}
+
+int oac_decoder_dims(const oac_decoder *d, const oac_run_opts *o, bool first_step,
+                     oac_dim_binding **out, size_t *n_out)
+{
+    return dims_at(d, o, first_step, 0, d->prompt, out, n_out);
+}
+
+int oac_decoder_dims_at(const oac_decoder *d, const oac_run_opts *o, uint64_t k,
+                        oac_dim_binding **out, size_t *n_out)
+{
+    /* Step k's past is what steps 0 .. k-1 fed: the prompt, then one
+     * token a step. */
+    int64_t past = k == 0 ? 0 : d->prompt + (int64_t)(k - 1);
+    return dims_at(d, o, true, past, oac_decoder_new_tokens(d, k), out, n_out);
 }
 
 int oac_run_dims(oac_ctx *ctx, oac_dim_binding **out, size_t *n_out,

@@ -9,8 +9,9 @@
  * fed (the prompt, --prompt-length P, at step 0; one token after), the
  * past length p is what earlier steps fed (0 at step 0), the total is
  * p + n.  oac_run_dims gives the check the symbols at step 0, so the
- * static plan is the first step's; the runtime asks each step's values
- * (oac_decoder_sym, oac_decoder_fill).
+ * check's static plan is the first step's; the runtime asks each step's
+ * values (oac_decoder_sym, oac_decoder_fill) and plans each later step
+ * it ran at that step's (oac_decoder_dims_at).
  *
  * Invariants:
  *  1. An input given by --input is never driven; a driven input is not a
@@ -106,6 +107,13 @@ bool oac_decoder_varies(const oac_decoder *d);
 int oac_decoder_dims(const oac_decoder *d, const oac_run_opts *o, bool first_step,
                      oac_dim_binding **out, size_t *n);
 
+/* The --dim bindings of a check at step k (from 0; step 0 is
+ * oac_decoder_dims' first step): o->dims, then every symbol the loop
+ * drives at that step's past length and new tokens.  The run plans each
+ * step it ran at these (run/session.c).  *out on the context's
+ * allocator, names borrowed. */
+int oac_decoder_dims_at(const oac_decoder *d, const oac_run_opts *o, uint64_t k,
+                        oac_dim_binding **out, size_t *n);
 /* Does the loop feed an input that carries the total length
  * (attention_mask, seqlens_k, total_sequence_length, nonpad_kv_seqlen)?
  * A length the graph computes from it is then the loop's total

@@ -43,17 +43,19 @@
  * bound cache), which for dense models is the allocator's absolute
  * high-water mark; planned_peak_bytes is the plan at the run's dims and
  * inputs (check/plan.c rule 10b: a Loop whose trip count input starts at 0
- * plans no body); peak_matches_plan is their equality, also after a
- * refusal (nothing measured matches a plan of 0); identity counts one
+ * plans no body), and when the loop's symbols change from step to step
+ * the largest of each step's plan at its own dims (plan_steps: the
+ * shapes and plan passes again, not a check); peak_matches_plan is their
+ * equality, also after a refusal (nothing measured matches a plan of 0);
+ * identity counts one
  * check per aliased output per node execution, bodies' nodes included
  * (a Loop body's update once per iteration); second_cache_bytes is the
  * largest step's bytes of out-of-place update outputs, like the plan's
  * per-step figure.  An update of a bound cache without output_alias is
  * not fed back: its output is a new buffer each step and the bound cache
  * is left as it was; a stock model's present is fed back as its next
- * past by copy (run/steps.c, run/generate.h), counted in copied_bytes, and its
- * growing caches make peak_matches_plan false (the plan is the first
- * step's).
+ * past by copy (run/steps.c, run/generate.h), counted in copied_bytes; its
+ * growing caches are planned at each step's length.
  */
 #include <string.h>
 
@@ -113,18 +115,77 @@ static bool input_starts_zero(const void *arg, int64_t id)
     return x <= 0;
 }
 
-/* The static plan at the run's inputs: the plan's own figure
+/* step_opts' k for the symbols that keep one number every step only. */
+#define STEP_CONSTANTS UINT64_MAX
+
+/* The options of a check the run makes: its --dim and --input, with the
+ * loop's symbols at step k (oac_decoder_dims_at; STEP_CONSTANTS: only
+ * the symbols that never change).  co->dims is the caller's to free. */
+static int step_opts(const rt_run *r, uint64_t k, oac_check_opts *co)
+{
+    oac_dim_binding *dims;
+    size_t n_dims;
+    int rc = k == STEP_CONSTANTS
+             ? oac_decoder_dims(r->dec, r->opts, false, &dims, &n_dims)
+             : oac_decoder_dims_at(r->dec, r->opts, k, &dims, &n_dims);
+    *co = (oac_check_opts){ .dims = dims, .n_dims = n_dims,
+                            .inputs = r->opts->inputs,
+                            .n_inputs = r->opts->n_inputs };
+    return rc;
+}
+
+/* The static plan of analysis an at the run's inputs: its own figure
  * (oac_plan_peak_at_inputs, check/plan.c rule 10b) with the Loops the
  * run starts at 0 left out; `planned` when none is, or one is unknown. */
-static oac_opt_u64 planned_peak(const rt_run *r, oac_opt_u64 planned)
+static oac_opt_u64 planned_peak(const rt_run *r, const oac_analysis *an,
+                                oac_opt_u64 planned)
 {
     uint64_t peak;
     bool skipped;
     if (planned.known &&
-        oac_plan_peak_at_inputs(oac_analysis_schedule(r->an), input_starts_zero, r,
+        oac_plan_peak_at_inputs(oac_analysis_schedule(an), input_starts_zero, r,
                                 &peak, &skipped) && skipped)
         return (oac_opt_u64){ true, peak };
     return planned;
+}
+
+/* The plan at step k's dims (oac_decoder_dims_at): the shapes and plan
+ * passes over the run's analysis (check/shapes_at.h), no full check. */
+static int plan_step(const rt_run *r, uint64_t k, oac_opt_u64 *out)
+{
+    oac_check_opts co;
+    int rc = step_opts(r, k, &co);
+    oac_analysis *at = NULL;
+    if (!rc && !(rc = oac_check_plan_at(r->ctx, r->an, &co, &at)))
+        *out = planned_peak(r, at, at->plan.peak_bytes);
+    oac_analysis_free(at);
+    oac_dealloc(r->ctx, (void *)co.dims);
+    return rc;
+}
+
+/* planned_peak_bytes when the loop's symbols change from step to step
+ * (a stock decoder's fed-back caches grow, a prompt's step is wider):
+ * the largest of the plans of the steps that ran, each at its own dims,
+ * as measured_peak_bytes is the largest step's.  Steps 1 .. last (the
+ * stopped one included, it may have allocated); *planned is step 0's.
+ * Unknown when a step's plan is. */
+static int plan_steps(const rt_run *r, uint64_t last, oac_opt_u64 *planned)
+{
+    if (!planned->known || !oac_decoder_varies(r->dec))
+        return OAC_OK;
+    for (uint64_t k = 1; k <= last; k++) {
+        oac_opt_u64 at = { false, 0 };
+        int rc = plan_step(r, k, &at);
+        if (rc)
+            return rc;
+        if (!at.known) {
+            *planned = at;
+            return OAC_OK;
+        }
+        if (at.value > planned->value)
+            planned->value = at.value;
+    }
+    return OAC_OK;
 }
 
 static void fill_exec(oac_execution *e, const oac_session *s)
@@ -167,22 +228,17 @@ static int keep_invalid(oac_diags *to, const oac_diags *from, size_t *n)
  * checked, or chose not to). */
 static int own_check(rt_run *r, oac_diags *diags, size_t *invalid)
 {
-    oac_dim_binding *dims;
-    size_t n_dims;
-    int rc = oac_decoder_dims(r->dec, r->opts, true, &dims, &n_dims);
-    if (rc)
-        return rc;
-    oac_check_opts co = { .dims = dims, .n_dims = n_dims,
-                          .inputs = r->opts->inputs, .n_inputs = r->opts->n_inputs };
-    oac_diags *found = oac_diags_new(r->ctx);
+    oac_check_opts co;
+    int rc = step_opts(r, 0, &co);
+    oac_diags *found = rc ? NULL : oac_diags_new(r->ctx);
     if (found)
         rc = oac_check(r->ctx, &r->own_an, r->model, &co, found);
-    else
+    else if (!rc)
         rc = oac_err(r->ctx, OAC_ENOMEM, "out of memory");
     if (!rc && r->own_an->n_invalid)
         rc = keep_invalid(diags, found, invalid);
     oac_diags_free(found);
-    oac_dealloc(r->ctx, dims);
+    oac_dealloc(r->ctx, (void *)co.dims);
     return rc;
 }
 
@@ -195,17 +251,11 @@ static int pre_shapes(rt_run *r)
     r->pre_shapes = r->an->shapes;
     if (!oac_decoder_varies(r->dec))
         return OAC_OK;
-    oac_dim_binding *dims;
-    size_t n_dims;
-    int rc = oac_decoder_dims(r->dec, r->opts, false, &dims, &n_dims);
-    if (rc)
-        return rc;
-    oac_check_opts co = { .dims = dims, .n_dims = n_dims,
-                          .inputs = r->opts->inputs, .n_inputs = r->opts->n_inputs };
-    rc = oac_check_shapes_at(r->ctx, r->an, &co, &r->pre_an);
-    if (!rc)
+    oac_check_opts co;
+    int rc = step_opts(r, STEP_CONSTANTS, &co);
+    if (!rc && !(rc = oac_check_shapes_at(r->ctx, r->an, &co, &r->pre_an)))
         r->pre_shapes = r->pre_an->shapes;
-    oac_dealloc(r->ctx, dims);
+    oac_dealloc(r->ctx, (void *)co.dims);
     return rc;
 }
 
@@ -257,7 +307,7 @@ static int run_setup(rt_run *r, const oac_analysis *analysis, unsigned n_sess,
     if ((rc = oac_rt_setup(r, diags)) || (rc = oac_rt_budget_precheck(r, n_sess, diags)) ||
         (rc = oac_rt_bind_inputs(r)) || (rc = oac_rt_positions_mark(r)))
         return rc;
-    e->planned_peak_bytes = planned_peak(r, e->planned_peak_bytes);
+    e->planned_peak_bytes = planned_peak(r, r->an, e->planned_peak_bytes);
     int refuse = oac_rt_check_bindings(r, diags, &e->cache_bytes_bound);
     if (refuse == OAC_ENOMEM)
         return refuse;
@@ -337,6 +387,11 @@ static int outcome(rt_run *r, oac_session *sess, unsigned n, oac_execution *e,
         if (!s->winner || filled)
             continue;
         filled = true;
+        uint64_t last = s->steps_completed < r->steps ? s->steps_completed
+                                                      : r->steps - 1;
+        int prc = plan_steps(r, last, &e->planned_peak_bytes);
+        if (prc)
+            return prc;
         fill_exec(e, s);
         winner_rc = s->rc;
         if (s->steps_completed) {
@@ -346,7 +401,7 @@ static int outcome(rt_run *r, oac_session *sess, unsigned n, oac_execution *e,
                 return OAC_ENOMEM;
             e->n_per_step = oac_rt_steps_kept(s, e->per_step);
             e->per_step_omitted = s->steps_completed - e->n_per_step;
-            int prc = oac_rt_pages_export(s, r->ctx, e);   /* contract 11 */
+            prc = oac_rt_pages_export(s, r->ctx, e);   /* contract 11 */
             if (prc)
                 return prc;
         }
