@@ -511,7 +511,10 @@ typedef struct oac_execution {
     uint64_t per_step_omitted;     /* completed steps not in per_step */
     uint64_t second_cache_bytes;
     uint64_t copied_bytes;         /* oac_step_stats.copied_bytes, all steps */
-    uint64_t measured_peak_bytes;
+    uint64_t measured_peak_bytes;  /* the largest step's */
+    /* The plan at the run's dims; when the generation loop's dims change
+     * from step to step, the largest of the steps' plans, each at its
+     * own dims. */
     oac_opt_u64 planned_peak_bytes;
     bool peak_matches_plan;
     uint64_t cache_bytes_bound;    /* caller-bound cache storage, once */
