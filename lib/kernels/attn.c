@@ -82,24 +82,32 @@ enum {
 
 /* One call's inputs, attributes and geometry. */
 typedef struct gqa {
-    const oac_tensor *q, *key, *val, *pk, *pv, *sl, *ts, *cos, *sin, *pos, *ab, *sink;
-    int64_t N, KVN, B, S, H, P, TS, cap, max_keys, lws;
-    bool packed, rotary, interleaved, causal, smooth, presents, ink, inv;
+    oac_attn_packed p;          /* query, key, value, caches, heads (N, KVN, H) */
+    const oac_tensor *pk, *pv, *sl, *ts, *pos, *ab, *sink;
+    int64_t B, S, P, TS, cap, max_keys, lws;
+    bool causal, smooth, presents, ink, inv;
     double softcap;
     oac_attn_past pr;
     oac_attn_rope rs;
 } gqa;
 
-/* Attributes and inputs, typed. */
+/* Query, key and value by the packed reader of the attention core
+ * (kernels/attn_core.c), rank 3. */
+static const oac_attn_packed_spec gqa_spec = {
+    .q = GQA_Q, .k = GQA_K, .v = GQA_V, .cos = GQA_COS, .sin = GQA_SIN, .rank = 3,
+    .q_rank = "(batch, sequence, hidden)",
+    .q_plain = "(batch, sequence, num_heads * head_size)",
+    .q_packed = "packed (batch, sequence, (num_heads + 2 * kv_num_heads) * head_size)",
+    .kv = "(batch, sequence, kv_num_heads * head_size)"
+};
+
+/* Attributes and inputs, typed: the packed reader's first (heads,
+ * rotary, query, key, value, caches), then the rest. */
 static int gqa_inputs(oac_kernel_call *k, gqa *g)
 {
     int rc;
-    if ((rc = oac_attn_attr_pos(k, "num_heads", &g->N)) ||
-        (rc = oac_attn_attr_pos(k, "kv_num_heads", &g->KVN)))
+    if ((rc = oac_attn_packed_in(k, &gqa_spec, &g->p)))
         return rc;
-    if (g->N % g->KVN)
-        return oac_kernel_error(k, "num_heads", "%" PRId64 " heads are not a multiple "
-                                "of kv_num_heads %" PRId64, g->N, g->KVN);
     for (size_t i = GQA_N_IN; i < k->n_in; i++)
         if (k->in[i])
             return oac_attn_refuse(k, "a quantized KV cache or q/k norm weights (inputs 12+)");
@@ -107,24 +115,14 @@ static int gqa_inputs(oac_kernel_call *k, gqa *g)
         return oac_attn_refuse(k, "output_qk");
     if (oac_attr_int(k->node, "sliding_window_cache", 0))
         return oac_attn_refuse(k, "sliding_window_cache");
-    g->rotary = oac_attr_int(k->node, "do_rotary", 0) != 0;
-    g->interleaved = oac_attr_int(k->node, "rotary_interleaved", 0) != 0;
     g->causal = oac_attr_int(k->node, "causal", 1) != 0;
     g->lws = oac_attr_int(k->node, "local_window_size", -1);
     g->softcap = oac_attr_float(k->node, "softcap", 0.0f);
     g->smooth = oac_attr_int(k->node, "smooth_softmax", 0) != 0;
 
-    const oac_tensor *q = g->q = oac_kin_typed(k, GQA_Q, OAC_ATTN_T16);
-    if (!q)
-        return OAC_ERUNTIME;
-    uint32_t T = OAC_EKM(q->elem_type);
-    rc = OAC_OK;
-    g->key = oac_kin_opt(k, GQA_K, T, &rc);
-    g->val = rc ? NULL : oac_kin_opt(k, GQA_V, T, &rc);
-    g->pk = rc ? NULL : oac_kin_opt(k, GQA_PAST_K, T, &rc);
+    uint32_t T = OAC_EKM(g->p.q->elem_type);
+    g->pk = oac_kin_opt(k, GQA_PAST_K, T, &rc);
     g->pv = rc ? NULL : oac_kin_opt(k, GQA_PAST_V, T, &rc);
-    g->cos = rc ? NULL : oac_kin_opt(k, GQA_COS, OAC_EKM_FLOAT, &rc);
-    g->sin = rc ? NULL : oac_kin_opt(k, GQA_SIN, OAC_EKM_FLOAT, &rc);
     g->pos = rc ? NULL : oac_kin_opt(k, GQA_POS, OAC_EKM(OAC_T_INT64), &rc);
     g->ab = rc ? NULL : oac_kin_opt(k, GQA_BIAS, OAC_EKM_FLOAT, &rc);
     g->sink = rc ? NULL : oac_kin_opt(k, GQA_SINK, OAC_EKM_FLOAT, &rc);
@@ -138,31 +136,11 @@ static int gqa_inputs(oac_kernel_call *k, gqa *g)
 /* Shapes of q, k, v, the pasts, seqlens_k and total_sequence_length. */
 static int gqa_shapes(oac_kernel_call *k, gqa *g)
 {
-    const oac_tensor *q = g->q;
-    if (q->rank != 3)
-        return oac_attn_bad_shape(k, GQA_Q, "(batch, sequence, hidden)");
-    int64_t N = g->N, KVN = g->KVN, D = q->dims[2];
-    g->B = q->dims[0], g->S = q->dims[1];
-    g->packed = !g->key;
-    if (!g->key != !g->val)
-        return oac_kernel_pair_missing(k, g->key ? GQA_K : GQA_V,
-                                       g->key ? GQA_V : GQA_K,
-                                       "key and value must be given together");
-    if (D % (g->packed ? N + 2 * KVN : N))
-        return oac_attn_bad_shape(k, GQA_Q, g->packed ? "packed (batch, sequence, "
-                                  "(num_heads + 2 * kv_num_heads) * head_size)"
-                                  : "(batch, sequence, num_heads * head_size)");
-    int64_t H = g->H = D / (g->packed ? N + 2 * KVN : N);
     int rc;
-    if ((rc = oac_attn_head_ok(k, H)))     /* before any product with it */
+    if ((rc = oac_attn_packed_shapes(k, &gqa_spec, &g->p)))
         return rc;
-    const int64_t kd[3] = { g->B, g->S, KVN * H };
-    if (!g->packed && !oac_tensor_dims_are(g->key, 3, kd))
-        return oac_attn_bad_shape(k, GQA_K, "(batch, sequence, kv_num_heads * head_size)");
-    if (!g->packed && !oac_tensor_dims_are(g->val, 3, kd))
-        return oac_attn_bad_shape(k, GQA_V, "(batch, sequence, kv_num_heads * head_size)");
-    if (H < 1)
-        return oac_attn_bad_shape(k, GQA_Q, "of a head size of at least 1");
+    int64_t KVN = g->p.KVN, H = g->p.H;
+    g->B = g->p.q->dims[0], g->S = g->p.q->dims[1];
     if (!g->pk != !g->pv)
         return oac_kernel_pair_missing(k, g->pk ? GQA_PAST_K : GQA_PAST_V,
                                        g->pk ? GQA_PAST_V : GQA_PAST_K,
@@ -204,7 +182,7 @@ static int gqa_lengths(oac_kernel_call *k, gqa *g)
     g->presents = oac_attn_has_out(k, 1) || oac_attn_has_out(k, 2);
     if (g->presents && (!oac_attn_has_out(k, 1) || !oac_attn_has_out(k, 2)))
         return oac_attn_refuse(k, "one present output without the other");
-    if (!g->presents && g->rotary)
+    if (!g->presents && g->p.rotary)
         return oac_attn_refuse(k, "do_rotary without the present outputs");
     if (g->ink != g->inv)
         return oac_attn_refuse(k, "present_key and present_value not both in place");
@@ -239,28 +217,23 @@ static int gqa_lengths(oac_kernel_call *k, gqa *g)
         if (e > g->max_keys)
             g->max_keys = e;
     }
-    return oac_attn_work_ok(k, g->B, g->N, S, g->max_keys, g->H, g->H);
+    return oac_attn_work_ok(k, g->B, g->p.N, S, g->max_keys, g->p.H, g->p.H);
 }
 
 /* Rotary caches and positions, attention_bias, head_sink. */
 static int gqa_extras(oac_kernel_call *k, gqa *g)
 {
-    const oac_tensor *cos = g->cos, *sin = g->sin, *pos = g->pos;
+    const oac_tensor *cos = g->p.cos, *sin = g->p.sin, *pos = g->pos;
     int64_t B = g->B, S = g->S;
     const int64_t *pos_ids = pos ? (const int64_t *)pos->data : NULL;
     const int64_t pd[2] = { B, S };
     if (pos && !oac_tensor_dims_are(pos, 2, pd))
         return oac_attn_bad_shape(k, GQA_POS, "(batch, sequence)");
-    if (g->rotary) {
-        if (!cos || !sin)
-            return oac_kernel_pair_missing(k, cos ? GQA_COS : GQA_SIN,
-                                           cos ? GQA_SIN : GQA_COS,
-                                           "do_rotary needs cos_cache and sin_cache");
-        if (cos->rank != 2 || cos->dims[1] < 1 || 2 * cos->dims[1] > g->H)
-            return oac_attn_bad_shape(k, GQA_COS, "(max_position, rotary_dim / 2) with "
-                                      "rotary_dim <= head_size");
-        if (!oac_tensor_dims_are(sin, 2, cos->dims))
-            return oac_attn_bad_shape(k, GQA_SIN, "cos_cache's");
+    int rc;
+    /* Each position is checked against the caches' rows below. */
+    if ((rc = oac_attn_packed_rope_ok(k, &gqa_spec, &g->p, 0)))
+        return rc;
+    if (g->p.rotary) {
         for (int64_t b = 0; b < B; b++)
             for (int64_t s = 0; s < S; s++) {
                 int64_t p = pos_ids ? pos_ids[b * S + s] : oac_attn_past_of(&g->pr, b) + s;
@@ -271,17 +244,17 @@ static int gqa_extras(oac_kernel_call *k, gqa *g)
                                             "caches' %" PRId64 " rows", p, b, s,
                                             cos->dims[0]);
             }
-        g->rs = (oac_attn_rope){ .cos = cos, .sin = sin, .interleaved = g->interleaved,
+        g->rs = (oac_attn_rope){ .cos = cos, .sin = sin, .interleaved = g->p.interleaved,
                                  .rot = 2 * cos->dims[1], .pos_ids = pos_ids, .past = &g->pr };
     }
     const oac_tensor *ab = g->ab;
     if (ab && (ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != B) ||
-               (ab->dims[1] != 1 && ab->dims[1] != g->N) || ab->dims[2] != S ||
+               (ab->dims[1] != 1 && ab->dims[1] != g->p.N) || ab->dims[2] != S ||
                ab->dims[3] < g->max_keys))
         return oac_attn_bad_shape(k, GQA_BIAS, "(batch or 1, num_heads or 1, sequence, "
                                   "total_sequence_length)");
     uint64_t n;
-    if (g->sink && (!oac_tensor_numel_rt(g->sink, &n) || n != (uint64_t)g->N))
+    if (g->sink && (!oac_tensor_numel_rt(g->sink, &n) || n != (uint64_t)g->p.N))
         return oac_attn_bad_shape(k, GQA_SINK, "(num_heads)");
     return OAC_OK;
 }
@@ -298,10 +271,10 @@ static void gqa_row(void *ctx, oac_attn_io *io, oac_attn_row *r, int64_t h, int6
         io->k.split = io->v.split = past;
     r->past = past;
     r->j1 = r->n_keys = total;
-    if (g->rotary) {
+    if (g->p.rotary) {
         int64_t p = oac_attn_rope_pos(&g->rs, b, s, g->S);
-        oac_attn_rope_row(q, g->rs.rot, g->cos, g->sin, (uint64_t)(p * g->cos->dims[1]),
-                          g->interleaved);
+        oac_attn_rope_row(q, g->rs.rot, g->p.cos, g->p.sin, (uint64_t)(p * g->p.cos->dims[1]),
+                          g->p.interleaved);
     }
     const oac_tensor *ab = g->ab;
     if (ab)
@@ -324,15 +297,15 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
         return rc;
 
     /* Outputs: nothing was written before this point. */
-    int32_t T = g.q->elem_type;
-    int64_t B = g.B, S = g.S, N = g.N, KVN = g.KVN, H = g.H;
+    int32_t T = g.p.q->elem_type;
+    int64_t B = g.B, S = g.S, N = g.p.N, KVN = g.p.KVN, H = g.p.H;
     oac_tensor *y, *ok = NULL, *ov = NULL;
     const int64_t yd[3] = { B, S, N * H };
     if ((rc = oac_kout(k, 0, T, 3, yd, &y)))
         return rc;
-    const oac_tensor *q = g.q;
-    oac_attn_view kn = g.packed ? oac_attn_bsnh(q, H, N * H) : oac_attn_bsnh(g.key, H, 0);
-    oac_attn_view vn = g.packed ? oac_attn_bsnh(q, H, (N + KVN) * H) : oac_attn_bsnh(g.val, H, 0);
+    const oac_tensor *q = g.p.q;
+    oac_attn_view kn = g.p.packed ? oac_attn_bsnh(q, H, N * H) : oac_attn_bsnh(g.p.key, H, 0);
+    oac_attn_view vn = g.p.packed ? oac_attn_bsnh(q, H, (N + KVN) * H) : oac_attn_bsnh(g.p.val, H, 0);
     oac_attn_view pkv = g.pk ? oac_attn_bnsh(g.pk) : kn, pvv = g.pv ? oac_attn_bnsh(g.pv) : vn;
     oac_attn_io io = { .q = oac_attn_bsnh(q, H, 0), .y = oac_attn_bsnh(y, H, 0) };
     if (g.presents) {
@@ -340,7 +313,7 @@ int oac_kernel_group_query_attention(oac_kernel_call *k)
         const int64_t pd[4] = { B, KVN, g.cap, H };
         if ((rc = oac_kout(k, 1, T, 4, pd, &ok)) || (rc = oac_kout(k, 2, T, 4, pd, &ov)))
             return rc;
-        oac_attn_fill_present(ok, &pkv, g.ink, &kn, S, &g.pr, g.rotary ? &g.rs : NULL, row);
+        oac_attn_fill_present(ok, &pkv, g.ink, &kn, S, &g.pr, g.p.rotary ? &g.rs : NULL, row);
         oac_attn_fill_present(ov, &pvv, g.inv, &vn, S, &g.pr, NULL, row);
         io.k = (oac_attn_kv){ .seg = { oac_attn_bnsh(ok) }, .split = INT64_MAX };
         io.v = (oac_attn_kv){ .seg = { oac_attn_bnsh(ov) }, .split = INT64_MAX };

@@ -243,7 +243,9 @@ int oac_attn_packed_shapes(oac_kernel_call *k, const oac_attn_packed_spec *sp,
                            oac_attn_packed *p);
 
 /* With do_rotary: both caches, (>= maxk positions, rotary_dim / 2) with
- * rotary_dim <= head_size, sin_cache's shape cos_cache's. */
+ * rotary_dim <= head_size, sin_cache's shape cos_cache's.  maxk 0: the
+ * caller checks each position against the rows (GroupQueryAttention's
+ * position_ids). */
 int oac_attn_packed_rope_ok(oac_kernel_call *k, const oac_attn_packed_spec *sp,
                             const oac_attn_packed *p, int64_t maxk);
 

@@ -2,8 +2,8 @@
  * onto (kernels/attn.h): one query row's scores and online softmax, the
  * loop over query rows with its causal and local windows and grouped
  * heads, the checks the kernels share, the reader of packed
- * query/key/value inputs (PagedAttention's and SparseAttention's) and
- * the present-cache fill.
+ * query/key/value inputs (GroupQueryAttention's, PagedAttention's and
+ * SparseAttention's) and the present-cache fill.
  *
  * Owns the numeric semantics common to the attention operators of
  * contract sections 6 and 10 (each operator's adapter says what it adds):
