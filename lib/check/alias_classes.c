@@ -291,9 +291,9 @@ static int link_edges(build *b)
             bool is_if = n->op && n->op->alias == OAC_AL_BRANCH;
             /* alias_in is -1 throughout unless the node has output_alias
              * entries or calls a function (check/alias_rules.c). */
-            if (!is_if && !np->n_output_alias && !oac_node_x(n)->callee)
+            if (!is_if && !n->declares_alias && !oac_node_x(n)->callee)
                 continue;
-            for (size_t p = 0; p < np->n_output; p++) {
+            for (size_t p = 0; p < n->n_out; p++) {
                 oac_value *v = oac_node_output(s, (long)i, p);
                 if (!v)
                     continue;

@@ -605,7 +605,7 @@ int oac_pass_ports(oac_check_state *st)
          * allocation per node. */
         uint64_t n_out = 0;
         for (size_t i = 0; i < s->n_nodes; i++)
-            n_out += s->nodes[i].proto->n_output;
+            n_out += s->nodes[i].n_out;
         if (!s->alias_block) {
             if (n_out > SIZE_MAX / sizeof *s->alias_block)
                 return oac_err(st->ctx, OAC_ENOMEM, "graph too large");
@@ -620,16 +620,15 @@ int oac_pass_ports(oac_check_state *st)
         size_t at = 0;
         for (size_t i = 0; i < s->n_nodes && !rc; i++) {
             oac_node *n = &s->nodes[i];
-            const Onnx__NodeProto *np = n->proto;
             bool update = oac_op_has(n->op, OAC_OPF_CACHE_UPDATE);
             bool kv = oac_op_has(n->op, OAC_OPF_KV_CACHE);
             /* Most nodes have no entries, call nothing and update
              * nothing (their operands are check/operands.c's). */
-            if (np->n_output_alias || oac_node_x(n)->callee || update || kv)
+            if (n->declares_alias || oac_node_x(n)->callee || update || kv)
                 rc = check_ports(st, s, (long)i, s->alias_block + at);
-            else if (np->n_output)
+            else if (n->n_out)
                 n->alias_in = s->alias_block + at;
-            at += np->n_output;
+            at += n->n_out;
         }
     }
     return rc;
@@ -665,9 +664,9 @@ int oac_pass_metadata(oac_check_state *st)
         }
         for (size_t i = 0; i < s->n_nodes && !rc; i++) {
             oac_node *n = &s->nodes[i];
-            const Onnx__NodeProto *np = n->proto;
-            if (np->n_output_alias)
+            if (n->declares_alias || !n->has_metadata)
                 continue;
+            const Onnx__NodeProto *np = n->proto;
             for (size_t m = 0; m < np->n_metadata_props && !rc; m++) {
                 const Onnx__StringStringEntryProto *p = np->metadata_props[m];
                 if (!p || !p->key || strcmp(p->key, "output_alias") != 0)

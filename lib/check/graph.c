@@ -36,7 +36,7 @@
 
 _Static_assert(sizeof(oac_use) == 8, "a use is 8 bytes (check/graph.h)");
 _Static_assert(sizeof(void *) != 8 || (sizeof(oac_value) == 64 &&
-                                       sizeof(oac_node) == 48),
+                                       sizeof(oac_node) == 56),
                "values and nodes without padding (check/graph.h)");
 
 /* An implicit read waiting for its scope's layout (invariant 4). */
@@ -311,8 +311,8 @@ static int read_inputs(oac_graphs *g, oac_scope *s, size_t i)
      * a hash and probe, and the decoder mostly hands out the same copy
      * of a name (model/decode.c, copy_string), so the pointers compare first. */
     const oac_value *prev = NULL;
-    if (i > 0 && s->nodes[i - 1].proto->n_output)
-        prev = s->nodes[i - 1].in_vals[s->nodes[i - 1].proto->n_input];
+    if (i > 0 && s->nodes[i - 1].n_out)
+        prev = s->nodes[i - 1].in_vals[s->nodes[i - 1].n_in];
     for (size_t p = 0; p < np->n_input; p++) {
         oac_value *v;
         const char *in = np->input[p];
@@ -724,6 +724,11 @@ static int define_values(oac_graphs *g, oac_scope *s, scope_build *b)
         if (!n->display)
             return OAC_ENOMEM;
         n->op = op_lookup(&oc, n->proto->domain, n->proto->op_type);
+        /* 32-bit: the scope's ports were counted (alloc_scope). */
+        n->n_in = (uint32_t)n->proto->n_input;
+        n->n_out = (uint32_t)n->proto->n_output & 0x3fffffffu;
+        n->declares_alias = n->proto->n_output_alias > 0;
+        n->has_metadata = n->proto->n_metadata_props > 0;
         n->in_vals = s->ports_block + port_at;
         port_at += n->proto->n_input;
         oac_value **out_vals = s->ports_block + port_at;

@@ -131,6 +131,14 @@ typedef struct oac_node {
      * once while the index is built: n_input entries, then the n_output
      * entries of the outputs, in the scope's ports block. */
     oac_value **in_vals;
+    /* proto->n_input, proto->n_output (fewer than 2^30 ports a scope,
+     * invariant 7) and whether it has output_alias entries and
+     * metadata_props: the passes that walk every node read these, not
+     * the proto, whose first touch is a cache miss a node. */
+    uint32_t n_in;
+    uint32_t n_out : 30;
+    uint32_t declares_alias : 1;
+    uint32_t has_metadata : 1;
 } oac_node;
 
 /* The node's ext, or an empty one (no callee, subgraphs or outer reads). */
@@ -269,9 +277,9 @@ static inline oac_value *oac_node_input(const oac_scope *s, long i,
                                         size_t port)
 {
     oac_node *n = oac_scope_node(s, i);
-    if (!n || port >= n->proto->n_input)
-        return NULL;
-    return n->in_vals ? n->in_vals[port] : oac_node_input_slow(s, i, port);
+    if (!n || !n->in_vals)
+        return n ? oac_node_input_slow(s, i, port) : NULL;
+    return port < n->n_in ? n->in_vals[port] : NULL;
 }
 
 /* The value defined by output port `port` of node i (NULL when omitted). */
@@ -279,10 +287,9 @@ static inline oac_value *oac_node_output(const oac_scope *s, long i,
                                          size_t port)
 {
     oac_node *n = oac_scope_node(s, i);
-    if (!n || port >= n->proto->n_output)
-        return NULL;
-    return n->in_vals ? n->in_vals[n->proto->n_input + port]
-                      : oac_node_output_slow(s, i, port);
+    if (!n || !n->in_vals)
+        return n ? oac_node_output_slow(s, i, port) : NULL;
+    return port < n->n_out ? n->in_vals[n->n_in + port] : NULL;
 }
 
 /* The value whose id is id (< g->n_values): the last scope whose ids

@@ -503,7 +503,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
     }
     /* The node's own output buffers, counted in live(i) already. */
     oac_opt_u64 outs = { true, 0 };
-    for (size_t k = 0; k < nd->proto->n_output; k++) {
+    for (size_t k = 0; k < nd->n_out; k++) {
         oac_value *v = oac_node_output(s, i, k);
         if (scope_buffer(w, s, v))
             opt_add(&outs, value_bytes(st->shapes, w->bytes, v));
@@ -539,7 +539,7 @@ static int control_transient(walker *w, oac_scope *s, long i, int depth,
          * an input, an initializer) is copied into a new buffer while the
          * body's buffers are still live. */
         oac_opt_u64 copy = end;
-        for (size_t k = 0; k < nd->proto->n_output; k++) {
+        for (size_t k = 0; k < nd->n_out; k++) {
             oac_value *v = oac_node_output(s, i, k);
             if (!scope_buffer(w, s, v))
                 continue;
@@ -601,9 +601,8 @@ static void step_buffers(builder *bd, size_t k, size_t i)
     oac_scope *s = bd->s;
     oac_plan_sched *p = bd->p;
     uint32_t *buf_of = bd->w->buf_of;
-    const Onnx__NodeProto *np = s->nodes[i].proto;
     size_t first_alloc = p->n_bufs;
-    for (size_t port = 0; port < np->n_output; port++) {
+    for (size_t port = 0; port < s->nodes[i].n_out; port++) {
         oac_value *v = oac_node_output(s, (long)i, port);
         if (!v)
             continue;
@@ -763,7 +762,7 @@ static void walk_steps(builder *bd)
             live.value -= fa->freed.value;
         size_t ni = bd->snode ? bd->snode[i] : i;
         const oac_node *nd = &s->nodes[ni];
-        if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->proto->n_output) {
+        if (oac_op_has(nd->op, OAC_OPF_CACHE_UPDATE) && nd->n_out) {
             oac_value *o = oac_node_output(s, (long)ni, 0);
             if (o && !oac_value_aliased_input(o))
                 opt_add(&t->second_cache_bytes, value_bytes(sh, bd->w->bytes, o));
@@ -791,7 +790,7 @@ static int build(walker *w, oac_scope *s, int depth, oac_plan_sched **out)
                    .live = { true, 0 } };
     size_t nout = 0;
     for (size_t i = 0; i < nn; i++)
-        nout += s->nodes[i].proto->n_output;
+        nout += s->nodes[i].n_out;
     /* 32-bit indices (check/plan.h); no model this large fits in memory. */
     if (nn > INT32_MAX || nout > INT32_MAX)
         return oac_err(ctx, OAC_ENOMEM, "graph '%s' too large to plan",
