@@ -583,10 +583,10 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     c.node = i;
     c.proto = np;
     c.opset = opset;
-    c.n_in = np->n_input;
+    c.n_in = nd->n_in;
     c.in = in;
     c.in_known = in_known;
-    c.n_out = np->n_output;
+    c.n_out = nd->n_out;
     c.out = out;
     c.out_known = out_known;
     /* The node's row (NULL: no rules, the outputs stay unknown). */
@@ -595,12 +595,12 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     /* The ports check/graph.c resolved (oac_node_input's answers, without its
      * range checks per port). */
     oac_value *const *ports = nd->in_vals;
-    for (size_t k = 0; k < np->n_input; k++) {
+    for (size_t k = 0; k < nd->n_in; k++) {
         oac_value *v = ports ? ports[k] : oac_node_input(s, i, k);
         in[k] = v ? &p->sh->vals[v->id] : NULL;
         in_known[k] = v ? oac_shapes_known_get(p->sh, v->id) : NULL;
     }
-    for (size_t k = 0; k < np->n_output; k++) {
+    for (size_t k = 0; k < nd->n_out; k++) {
         out[k] = (oac_vshape){ .kind = OAC_VK_UNKNOWN, .rank = -1 };
         out_known[k] = NULL;
     }
@@ -611,11 +611,11 @@ static int visit_node(pass *p, oac_scope *s, long i, int64_t opset,
     if (rc)
         return rc;
     /* Only a rule writes the scratch, so op is a row here. */
-    if (np->n_output && out[0].rank >= 0 && out[0].dims == c.scratch &&
+    if (nd->n_out && out[0].rank >= 0 && out[0].dims == c.scratch &&
         !(out[0].dims = intern_out(p->sh, &c, &p->by_op[op->id])))
         return OAC_ENOMEM;
-    for (size_t k = 0; k < np->n_output; k++) {
-        oac_value *v = ports ? ports[np->n_input + k] : oac_node_output(s, i, k);
+    for (size_t k = 0; k < nd->n_out; k++) {
+        oac_value *v = ports ? ports[nd->n_in + k] : oac_node_output(s, i, k);
         /* Only the defining node sets a value (check/graph.h invariant 2). */
         if (!v || v->producer != i || (size_t)v->port != k)
             continue;
@@ -682,8 +682,8 @@ static int infer_scopes(pass *p)
         const oac_scope_order *so = oac_sched_scope(p->st->schedule, s->index);
         for (size_t k = 0; k < s->n_nodes; k++) {
             size_t i = oac_sched_node(so, k);
-            const Onnx__NodeProto *np = s->nodes[i].proto;
-            size_t need = np->n_input > np->n_output ? np->n_input : np->n_output;
+            const oac_node *nd = &s->nodes[i];
+            size_t need = nd->n_in > nd->n_out ? nd->n_in : nd->n_out;
             if (need > cap) {
                 size_t ncap = need;
                 void *a = oac_reallocarray(p->sh->ctx, in, ncap, sizeof *in);
