@@ -4,7 +4,8 @@
  * Owns oac_check_shapes_at: what `run` reads when a generation loop's
  * symbols must stay symbols (run/precheck.c), without a second full
  * check; and oac_check_plan_at, the same with the memory plan, which
- * `run` makes for each later step of such a loop (run/session.c).  Contract: section 8 (the pre-check), section 4 (the analysis).
+ * `run` makes for each later step of such a loop (run/session.c).
+ * Contract: section 8 (the pre-check), section 4 (the analysis).
  * Invariants: check/shapes_at.h.
  */
 #include "check/analysis.h"

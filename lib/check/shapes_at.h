@@ -1,6 +1,7 @@
 /* check/shapes_at.h: the shapes pass alone (or with the plan), at other
- * dims, over an analysis already made (contract section 8: the run's pre-check reads
- * the dims a generation loop changes step by step as symbols).
+ * dims, over an analysis already made (contract section 8: the run's
+ * pre-check reads the dims a generation loop changes step by step as
+ * symbols, and the run plans each step at its own dims).
  *
  * Owns oac_check_shapes_at and oac_check_plan_at.  Invariants:
  *  1. The graph index, schedule and alias forest are the given

@@ -47,8 +47,8 @@
  * the largest of each step's plan at its own dims (plan_steps: the
  * shapes and plan passes again, not a check); peak_matches_plan is their
  * equality, also after a refusal (nothing measured matches a plan of 0);
- * identity counts one
- * check per aliased output per node execution, bodies' nodes included
+ * identity counts one check per aliased output per node execution,
+ * bodies' nodes included
  * (a Loop body's update once per iteration); second_cache_bytes is the
  * largest step's bytes of out-of-place update outputs, like the plan's
  * per-step figure.  An update of a bound cache without output_alias is
