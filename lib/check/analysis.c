@@ -38,7 +38,8 @@ void oac_analysis_trim(oac_analysis *a)
         return;
     oac_ctx *ctx = a->ctx;
     for (size_t i = 0; i < a->n_inputs; i++)
-        oac_pbfile_free(a->inputs[i].file);
+        if (!a->inputs[i].borrowed)
+            oac_pbfile_free(a->inputs[i].file);
     oac_dealloc(ctx, a->inputs);
     for (size_t i = 0; i < a->n_plans; i++)
         oac_plan_sched_free(ctx, a->plans[i]);

@@ -46,6 +46,8 @@ typedef struct oac_input_val {
     const char *name;           /* graph input (borrowed from the options) */
     size_t value_id;            /* its check/graph.h value id */
     oac_pbfile *file;           /* TensorProto/SequenceProto/MapProto */
+    bool borrowed;              /* file is another analysis's (check/inputs.c,
+                                   oac_check_state.inputs_from): not freed */
 } oac_input_val;
 
 struct oac_analysis {

@@ -35,6 +35,9 @@ typedef struct oac_check_state {
     struct oac_aliases *aliases;  /* the ports and classes passes */
     struct oac_shapes *shapes;    /* the shapes pass */
     oac_analysis *out;
+    /* An analysis whose --input files the shapes pass borrows instead of
+     * reading them again (check/shapes_at.c); NULL: read them. */
+    const oac_analysis *inputs_from;
 } oac_check_state;
 
 typedef int (*oac_pass_fn)(oac_check_state *st);

@@ -724,16 +724,17 @@ static int define_values(oac_graphs *g, oac_scope *s, scope_build *b)
         if (!n->display)
             return OAC_ENOMEM;
         n->op = op_lookup(&oc, n->proto->domain, n->proto->op_type);
-        /* 32-bit: the scope's ports were counted (alloc_scope). */
+        /* Fewer than 2^30 ports in the scope (alloc_scope refused more),
+         * so both counts fit their fields. */
         n->n_in = (uint32_t)n->proto->n_input;
-        n->n_out = (uint32_t)n->proto->n_output & 0x3fffffffu;
+        n->n_out = (uint32_t)n->proto->n_output;
         n->declares_alias = n->proto->n_output_alias > 0;
         n->has_metadata = n->proto->n_metadata_props > 0;
         n->in_vals = s->ports_block + port_at;
-        port_at += n->proto->n_input;
+        port_at += n->n_in;
         oac_value **out_vals = s->ports_block + port_at;
-        port_at += n->proto->n_output;
-        for (size_t p = 0; p < n->proto->n_output; p++) {
+        port_at += n->n_out;
+        for (size_t p = 0; p < n->n_out; p++) {
             const char *name = n->proto->output[p];
             size_t before = g->n_values;
             oac_value *v = new_value(g, s, b, name, OAC_VAL_NODE_OUTPUT, &rc);

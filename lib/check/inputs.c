@@ -22,6 +22,9 @@
  *     exit status is 2, and `run`, which checks first, never reads it.
  *  3. Files stay mapped (payloads are not copied) and are owned by the
  *     analysis (check/analysis.h), where the runtime reads them.
+ *  4. With st->inputs_from (the shapes pass again over a made analysis,
+ *     check/shapes_at.c), a file that analysis read is borrowed, not
+ *     read, validated or reported again.
  */
 #include <stdio.h>
 #include <string.h>
@@ -161,6 +164,15 @@ int oac_shapes_load_inputs(oac_check_state *st, oac_shapes *sh)
             return oac_err(ctx, OAC_EINVAL,
                            "--input %s: the main graph has no input named '%s'",
                            in->name, in->name);
+        /* Read, checked and reported once: a re-run of the shapes pass
+         * over a made analysis takes its file (invariant 4). */
+        const oac_pbfile *had = oac_analysis_input(st->inputs_from, in->name);
+        if (had) {
+            a->inputs[a->n_inputs++] = (oac_input_val){
+                .name = in->name, .value_id = v->id,
+                .file = (oac_pbfile *)had, .borrowed = true };
+            continue;
+        }
         oac_pbfile *f = NULL;
         int rc = oac_input_read(ctx, in, sh->vals[v->id].kind, &f);
         if (rc == OAC_ENOMEM)

@@ -23,7 +23,7 @@ static int passes_at(oac_ctx *ctx, const oac_analysis *an,
     oac_check_state st = {
         .ctx = ctx, .model = an->model, .opts = opts ? opts : &no_opts,
         .diags = scratch, .graphs = an->graphs, .schedule = an->schedule,
-        .aliases = an->aliases,
+        .aliases = an->aliases, .inputs_from = an,
     };
     st.out = scratch ? oac_analysis_new(ctx, an->model) : NULL;
     if (!st.out) {

@@ -5,8 +5,9 @@
  *
  * Owns oac_check_shapes_at and oac_check_plan_at.  Invariants:
  *  1. The graph index, schedule and alias forest are the given
- *     analysis's, borrowed: the result must not outlive it.  Nothing of
- *     the given analysis changes.
+ *     analysis's, borrowed, and so are the --input files it read (a run
+ *     that plans every step reads none of them again): the result must
+ *     not outlive it.  Nothing of the given analysis changes.
  *  2. Only the shapes pass runs (with its --input files), and for
  *     oac_check_plan_at the plan pass after it: no structure, alias or
  *     capacity pass runs again, and their findings are dropped (the
