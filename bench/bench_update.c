@@ -11,7 +11,7 @@
  * bytes are `heads` runs, one per head, capacity rows apart, so
  * strided_ns (the same bytes memcpy'd to the very addresses the update
  * writes) is the fair lower bound, and upd/strd the ratio the target is
- * about.  Timings are medians of interleaved rounds (below).
+ * about.
  *
  * The kernel is called directly through the kernel table with a
  * hand-made oac_kernel_call (the runtime's per-node bookkeeping is not
