@@ -316,6 +316,71 @@ START_TEST(cache_update_kept_state)
 }
 END_TEST
 
+/* An input a kernel reads that is absent (past n_in, or a NULL port) or
+ * not a dense tensor (a paged value) is refused with kernel-error naming
+ * the node and the input, before the cache is touched; the clean row has
+ * all three. */
+static const struct missing_row {
+    const char *what;
+    size_t n_in;
+    int null_at, paged_at;     /* -1: none */
+    int want_rc;
+    const char *says;
+} missing_rows[] = {
+    { "all three present", 3, -1, -1, OAC_OK, NULL },
+    { "position past n_in", 2, -1, -1, OAC_ERUNTIME, "input 2 is missing" },
+    { "cache port NULL", 3, 0, -1, OAC_ERUNTIME, "input 0 is missing" },
+    { "update port NULL", 3, 1, -1, OAC_ERUNTIME, "input 1 is missing" },
+    { "update is paged", 3, -1, 1, OAC_ERUNTIME, "input 1 is missing or not a tensor" },
+};
+
+START_TEST(missing_inputs_refused)
+{
+    const struct missing_row *r = &missing_rows[_i];
+    oac_ctx *ctx = oac_ctx_new();
+    oac_diags *d = oac_diags_new(ctx);
+    oac_ralloc ra;
+    oac_ralloc_init(&ra, ctx);
+    Onnx__NodeProto node = ONNX__NODE_PROTO__INIT;
+    node.op_type = "CacheUpdate";
+    node.domain = "onnx_alias";
+    node.name = "upd";
+    float c4[8] = { 0 }, u[2] = { 1, 2 };
+    int64_t pos = 1;
+    oac_rtval vc = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_BOUND, .writable = true,
+                     .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 4, 1 },
+                            .data = c4, .bytes = sizeof c4 } };
+    oac_rtval vu = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
+                     .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 1, 1 },
+                            .data = u, .bytes = sizeof u } };
+    oac_rtval vp = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
+                     .t = { .elem_type = OAC_T_INT64, .rank = 0, .data = &pos,
+                            .bytes = sizeof pos } };
+    oac_rtval *in[3] = { &vc, &vu, &vp };
+    if (r->null_at >= 0)
+        in[r->null_at] = NULL;
+    if (r->paged_at >= 0)
+        in[r->paged_at]->kind = OAC_RTV_PAGED;
+    oac_rtval *out[1] = { &vc };
+    int alias[1] = { 0 };
+    oac_kernel_call k = { .ctx = ctx, .node = &node, .node_name = "upd", .in = in,
+                          .n_in = r->n_in, .out = out, .n_out = 1, .out_alias = alias,
+                          .alloc = &ra, .diags = d };
+    ck_assert_int_eq(oac_kernel_lookup("onnx_alias", "CacheUpdate")(&k), r->want_rc);
+    static const float none[8] = { 0 }, wrote[8] = { 0, 1, 0, 0, 0, 2, 0, 0 };
+    ck_assert_msg(!memcmp(c4, r->says ? none : wrote, sizeof c4), "%s: cache", r->what);
+    ck_assert_uint_eq(diag_count(d, OAC_KERNEL_ERROR), r->says ? 1 : 0);
+    if (r->says) {
+        const char *msg = oac_diags_get(d, 0)->message;
+        ck_assert_msg(strstr(msg, r->says) && strstr(msg, "node 'upd' (CacheUpdate)"),
+                      "%s: %s", r->what, msg);
+    }
+    ck_assert_uint_eq(ra.calls, 0);
+    oac_diags_free(d);
+    oac_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- TensorScatter ---------------------------------------------------- */
 
 /* past [2, 1, 4, 2] FLOAT, update [2, 1, 3, 2]; write_indices an
@@ -786,6 +851,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, constant_and_identity);
     tcase_add_test(tc, bad_shapes_refused);
     ADD_CASES(tc, kernel_rows);
+    tcase_add_loop_test(tc, missing_inputs_refused, 0,
+                        (int)(sizeof missing_rows / sizeof missing_rows[0]));
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,7 +4,9 @@
  * (oac_kernel_output: a counted buffer, or the MUST_ALIAS view checked
  * for type and shape), counted workspace that lives as long as the node,
  * a diagnostic located at the node (oac_kernel_fail), reading inputs as
- * tensors or integers (attributes: attr.c).  Contract: section 3
+ * tensors or integers (attributes: attr.c; the tensor test itself is
+ * inline in run/kernel_api.h, and only its refusal is here:
+ * oac_kernel_tensor_missing).  Contract: section 3
  * (alias-broken), section 8 (kernel-error: a kernel refusing its
  * inputs), section 4 (every output
  * and workspace byte is counted).
@@ -187,10 +189,8 @@ void oac_kcall_end(oac_session *s, size_t mark)
     }
 }
 
-const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i)
+const oac_tensor *oac_kernel_tensor_missing(oac_kernel_call *k, size_t i)
 {
-    if (i < k->n_in && k->in[i] && k->in[i]->kind == OAC_RTV_TENSOR)
-        return &k->in[i]->t;
     oac_kernel_fail(k, OAC_KERNEL_ERROR,
                     "node '%s' (%s): input %zu is missing or not a tensor",
                     k->node_name, k->node->op_type, i);

@@ -363,8 +363,15 @@ int oac_kernel_fail(oac_kernel_call *k, oac_code code, const char *fmt, ...)
 int oac_kernel_fail_value(oac_kernel_call *k, oac_code code, const char *value,
                           const char *fmt, ...) OAC_PRINTF(4, 5);
 /* Input i as a tensor, or NULL with an operand-invalid diagnostic when
- * it is absent or not a dense tensor. */
-const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i);
+ * it is absent or not a dense tensor (oac_kernel_tensor_missing, out of
+ * line: the test is inline because every kernel step makes it). */
+const oac_tensor *oac_kernel_tensor_missing(oac_kernel_call *k, size_t i);
+static inline const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i)
+{
+    if (i < k->n_in && k->in[i] && k->in[i]->kind == OAC_RTV_TENSOR)
+        return &k->in[i]->t;
+    return oac_kernel_tensor_missing(k, i);
+}
 /* Read input i as int64 values (INT64/INT32 tensors): up to max. */
 int oac_kernel_ints_in(oac_kernel_call *k, size_t i, int64_t *v, size_t max,
                        size_t *n);
