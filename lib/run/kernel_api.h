@@ -362,9 +362,10 @@ int oac_kernel_fail(oac_kernel_call *k, oac_code code, const char *fmt, ...)
  * field, so a report says which tensor, not only its message). */
 int oac_kernel_fail_value(oac_kernel_call *k, oac_code code, const char *value,
                           const char *fmt, ...) OAC_PRINTF(4, 5);
-/* Input i as a tensor, or NULL with an operand-invalid diagnostic when
- * it is absent or not a dense tensor (oac_kernel_tensor_missing, out of
- * line: the test is inline because every kernel step makes it). */
+/* Input i as a tensor, or NULL with a kernel-error diagnostic naming
+ * the node and the input when it is absent or not a dense tensor
+ * (oac_kernel_tensor_missing, out of line: the test is inline because
+ * every kernel step makes it). */
 const oac_tensor *oac_kernel_tensor_missing(oac_kernel_call *k, size_t i);
 static inline const oac_tensor *oac_kernel_tensor_in(oac_kernel_call *k, size_t i)
 {
