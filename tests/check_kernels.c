@@ -250,69 +250,106 @@ START_TEST(out_of_place_allocates_one_cache)
 }
 END_TEST
 
-/* CacheUpdate called directly with a kept state (oac_kstate), as the
- * main graph's frame gives it: the first call resolves and keeps, a later
- * one on the same cache reuses (and still refuses an overflow, writing
- * nothing), and another cache (other storage and capacity) resolves
- * again rather than using the kept layout. */
-static int kept_call(oac_kernel_call *k, oac_rtval *cache, oac_rtval *upd, int64_t *pos,
-                     int64_t at)
+/* CacheUpdate called directly, without a run: cache [1, 2, 4, 1] FLOAT
+ * (axis -2: capacity 4) bound and writable, update [1, 2, 1, 1] = {1, 2},
+ * an INT64 position; the call's output is the cache (MUST_ALIAS). */
+typedef struct direct {
+    oac_ctx *ctx;
+    oac_diags *d;
+    oac_ralloc ra;
+    Onnx__NodeProto node;
+    float c4[8], u[2];
+    int64_t pos;
+    oac_rtval vc, vu, vp;
+    oac_rtval *in[3], *out[1];
+    int alias[1];
+    oac_kernel_call k;
+} direct;
+
+static void direct_init(direct *x, const char *name)
 {
-    oac_rtval vp = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
-                     .t = { .elem_type = OAC_T_INT64, .rank = 0, .data = pos,
-                            .bytes = sizeof *pos } };
-    *pos = at;
-    oac_rtval *in[3] = { cache, upd, &vp };
-    oac_rtval *out[1] = { cache };
-    k->in = in;
-    k->out = out;
-    return oac_kernel_lookup("onnx_alias", "CacheUpdate")(k);
+    *x = (direct){ .u = { 1, 2 } };
+    x->ctx = oac_ctx_new();
+    x->d = oac_diags_new(x->ctx);
+    oac_ralloc_init(&x->ra, x->ctx);
+    x->node = (Onnx__NodeProto)ONNX__NODE_PROTO__INIT;
+    x->node.op_type = "CacheUpdate";
+    x->node.domain = "onnx_alias";
+    x->node.name = (char *)name;
+    x->vc = (oac_rtval){ .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_BOUND,
+                         .writable = true,
+                         .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 4, 1 },
+                                .data = x->c4, .bytes = sizeof x->c4 } };
+    x->vu = (oac_rtval){ .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
+                         .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 1, 1 },
+                                .data = x->u, .bytes = sizeof x->u } };
+    x->vp = (oac_rtval){ .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
+                         .t = { .elem_type = OAC_T_INT64, .rank = 0, .data = &x->pos,
+                                .bytes = sizeof x->pos } };
+    x->k = (oac_kernel_call){ .ctx = x->ctx, .node = &x->node, .node_name = name,
+                              .in = x->in, .n_in = 3, .out = x->out, .n_out = 1,
+                              .out_alias = x->alias, .alloc = &x->ra, .diags = x->d };
 }
 
+/* Ports {cache, update, position} with position at; output the cache. */
+static void direct_ports(direct *x, oac_rtval *cache, int64_t at)
+{
+    x->pos = at;
+    x->in[0] = cache;
+    x->in[1] = &x->vu;
+    x->in[2] = &x->vp;
+    x->out[0] = cache;
+}
+
+static int direct_call(direct *x)
+{
+    return oac_kernel_lookup("onnx_alias", "CacheUpdate")(&x->k);
+}
+
+static void direct_free(direct *x)
+{
+    oac_diags_free(x->d);
+    oac_ctx_free(x->ctx);
+}
+
+/* One step: the ports at position at, then the call. */
+static int direct_step(direct *x, oac_rtval *cache, int64_t at)
+{
+    direct_ports(x, cache, at);
+    return direct_call(x);
+}
+
+/* With a kept state (oac_kstate), as the main graph's frame gives it: the
+ * first call resolves and keeps, a later one on the same cache reuses
+ * (and still refuses an overflow, writing nothing), and another cache
+ * (other storage and capacity) resolves again rather than using the kept
+ * layout. */
 START_TEST(cache_update_kept_state)
 {
-    oac_ctx *ctx = oac_ctx_new();
-    oac_diags *d = oac_diags_new(ctx);
-    oac_ralloc ra;
-    oac_ralloc_init(&ra, ctx);
-    Onnx__NodeProto node = ONNX__NODE_PROTO__INIT;
-    node.op_type = "CacheUpdate";
-    node.domain = "onnx_alias";
-    node.name = "kept";
-    int alias[1] = { 0 };
+    direct x;
+    direct_init(&x, "kept");
     oac_kstate st = { .ready = false };
-    oac_kernel_call k = { .ctx = ctx, .node = &node, .node_name = "kept", .n_in = 3,
-                          .n_out = 1, .out_alias = alias, .alloc = &ra, .diags = d,
-                          .state = &st };
-    /* cache [1, 2, 4, 1] (axis -2: capacity 4), update [1, 2, 1, 1] */
-    float c4[8] = { 0 }, u[2] = { 1, 2 }, c6[12] = { 0 };
-    int64_t pos;
-    oac_rtval vc = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_BOUND, .writable = true,
-                     .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 4, 1 },
-                            .data = c4, .bytes = sizeof c4 } };
-    oac_rtval vu = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
-                     .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 1, 1 },
-                            .data = u, .bytes = sizeof u } };
-    ck_assert_int_eq(kept_call(&k, &vc, &vu, &pos, 0), OAC_OK);
+    x.k.state = &st;
+    float c6[12] = { 0 };
+    ck_assert_int_eq(direct_step(&x, &x.vc, 0), OAC_OK);
     ck_assert(st.ready);
-    ck_assert_int_eq(kept_call(&k, &vc, &vu, &pos, 3), OAC_OK);
+    ck_assert_int_eq(direct_step(&x, &x.vc, 3), OAC_OK);
     static const float want4[8] = { 1, 0, 0, 1, 2, 0, 0, 2 };
-    ck_assert(!memcmp(c4, want4, sizeof c4));
-    ck_assert_int_eq(kept_call(&k, &vc, &vu, &pos, 4), OAC_ERUNTIME);
-    ck_assert_uint_eq(diag_count(d, OAC_CAPACITY_OVERFLOW), 1);
-    ck_assert(!memcmp(c4, want4, sizeof c4));      /* nothing written */
+    ck_assert(!memcmp(x.c4, want4, sizeof x.c4));
+    ck_assert_int_eq(direct_step(&x, &x.vc, 4), OAC_ERUNTIME);
+    ck_assert_uint_eq(diag_count(x.d, OAC_CAPACITY_OVERFLOW), 1);
+    ck_assert(!memcmp(x.c4, want4, sizeof x.c4));      /* nothing written */
     /* Another cache, capacity 6: its own layout, not the kept one. */
-    oac_rtval v6 = vc;
+    oac_rtval v6 = x.vc;
     v6.t.dims[2] = 6;
     v6.t.data = c6;
     v6.t.bytes = sizeof c6;
-    ck_assert_int_eq(kept_call(&k, &v6, &vu, &pos, 5), OAC_OK);
+    ck_assert_int_eq(direct_step(&x, &v6, 5), OAC_OK);
     static const float want6[12] = { 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2 };
     ck_assert(!memcmp(c6, want6, sizeof c6));
-    ck_assert(!memcmp(c4, want4, sizeof c4));
-    ck_assert_uint_eq(ra.calls, 0);
-    oac_diags_free(d);
-    oac_ctx_free(ctx);
+    ck_assert(!memcmp(x.c4, want4, sizeof x.c4));
+    ck_assert_uint_eq(x.ra.calls, 0);
+    direct_free(&x);
 }
 END_TEST
 
@@ -337,47 +374,25 @@ static const struct missing_row {
 START_TEST(missing_inputs_refused)
 {
     const struct missing_row *r = &missing_rows[_i];
-    oac_ctx *ctx = oac_ctx_new();
-    oac_diags *d = oac_diags_new(ctx);
-    oac_ralloc ra;
-    oac_ralloc_init(&ra, ctx);
-    Onnx__NodeProto node = ONNX__NODE_PROTO__INIT;
-    node.op_type = "CacheUpdate";
-    node.domain = "onnx_alias";
-    node.name = "upd";
-    float c4[8] = { 0 }, u[2] = { 1, 2 };
-    int64_t pos = 1;
-    oac_rtval vc = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_BOUND, .writable = true,
-                     .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 4, 1 },
-                            .data = c4, .bytes = sizeof c4 } };
-    oac_rtval vu = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
-                     .t = { .elem_type = OAC_T_FLOAT, .rank = 4, .dims = { 1, 2, 1, 1 },
-                            .data = u, .bytes = sizeof u } };
-    oac_rtval vp = { .kind = OAC_RTV_TENSOR, .storage = OAC_STORE_CONST,
-                     .t = { .elem_type = OAC_T_INT64, .rank = 0, .data = &pos,
-                            .bytes = sizeof pos } };
-    oac_rtval *in[3] = { &vc, &vu, &vp };
+    direct x;
+    direct_init(&x, "upd");
+    direct_ports(&x, &x.vc, 1);
+    x.k.n_in = r->n_in;
     if (r->null_at >= 0)
-        in[r->null_at] = NULL;
+        x.in[r->null_at] = NULL;
     if (r->paged_at >= 0)
-        in[r->paged_at]->kind = OAC_RTV_PAGED;
-    oac_rtval *out[1] = { &vc };
-    int alias[1] = { 0 };
-    oac_kernel_call k = { .ctx = ctx, .node = &node, .node_name = "upd", .in = in,
-                          .n_in = r->n_in, .out = out, .n_out = 1, .out_alias = alias,
-                          .alloc = &ra, .diags = d };
-    ck_assert_int_eq(oac_kernel_lookup("onnx_alias", "CacheUpdate")(&k), r->want_rc);
+        x.in[r->paged_at]->kind = OAC_RTV_PAGED;
+    ck_assert_int_eq(direct_call(&x), r->want_rc);
     static const float none[8] = { 0 }, wrote[8] = { 0, 1, 0, 0, 0, 2, 0, 0 };
-    ck_assert_msg(!memcmp(c4, r->says ? none : wrote, sizeof c4), "%s: cache", r->what);
-    ck_assert_uint_eq(diag_count(d, OAC_KERNEL_ERROR), r->says ? 1 : 0);
+    ck_assert_msg(!memcmp(x.c4, r->says ? none : wrote, sizeof x.c4), "%s: cache", r->what);
+    ck_assert_uint_eq(diag_count(x.d, OAC_KERNEL_ERROR), r->says ? 1 : 0);
     if (r->says) {
-        const char *msg = oac_diags_get(d, 0)->message;
+        const char *msg = oac_diags_get(x.d, 0)->message;
         ck_assert_msg(strstr(msg, r->says) && strstr(msg, "node 'upd' (CacheUpdate)"),
                       "%s: %s", r->what, msg);
     }
-    ck_assert_uint_eq(ra.calls, 0);
-    oac_diags_free(d);
-    oac_ctx_free(ctx);
+    ck_assert_uint_eq(x.ra.calls, 0);
+    direct_free(&x);
 }
 END_TEST
 
