@@ -14,21 +14,6 @@
 #include "ops.h"
 #include "rulebook.h"
 
-oac_cap_verdict oac_capacity_rule(int64_t pos, int64_t len, int64_t cap,
-                                  oac_cap_mode mode)
-{
-    if (pos < 0)
-        return OAC_CAP_NEGATIVE;            /* invariant 1 */
-    if (len < 0 || cap < 0)
-        return OAC_CAP_UNKNOWN;
-    if (mode == OAC_CAP_CIRCULAR)
-        return len > cap ? OAC_CAP_EXCEEDS : OAC_CAP_FITS;
-    int64_t end;
-    if (oac_add_overflow_i64(pos, len, &end))
-        return OAC_CAP_WRAPS;
-    return end > cap ? OAC_CAP_EXCEEDS : OAC_CAP_FITS;
-}
-
 /* The subject, then the capacity and the cache's name, then the tail:
  * the one place the words of an overflow are. */
 static void exceeds(char *buf, size_t n, const char *subject, int64_t cap,

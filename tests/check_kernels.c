@@ -152,9 +152,10 @@ static void check_cache_update(int32_t t, int axis_attr)
     check_cache_update_dims(t, axis_attr, base_dims);
 }
 
-/* Runs the kernel copies in 32-byte blocks and a tail (kernels/cache.c,
- * copy_run), and runs over its SHORT_RUN that go to memcpy whole: each
- * shape's run along axis 2 is LEN x its last dim x the element size. */
+/* Runs the kernel copies in 128-byte blocks, then 32-byte blocks and a
+ * tail (kernels/cache.c, copy_run), and runs over its SHORT_RUN that go
+ * to memcpy whole: each shape's run along axis 2 is LEN x its last dim x
+ * the element size. */
 START_TEST(cache_update_run_lengths)
 {
     static const struct {
@@ -164,8 +165,11 @@ START_TEST(cache_update_run_lengths)
         { OAC_T_FLOAT, { 1, 2, 4, 300 } },     /* 2400 bytes: over SHORT_RUN */
         { OAC_T_FLOAT, { 1, 2, 4, 128 } },     /* 1024: the last short run */
         { OAC_T_FLOAT, { 1, 2, 4, 129 } },     /* 1032: the first long one */
-        { OAC_T_UINT8, { 1, 2, 4, 37 } },      /* 74: two blocks, a tail of 10 */
-        { OAC_T_FLOAT16, { 2, 3, 4, 13 } },    /* 52: one block, a tail of 20 */
+        { OAC_T_FLOAT, { 1, 2, 4, 127 } },     /* 1016: 7 x 128, 3 x 32, a tail of 24 */
+        { OAC_T_UINT8, { 1, 2, 4, 85 } },      /* 170: 128, 32, a tail of 10 */
+        { OAC_T_UINT8, { 1, 2, 4, 64 } },      /* 128: one 128-byte block alone */
+        { OAC_T_UINT8, { 1, 2, 4, 37 } },      /* 74: two 32-byte blocks, a tail of 10 */
+        { OAC_T_FLOAT16, { 2, 3, 4, 13 } },    /* 52: one 32-byte block, a tail of 20 */
         { OAC_T_DOUBLE, { 1, 1, 4, 1 } },      /* 16: a tail alone */
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
@@ -350,6 +354,102 @@ START_TEST(cache_update_kept_state)
     ck_assert(!memcmp(x.c4, want4, sizeof x.c4));
     ck_assert_uint_eq(x.ra.calls, 0);
     direct_free(&x);
+}
+END_TEST
+
+/* A kept plan serves a step only while what it came from holds
+ * (kernels/cache.c, plan_holds): after a kept first step at position 0,
+ * each row changes one thing the plan was resolved from (the clean row
+ * nothing), and the step at position 1 must do exactly what the same
+ * two calls do without a kept state: the same status, the same
+ * diagnostics, the same cache bytes, the same allocations. */
+static float kept_u4[4] = { 5, 6, 7, 8 };
+static oac_rtval kept_other;
+
+static void kept_same(direct *x) { (void)x; }
+static void kept_reshaped(direct *x)        /* same storage: [1, 1, 8, 1] */
+{
+    x->vc.t.dims[1] = 1;
+    x->vc.t.dims[2] = 8;
+    x->vu.t.dims[1] = 1;
+}
+static void kept_longer(direct *x)          /* update [1, 2, 2, 1] */
+{
+    x->vu.t.dims[2] = 2;
+    x->vu.t.data = kept_u4;
+    x->vu.t.bytes = sizeof kept_u4;
+}
+static void kept_update_f16(direct *x) { x->vu.t.elem_type = OAC_T_FLOAT16; }
+static void kept_cache_i32(direct *x) { x->vc.t.elem_type = OAC_T_INT32; }
+static void kept_update_rank3(direct *x)    /* [2, 1, 1] */
+{
+    x->vu.t.rank = 3;
+    x->vu.t.dims[0] = 2;
+    x->vu.t.dims[1] = 1;
+    x->vu.t.dims[2] = 1;
+}
+static void kept_out_elsewhere(direct *x)
+{
+    kept_other = (oac_rtval){ .kind = OAC_RTV_NONE };
+    x->out[0] = &kept_other;
+    x->alias[0] = -1;
+}
+static void kept_not_aliased(direct *x) { x->alias[0] = -1; }
+static void kept_view_elsewhere(direct *x)
+{
+    kept_out_elsewhere(x);
+    x->alias[0] = 0;
+}
+
+static const struct kept_row {
+    const char *what;
+    void (*change)(direct *x);
+    int want_rc;
+} kept_rows[] = {
+    { "nothing changed", kept_same, OAC_OK },
+    { "cache reshaped, same storage", kept_reshaped, OAC_OK },
+    { "update two rows long", kept_longer, OAC_OK },
+    { "update FLOAT16", kept_update_f16, OAC_ERUNTIME },
+    { "cache INT32", kept_cache_i32, OAC_ERUNTIME },
+    { "update rank 3", kept_update_rank3, OAC_ERUNTIME },
+    { "output another value", kept_out_elsewhere, OAC_OK },
+    { "output the cache, not aliased", kept_not_aliased, OAC_EINTERNAL },
+    { "output another value, aliased", kept_view_elsewhere, OAC_ERUNTIME },
+};
+
+/* Both steps of a row, kept or not; the second step's status. */
+static int kept_two_steps(direct *x, const struct kept_row *r, oac_kstate *st)
+{
+    x->k.state = st;
+    ck_assert_int_eq(direct_step(x, &x->vc, 0), OAC_OK);
+    direct_ports(x, &x->vc, 1);
+    r->change(x);
+    int rc = direct_call(x);
+    if (x->out[0] == &kept_other && kept_other.t.data)
+        oac_ralloc_put(&x->ra, kept_other.t.data, kept_other.t.bytes);
+    return rc;
+}
+
+START_TEST(kept_plan_rechecked)
+{
+    const struct kept_row *r = &kept_rows[_i];
+    direct kept, fresh;
+    oac_kstate st = { .ready = false };
+    direct_init(&kept, "kept");
+    direct_init(&fresh, "kept");
+    int rc_kept = kept_two_steps(&kept, r, &st);
+    int rc_fresh = kept_two_steps(&fresh, r, NULL);
+    ck_assert_msg(rc_kept == r->want_rc && rc_fresh == r->want_rc, "%s: %d, %d (want %d)",
+                  r->what, rc_kept, rc_fresh, r->want_rc);
+    ck_assert_msg(!memcmp(kept.c4, fresh.c4, sizeof kept.c4), "%s: cache", r->what);
+    ck_assert_uint_eq(oac_diags_count(kept.d), oac_diags_count(fresh.d));
+    for (size_t i = 0; i < oac_diags_count(kept.d); i++)
+        ck_assert_int_eq(oac_diags_get(kept.d, i)->code, oac_diags_get(fresh.d, i)->code);
+    ck_assert_uint_eq(kept.ra.calls, fresh.ra.calls);
+    if (r->change == kept_same)
+        ck_assert(st.ready);
+    direct_free(&kept);
+    direct_free(&fresh);
 }
 END_TEST
 
@@ -868,6 +968,8 @@ Suite *test_suite(void)
     ADD_CASES(tc, kernel_rows);
     tcase_add_loop_test(tc, missing_inputs_refused, 0,
                         (int)(sizeof missing_rows / sizeof missing_rows[0]));
+    tcase_add_loop_test(tc, kept_plan_rechecked, 0,
+                        (int)(sizeof kept_rows / sizeof kept_rows[0]));
     suite_add_tcase(s, tc);
     return s;
 }
