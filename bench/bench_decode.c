@@ -28,9 +28,13 @@
  * step (steps 2 .. 1 + DECODE_STEPS; step 1 binds and fills the caches),
  * taken between the runtime's step_done hooks (run/kernel_api.h), so it
  * includes the feed-back copy of a stock run; per run the median step,
- * and of REPEATS (>= 5) runs per form the median (every form alternates
- * with the others at every capacity, so none always runs on a cold
- * machine).  alloc_bytes and copied_bytes per token are the runtime's own
+ * and of REPEATS (>= 5, default 9) runs per form the median (every form
+ * alternates with the others at every capacity, so none always runs on
+ * a cold machine).  9, not 5: on a shared 2-core machine the mid-size
+ * decoder's time per token moved by up to 3x from run to run (its
+ * weights stream from memory every token), and medians of 5 put its
+ * 16K / 1K ratio at 1.33, 1.04, 0.71 and 1.90 in four runs of the same
+ * binary; of 11 runs, 0.98.  alloc_bytes and copied_bytes per token are the runtime's own
  * figures (oac_step_stats) of those steps.
  *
  * A second, mid-size decoder (mid_cfg: hidden 512, 8 heads, 4 KV heads of
@@ -429,7 +433,7 @@ int main(int argc, char **argv)
 {
     const char *svg = "bench_decode.svg", *modules = getenv("ORT_NODE_PATH");
     const char *js = OAC_BENCH_DIR "/bench_decode_ort.js";
-    int repeats = 5, decode = 16;
+    int repeats = 9, decode = 16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
             svg = argv[++i];
