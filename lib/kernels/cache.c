@@ -179,12 +179,12 @@ static int capacity_verdict(oac_kernel_call *k, int64_t pos, int64_t len, int64_
  * hundred bytes) and there are heads x batch of them per step; a call to
  * the library's memcpy for each costs more than its bytes, so runs up to
  * SHORT_RUN bytes are copied in fixed blocks the compiler turns into
- * plain vector moves: 128 bytes (eight moves) at a time, then 32, then
- * the last bytes.  32-byte blocks alone had the loop's own work in the
- * way of the stores; in bench/bench_update (11 interleaved runs of each,
- * medians) 128-byte blocks took upd/strd at 1K..16K from 1.57 1.53 1.59
- * 1.46 1.34 to 1.53 1.48 1.37 1.10 1.15; 64-byte blocks, 256-byte ones
- * and 32-byte AVX moves (chosen at run time) did no better. */
+ * plain vector moves: 128 bytes (eight 16-byte moves) at a time, then
+ * 32, then the last bytes.  In bench/bench_update (11 interleaved runs of
+ * each, medians) 128-byte blocks took upd/strd at 1K..16K from 1.57 1.53
+ * 1.59 1.46 1.34 (32-byte blocks alone) to 1.53 1.48 1.37 1.10 1.15;
+ * 64-byte blocks, 256-byte ones and 32-byte AVX moves (chosen at run
+ * time) did no better. */
 enum { SHORT_RUN = 1024 };
 static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t n)
 {
