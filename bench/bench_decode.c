@@ -34,8 +34,8 @@
  * decoder's time per token moved by up to 3x from run to run (its
  * weights stream from memory every token), and medians of 5 put its
  * 16K / 1K ratio at 1.33, 1.04, 0.71 and 1.90 in four runs of the same
- * binary; of 11 runs, 0.98.  alloc_bytes and copied_bytes per token are the runtime's own
- * figures (oac_step_stats) of those steps.
+ * binary; of 11 runs, 0.98.  alloc_bytes and copied_bytes per token are
+ * the runtime's own figures (oac_step_stats) of those steps.
  *
  * A second, mid-size decoder (mid_cfg: hidden 512, 8 heads, 4 KV heads of
  * 64, 4 layers, vocabulary 1024, FLOAT16, annotated) runs in the same

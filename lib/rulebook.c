@@ -1,9 +1,10 @@
 /* rulebook.c: the rules that hold both statically and at run time, one
  * function each (rulebook.h).
  *
- * Owns the capacity rule and its wording (contract sections 2, 3 and 6),
+ * Owns the wording of the capacity rule (contract sections 2, 3 and 6),
  * the check's words, which the run's pre-check and the cache kernels
- * speak too.  Invariants: rulebook.h.
+ * speak too; the rule itself is inline in rulebook.h.  Invariants:
+ * rulebook.h.
  */
 #include <inttypes.h>
 #include <stdio.h>

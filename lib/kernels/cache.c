@@ -218,22 +218,15 @@ static void cu_copy(uint8_t *dst, const uint8_t *src, const span *s, int64_t cap
 }
 
 /* The kept plan still describes this call: same cache storage, type and
- * dims, same update dims, the output the cache itself.  The dims are
- * compared without a branch per dim: with early-exit loops this test was
- * a third of a kept step's fixed cost (about 15 of 47 ns, bench/bench_update
- * on a [1, 1, capacity, 1] cache), without them about half that. */
+ * dims, same update dims, the output the cache itself. */
 static bool plan_holds(const oac_kernel_call *k, const cu_plan *p, const oac_tensor *cache,
                        const oac_tensor *upd)
 {
-    if (k->n_out < 1 || k->out[0] != k->in[0] || k->out_alias[0] < 0 ||
-        cache->data != p->data || cache->rank != p->rank || upd->rank != p->rank ||
-        ((cache->elem_type ^ p->elem_type) | (upd->elem_type ^ p->elem_type)))
-        return false;
-    uint64_t diff = 0;
-    for (int i = 0; i < p->rank; i++)
-        diff |= (uint64_t)(cache->dims[i] ^ p->cdims[i]) |
-                (uint64_t)(upd->dims[i] ^ p->udims[i]);
-    return diff == 0;
+    return k->n_out >= 1 && k->out[0] == k->in[0] && k->out_alias[0] >= 0 &&
+           cache->data == p->data && cache->elem_type == p->elem_type &&
+           upd->elem_type == p->elem_type &&
+           oac_tensor_dims_are(cache, p->rank, p->cdims) &&
+           oac_tensor_dims_are(upd, p->rank, p->udims);
 }
 
 /* Everything but the position and the layout, from the tensors and the
