@@ -2,7 +2,8 @@
  *
  * Owns one builder per form of each operator of contract section 10:
  * com.microsoft Attention (growing, shared buffer), EmbedLayerNormalization
- * (with and without segments), MultiHeadAttention (growing, shared),
+ * (with and without segments), MultiHeadAttention (growing, shared,
+ * growing with key lengths),
  * DecoderMaskedMultiHeadAttention (shared), SparseAttention,
  * PagedAttention, ONNX Attention (growing; opset 23) and ONNX Log, Max,
  * Min, each in FLOAT and FLOAT16.  Shared buffers are READ_WRITE graph
@@ -170,6 +171,35 @@ static void mha(oac_mb *mb, int32_t t, bool share, bool dmmha)
     oac_gb_output(g, "y", t, "1,1,8");
 }
 
+/* The growing form with key_padding_mask of shape (batch): key lengths
+ * over past + new, max(total - 1, 1), so from the second step the newest
+ * key is masked. */
+static void build_mha_lens(oac_mb *mb, int32_t t)
+{
+    static const int32_t one = 1;
+    static const int64_t shape1 = 1;
+    oac_mb_opset(mb, MS, 1);
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "q", t, "1,1,8");
+    oac_gb_input(g, "k", t, "1,1,8");
+    oac_gb_input(g, "v", t, "1,1,8");
+    oac_gb_input(g, "past_key", t, "1,2,past_seq,4");
+    oac_gb_input(g, "past_value", t, "1,2,past_seq,4");
+    oac_gb_input(g, "total_sequence_length", OAC_T_INT32, "");
+    init_i32(g, "one", "", &one, 1);
+    oac_gb_init_i64(g, "shape1", "1", &shape1, 1);
+    oac_gb_node(g, "Sub", NULL, "lens_sub", "total_sequence_length,one", "lens0");
+    oac_gb_node(g, "Max", NULL, "lens_max", "lens0,one", "lens1");
+    oac_gb_node(g, "Reshape", NULL, "lens_shape", "lens1,shape1", "lens");
+    Onnx__NodeProto *n = oac_gb_node(g, "MultiHeadAttention", MS, "attn",
+                                     "q,k,v,,lens,,past_key,past_value",
+                                     "y,present_key,present_value");
+    oac_node_attr_int(g, n, "num_heads", 2);
+    oac_gb_output(g, "y", t, "1,1,8");
+    oac_gb_output(g, "present_key", t, "1,2,total_seq,4");
+    oac_gb_output(g, "present_value", t, "1,2,total_seq,4");
+}
+
 static void build_mha(oac_mb *mb, int32_t t) { mha(mb, t, false, false); }
 static void build_mha_shared(oac_mb *mb, int32_t t) { mha(mb, t, true, false); }
 static void build_dmmha(oac_mb *mb, int32_t t) { mha(mb, t, true, true); }
@@ -310,6 +340,7 @@ const oac_op_model oac_op_models[] = {
     BOTH("embed_layer_norm_noseg", build_embed_noseg),
     BOTH("mha", build_mha),
     BOTH("mha_shared", build_mha_shared),
+    BOTH("mha_lens", build_mha_lens),
     BOTH("dmmha_shared", build_dmmha),
     BOTH("sparse_attention", build_sparse),
     BOTH("paged_attention", build_paged),

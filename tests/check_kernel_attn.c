@@ -814,6 +814,11 @@ START_TEST(mha_forms)
         { .B = 1, .S = 1, .L = 1, .N = 2, .H = 8, .Hv = 8, .P = 6, .uni = true,
           .presents = true },
         { .B = 2, .S = 3, .L = 4, .N = 2, .H = 8, .Hv = 6, .cross = true },
+        /* Key lengths with a past count the past's rows too (T = P + L). */
+        { .B = 2, .S = 2, .L = 2, .N = 2, .H = 8, .Hv = 8, .P = 3, .kpm_lens = true,
+          .uni = true, .presents = true },
+        { .B = 2, .S = 1, .L = 1, .N = 2, .H = 8, .Hv = 8, .P = 5, .kpm_lens = true,
+          .presents = true },
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
         for (int j = 0; j < N_FLOAT_TYPES; j++)

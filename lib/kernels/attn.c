@@ -25,15 +25,17 @@
  *    sink logit (0, or head_sink[h]) to the softmax's denominator.
  *  - MultiHeadAttention: BSNH query/key/value (or a BNSH key/value for
  *    cross attention), optional bias, key_padding_mask of shape (batch)
- *    (lengths, no past), (batch, T) or (batch, S, T) (0/1, a 0 adds
- *    mask_filter_value), attention_bias, unidirectional (query s sees
+ *    (key lengths over the total T = past + new, as ONNX Runtime: key
+ *    j >= length adds mask_filter_value), (batch, T) or (batch, S, T)
+ *    (0/1, a 0 adds mask_filter_value), attention_bias, unidirectional (query s sees
  *    keys [0, past + s + 1)).  Without input 8 present = past ++ new;
  *    with input 8 (past_sequence_length P) past and present are the
  *    whole buffer (past_present_share_buffer): the new rows go at
  *    P .. P + L - 1, in place when present aliases past.
  *  - DecoderMaskedMultiHeadAttention: MultiHeadAttention's adapter with
  *    its own ports (mask_index 3, attention_bias 4, bias 10, the pasts and
- *    past_sequence_length from its row), one new token a step, sharing
+ *    past_sequence_length from its row; a mask_index of shape (batch)
+ *    with a past is unsupported-operator), one new token a step, sharing
  *    past and present only with past_present_share_buffer = 1 (else the
  *    present is the past plus one row); beam_width above 1 and
  *    cache_indirection are unsupported-operator.
@@ -491,7 +493,7 @@ static int mha_cache(oac_kernel_call *k, mha *m)
         m->cap = TT;
     if (kpm) {
         bool lens = kpm->rank == 1 && kpm->dims[0] == B;
-        if (lens && pk)
+        if (lens && pk && m->one_token)
             return oac_attn_refuse(k, "key_padding_mask of shape (batch) with a past cache");
         if (!lens && !(kpm->rank == 2 && kpm->dims[0] == B && kpm->dims[1] >= TT) &&
             !(kpm->rank == 3 && kpm->dims[0] == B && kpm->dims[1] == S && kpm->dims[2] >= TT))
