@@ -60,9 +60,10 @@ int cmd_annotate(oac_ctx *ctx, const cli *c)
         goto done;
     }
     /* Contract 12: -o is no input of the call (the model, its external
-     * data) before anything is annotated; the config found or given is
-     * judged by the writer once it is known. */
-    if (m.model && oac_guard_check(ctx, c->output, "annotate -o") != OAC_OK) {
+     * data) before anything is annotated, even a model that cannot be
+     * read (compared by path); the config found or given is judged by
+     * the writer once it is known. */
+    if (oac_guard_check(ctx, c->output, "annotate -o") != OAC_OK) {
         cli_error("-o %s", oac_errmsg(ctx));
         status = CLI_EXIT_USAGE;
         goto done;
