@@ -155,6 +155,27 @@ static const vrow vrows[] = {
     { "gqa_absent_name", "gqa_names", KV_CONFIG("past.%d.k", "present.%d.k", SHARE), true,
       0, "past_key_values.0.key", OAC_KV_IMPLIED, 0, "GQA_0", NONE, NULL,
       OAC_ALIAS_IMPLIED, OAC_CONFIG_MISMATCH },
+    /* A config naming another present (or none) for a past the names or
+     * the structure pair: the pair, its verdict and finding stand. */
+    { "concat_config_other", "concat",
+      KV_CONFIG("past_key_values.%d.key", "present.%d.value", NO_SHARE), true, 0,
+      "past_key_values.0.key", OAC_KV_COPIED, OAC_REFUSAL_GROWING_CACHE, "concat_0_key",
+      NONE, "128 x total_seq_len bytes", OAC_CACHE_COPIED, OAC_CONFIG_MISMATCH },
+    { "concat_config_absent", "concat",
+      KV_CONFIG("past_key_values.%d.key", "present_missing.%d.key", NO_SHARE), true, 0,
+      "past_key_values.0.key", OAC_KV_COPIED, OAC_REFUSAL_GROWING_CACHE, "concat_0_key",
+      NONE, "128 x total_seq_len bytes", OAC_CACHE_COPIED, OAC_CONFIG_MISMATCH },
+    { "concat_config_exact", "concat", GQA_KV(NO_SHARE), true, 0, "past_key_values.0.key",
+      OAC_KV_COPIED, OAC_REFUSAL_GROWING_CACHE, "concat_0_key", NONE,
+      "128 x total_seq_len bytes", OAC_CACHE_COPIED, NONE },
+    { "gqa_present_absent", "gqa_names",
+      KV_CONFIG("past_key_values.%d.key", "present_missing.%d.key", SHARE), true, 0,
+      "past_key_values.0.key", OAC_KV_IMPLIED, 0, "GQA_0", NONE, NULL, OAC_ALIAS_IMPLIED,
+      OAC_CONFIG_MISMATCH },
+    { "gqa_present_other", "gqa_names",
+      KV_CONFIG("past_key_values.%d.key", "present.%d.value", SHARE), true, 0,
+      "past_key_values.0.key", OAC_KV_IMPLIED, 0, "GQA_0", NONE, NULL, OAC_ALIAS_IMPLIED,
+      OAC_CONFIG_MISMATCH },
     /* TensorScatter with a static capacity of 16: max_length 4096 passes it. */
     { "scatter_max_length", "scatter",
       KV_CONFIG("key_cache.%d", "updated_key_cache.%d", SHARE ", \"max_length\": 4096"),
@@ -273,6 +294,40 @@ START_TEST(test_found_by)
     ck_assert_uint_eq(oac_analysis_kv_count(f.a), 1);
     ck_assert_uint_eq(oac_analysis_kv(f.a, 0)->found_by, OAC_KV_BY_CONFIG | OAC_KV_BY_NAMES);
     fx_end(&f);
+}
+END_TEST
+
+/* A config's other present for a past the names pair: the names' pair
+ * stands (found by names alone), and config-mismatch names the past, the
+ * config's present and the model's; the same for a present the model
+ * lacks. */
+START_TEST(test_config_present)
+{
+    static const struct {
+        const char *config, *named, *says;
+    } rows[] = {
+        { KV_CONFIG("past_key_values.%d.key", "present.%d.value", NO_SHARE), "present.0.value",
+          "the model pairs" },
+        { KV_CONFIG("past_key_values.%d.key", "present_missing.%d.key", NO_SHARE),
+          "present_missing.0.key", "no such output" },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fx f;
+        check_look_alike(&f, "concat", rows[i].config, true);
+        const oac_kv_cache *k = oac_analysis_kv(f.a, 0);
+        ck_assert_str_eq(k->past, "past_key_values.0.key");
+        ck_assert_str_eq(k->present, "present.0.key");
+        ck_assert_uint_eq(k->found_by, OAC_KV_BY_NAMES);
+        ck_assert_uint_eq(diag_count(f.d, OAC_CONFIG_MISMATCH), 2); /* a key a layer */
+        const oac_diag *x = diag_expect(f.d, OAC_CONFIG_MISMATCH, NULL, "present.0.key", NULL);
+        ck_assert_ptr_nonnull(strstr(x->message, "'past_key_values.0.key'"));
+        ck_assert_ptr_nonnull(strstr(x->message, rows[i].named));
+        ck_assert_ptr_nonnull(strstr(x->message, "'present.0.key'"));
+        ck_assert_ptr_nonnull(strstr(x->message, "model.decoder.outputs.present_key_names"));
+        ck_assert_ptr_nonnull(strstr(x->message, rows[i].says));
+        ck_assert_uint_eq(diag_count(f.d, OAC_CACHE_COPIED), 4);
+        fx_end(&f);
+    }
 }
 END_TEST
 
@@ -514,6 +569,14 @@ static void sc_toy_share(fx *f) { toy_with(f, TOY_CONFIG(SHARE)); }
 static void sc_toy_noshare(fx *f) { toy_with(f, TOY_CONFIG(NO_SHARE)); }
 static void sc_toy_max(fx *f) { toy_with(f, TOY_CONFIG(SHARE ", \"max_length\": 17")); }
 static void sc_toy_max_ok(fx *f) { toy_with(f, TOY_CONFIG(SHARE ", \"max_length\": 16")); }
+/* The toy decoder's presents as a config names them: another output
+ * (the value's) or one it lacks for the keys; exactly its own. */
+#define TOY_PRESENTS(key)                                                          \
+    "{\"model\": {\"decoder\": {\"inputs\": {\"past_key_names\": \"key_cache_%d\"}, " \
+    "\"outputs\": {\"present_key_names\": \"" key "\"}}}, \"search\": {" SHARE "}}\n"
+static void sc_toy_present_other(fx *f) { toy_with(f, TOY_PRESENTS("value_cache_%d_updated")); }
+static void sc_toy_present_absent(fx *f) { toy_with(f, TOY_PRESENTS("key_cache_%d_new")); }
+static void sc_toy_presents_exact(fx *f) { toy_with(f, TOY_PRESENTS("key_cache_%d_updated")); }
 static void sc_toy_no_input_ids(fx *f)
 {
     toy_with(f, "{\"model\": {\"decoder\": {\"inputs\": {\"input_ids\": \"tokens\"}}}, "
@@ -570,6 +633,11 @@ static const scene_case cases[] = {
     { "toy_input_ids_absent", sc_toy_no_input_ids, WANT(OAC_CONFIG_MISMATCH), NULL, NULL,
       "/graph/input" },
     { "toy_share_on", sc_toy_share, NEAR(OAC_CONFIG_MISMATCH) },
+    { "toy_present_other", sc_toy_present_other, WANT(OAC_CONFIG_MISMATCH), NULL,
+      "key_cache_0_updated", "/graph/output/1" },
+    { "toy_present_absent", sc_toy_present_absent, WANT(OAC_CONFIG_MISMATCH), NULL,
+      "key_cache_0_updated", "/graph/output/1" },
+    { "toy_presents_exact", sc_toy_presents_exact, NEAR(OAC_CONFIG_MISMATCH) },
     { "toy_max_length_16", sc_toy_max_ok, NEAR(OAC_CONFIG_MISMATCH) },
     { "toy_share_off", sc_toy_noshare, WANT(OAC_CONFIG_NO_SHARING), NULL, "key_cache_0",
       NULL },
@@ -680,6 +748,7 @@ Suite *test_suite(void)
     tcase_add_loop_test(tc, test_examples, 0, (int)(sizeof erows / sizeof erows[0]));
     tcase_add_test(tc, test_text_line);
     tcase_add_test(tc, test_found_by);
+    tcase_add_test(tc, test_config_present);
     tcase_add_loop_test(tc, test_annotate_in_place, 0, (int)(sizeof arows / sizeof arows[0]));
     tcase_add_test(tc, test_annotate_identity);
     tcase_add_test(tc, test_annotate_both_reasons);

@@ -296,13 +296,63 @@ static bool config_shares(const oac_genai_config *c, const oac_scope *s)
     return c->num_beams == 1 && (c->share_buffer || scatter);
 }
 
+/* The configuration's key of past's present ("present_key_names"): the
+ * first template matching past, as the pairing takes it. */
+static const char *present_key(const oac_genai_config *c, const char *past)
+{
+    for (size_t t = 0; t < c->n_names; t++) {
+        long layer;
+        const char *k = c->names[t].key;
+        if (oac_genai_match(c->names[t].past, past, &layer) && !strncmp(k, "past", 4))
+            return k + 4;
+    }
+    return "_names";
+}
+
+/* config-mismatch for pair p when the configuration's present for its
+ * past is no graph output, or another output than the one structure or
+ * names pair it with (that pair stands: a configuration only adds). */
+static int config_present(kvst *st, const oac_kv_pair *p)
+{
+    const oac_genai_config *c = st->cfg;
+    oac_where wo = { .graph = st->s->name, .location = "/graph/output" };
+    if (!p->present && (p->found_by & OAC_KV_BY_CONFIG))
+        return oac_diag_add(st->diags, OAC_CONFIG_MISMATCH, &wo,
+                            "%s: model.decoder.outputs.present%s names '%s' as the present "
+                            "of '%s', but the model has no such output; give the template "
+                            "of the decoder's present outputs", c->path,
+                            present_key(c, p->past->name), p->present_name, p->past->name);
+    if (!p->config_present)
+        return OAC_OK;
+    const oac_value *v = oac_scope_local(st->s, p->config_present);
+    bool output = v && v->output_index >= 0;
+    const char *key = present_key(c, p->past->name);
+    if (p->present)
+        snprintf(st->loc, sizeof st->loc, "/graph/output/%d", p->present->output_index);
+    oac_where w = { .graph = st->s->name, .value = p->present_name,
+                    .location = p->present ? st->loc : "/graph/output" };
+    if (!output)
+        return oac_diag_add(st->diags, OAC_CONFIG_MISMATCH, &w,
+                            "%s: model.decoder.outputs.present%s names '%s' as the present "
+                            "of '%s', but the model has no such output: it pairs '%s' "
+                            "with '%s'; give the template of the decoder's present outputs",
+                            c->path, key, p->config_present, p->past->name, p->past->name,
+                            p->present_name);
+    return oac_diag_add(st->diags, OAC_CONFIG_MISMATCH, &w,
+                        "%s: model.decoder.outputs.present%s names '%s' as the present of "
+                        "'%s', but the model pairs '%s' with '%s': a runtime following the "
+                        "configuration feeds '%s' back as '%s'; give the template of the "
+                        "decoder's present outputs", c->path, key, p->config_present,
+                        p->past->name, p->past->name, p->present_name, p->config_present,
+                        p->past->name);
+}
+
 /* config-mismatch for every decoder name the model lacks. */
 static int config_names(kvst *st)
 {
     const oac_genai_config *c = st->cfg;
     /* Where a name is missing: the graph's inputs, or its outputs. */
     oac_where w = { .graph = st->s->name, .location = "/graph/input" };
-    oac_where wo = { .graph = st->s->name, .location = "/graph/output" };
     int rc = OAC_OK;
     /* GenAI feeds the optional decoder inputs (attention_mask,
      * position_ids, ...) only when the model has them; input_ids and the
@@ -328,12 +378,7 @@ static int config_names(kvst *st)
                               c->path, c->names[t].key, c->names[t].past);
     }
     for (size_t k = 0; rc == OAC_OK && k < st->n; k++)
-        if (!st->p[k].present && (st->p[k].found_by & OAC_KV_BY_CONFIG))
-            rc = oac_diag_add(st->diags, OAC_CONFIG_MISMATCH, &wo,
-                              "%s: model.decoder.outputs names '%s' as the present of "
-                              "'%s', but the model has no such output; give the template "
-                              "of the decoder's present outputs", c->path,
-                              st->p[k].present_name, st->p[k].past->name);
+        rc = config_present(st, &st->p[k]);
     return rc;
 }
 

@@ -10,7 +10,9 @@
  * Invariants:
  *  1. The pairing reads the graph index and the configuration only.
  *  2. Each past is paired once, in graph input order; a configuration
- *     adds pairs and never hides one the structure or the names found.
+ *     adds pairs and never hides one the structure or the names found
+ *     (a different present it names is kept beside the pair, for check's
+ *     config-mismatch).
  *  3. Work is linear in the graph (each output followed back through
  *     Identity links bounded by the node count).
  */
@@ -158,37 +160,46 @@ static int by_config(oac_ctx *ctx, const oac_genai_config *cfg, const char *past
 
 void oac_kv_pairs_free(oac_ctx *ctx, oac_kv_pair *p, size_t n)
 {
-    for (size_t i = 0; p && i < n; i++)
+    for (size_t i = 0; p && i < n; i++) {
         oac_dealloc(ctx, p[i].owned);
+        oac_dealloc(ctx, p[i].config_present);
+    }
     oac_dealloc(ctx, p);
 }
 
-/* Pair input i of s from what the three ways found (names malloc'ed). */
+/* Pair input i of s from what the three ways found (names malloc'ed):
+ * the structure's present, else the names', else the configuration's.
+ * A configuration adds a pair and never hides one (invariant 2): a
+ * different present it names is kept in config_present, for check. */
 static void settle(oac_kv_pair *p, const oac_scope *s, const oac_value *st,
                    char **cfg_name, char **pat_name)
 {
-    const char *names[2] = { *cfg_name, *pat_name };
-    unsigned bits[2] = { OAC_KV_BY_CONFIG, OAC_KV_BY_NAMES };
+    char **names[2] = { pat_name, cfg_name };
+    unsigned bits[2] = { OAC_KV_BY_NAMES, OAC_KV_BY_CONFIG };
     if (st) {
         p->present = st;
         p->present_name = st->name;
         p->found_by = OAC_KV_BY_STRUCTURE;
     }
     for (int w = 0; w < 2; w++) {
-        if (!names[w])
+        char *name = *names[w];
+        if (!name)
             continue;
         if (!p->present_name) {
-            p->present = oac_scope_local(s, names[w]);
+            p->present = oac_scope_local(s, name);
             if (p->present && p->present->output_index < 0)
                 p->present = NULL;
-            p->present_name = p->present ? p->present->name : names[w];
+            p->present_name = p->present ? p->present->name : name;
             if (!p->present) {      /* the config's name, kept */
-                p->owned = w ? *pat_name : *cfg_name;
-                *(w ? pat_name : cfg_name) = NULL;
+                p->owned = name;
+                *names[w] = NULL;
             }
             p->found_by |= bits[w];
-        } else if (strcmp(p->present_name, names[w]) == 0) {
+        } else if (strcmp(p->present_name, name) == 0) {
             p->found_by |= bits[w];
+        } else if (bits[w] == OAC_KV_BY_CONFIG) {
+            p->config_present = name;
+            *names[w] = NULL;
         }
     }
 }

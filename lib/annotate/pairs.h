@@ -21,18 +21,22 @@
 
 /* One past input and the present output it pairs with (values of the
  * graph index the pairs were found in).  present is NULL when the name
- * the configuration gives (present_name) is no output of the graph. */
+ * the configuration gives (present_name) is no output of the graph.
+ * config_present is the configuration's present for this past when it
+ * differs from the pair that structure or names found (that pair stands:
+ * the configuration only adds pairs; check reports the difference). */
 typedef struct oac_kv_pair {
     const oac_value *past;
     const oac_value *present;
     const char *present_name;  /* present's name, or the config's */
     unsigned found_by;         /* OAC_KV_BY_* of oac.h */
     char *owned;               /* present_name when allocated (freed with the pairs) */
+    char *config_present;      /* the config's other present, or NULL (freed with the pairs) */
 } oac_kv_pair;
 
-/* The pairs of main graph s (section 9.1): structure, then cfg's
- * templates (cfg may be NULL), then the name patterns of section 7 step
- * 1; each past once, in graph input order.  *out (n of them) on the
+/* The pairs of main graph s (section 9.1): structure, then the name
+ * patterns of section 7 step 1, then cfg's templates (cfg may be NULL)
+ * for a past neither paired; each past once, in graph input order.  *out (n of them) on the
  * context's allocator, released with oac_kv_pairs_free.  OAC_ENOMEM only. */
 int oac_kv_pairs_find(oac_ctx *ctx, oac_kv_pair **out, size_t *n,
                       const oac_genai_config *cfg, const oac_scope *s);
