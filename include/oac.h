@@ -301,6 +301,13 @@ typedef struct oac_check_opts {
      * what `run` binds at its first step (oac_run_dims: its generation
      * loop); messages say so.  0: every entry is an option. */
     size_t n_run_dims;
+    /* With config NULL: look for the genai_config.json beside the model
+     * (MODEL-stem.genai_config.json, else genai_config.json in its
+     * folder), as oac_annotate does (`run`).  Its names add pairs; it is
+     * not checked against the model (no config-mismatch nor
+     * config-no-sharing: those are for the config given).  A file that
+     * cannot be read is config-invalid and OAC_EPARSE. */
+    bool config_beside;
 } oac_check_opts;
 
 /* One alias class: value names sharing one buffer. */
@@ -443,6 +450,10 @@ typedef struct oac_run_opts {
      * differs.  None: pages keep their formats. */
     const struct oac_page_rule *page_policy;
     size_t n_page_policy;
+    /* Read no genai_config.json beside the model (run --ignore-config):
+     * the decoder inputs are the default names and the pairs come from
+     * structure and names only. */
+    bool ignore_config;
 } oac_run_opts;
 
 /* One AGE:QUANT of run --page-policy. */

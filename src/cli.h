@@ -127,6 +127,7 @@ typedef struct cli_model {
     oac_model *model;            /* NULL when unreadable */
     oac_diags *diags;
     const char *config;          /* check --config for this model, or NULL */
+    bool config_beside;          /* run: else the genai_config.json beside it */
     oac_analysis *analysis;      /* NULL when not analysed */
     oac_execution *execution;    /* NULL unless run */
     int exit;                    /* CLI_EXIT_* of this model */

@@ -148,6 +148,7 @@ bool cli_model_check(oac_ctx *ctx, const cli *c, cli_model *m,
     o.dims = dims;
     o.inputs = inputs;
     o.config = m->config;
+    o.config_beside = m->config_beside;
     int rc = oac_check(ctx, &m->analysis, m->model, &o, m->diags);
     if (rc == OAC_EPARSE) {
         /* An unreadable --config: its config-invalid diagnostic, exit 2

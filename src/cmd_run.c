@@ -70,14 +70,20 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         .tokens = c->tokens, .n_tokens = c->n_tokens,
         .page_policy = c->page_policy, .n_page_policy = c->n_page_policy,
         .max_memory = c->max_memory_set ? c->max_memory : default_budget(),
+        .ignore_config = c->ignore_config,
     };
+    /* Contract 9.1: the check pairs by the genai_config.json beside the
+     * model too (as annotate finds it), unless --ignore-config.  It is
+     * not checked against the model (9.4 is check --config's). */
+    m.config_beside = !c->ignore_config;
     if (!cli_names_known(c, &m, 1)) {
         status = CLI_EXIT_USAGE;
         goto done;
     }
     /* Invariant 4: the check binds what the run's first step binds.  A
      * genai_config.json beside the model that cannot be read is its
-     * config-invalid diagnostic: the report says so, nothing runs. */
+     * config-invalid diagnostic: the report says so, nothing runs (with
+     * --ignore-config it is not read). */
     int drc = m.model ? oac_run_dims(ctx, &run_dims, &n_run_dims, m.model, &ro, m.diags)
                       : OAC_OK;
     if (drc == OAC_EINVAL) {

@@ -449,6 +449,17 @@ static void static_dense(oac_mb *mb)
     oac_vi_alias_of(g, oac_gb_output(g, "updated_cache", OAC_T_FLOAT16, "2,1,2,8,4"), "cache");
 }
 
+/* A state passed through unchanged under names no pattern pairs:
+ * sout = Identity(sin).  Structure alone makes no pair of an Identity;
+ * a genai_config.json naming them does (tests/cli_run.sh). */
+static void identity_unpaired(oac_mb *mb)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "sin", OAC_T_FLOAT, "1,4");
+    oac_gb_node(g, "Identity", NULL, "pass", "sin", "sout");
+    oac_gb_output(g, "sout", OAC_T_FLOAT, "1,4");
+}
+
 static const struct row {
     const char *name;
     void (*build)(oac_mb *);
@@ -487,6 +498,7 @@ static const struct row {
     { "scan_implied", scan_implied },
     { "loop_body_unnamed", loop_body_unnamed },
     { "function_bad_port", function_bad_port },
+    { "identity_unpaired", identity_unpaired },
 };
 
 int main(int argc, char **argv)

@@ -144,6 +144,40 @@ mkdir "$tmp/cfg" && cp "$toy" "$tmp/cfg/m.onnx" && echo '{"model": []}' > "$tmp/
 run_oac 2 run --format=json "$tmp/cfg/m.onnx"
 expect_eq "run with a broken config" "$(json '[r["status"], [d["code"] for d in r["diagnostics"]]]' "$out")" \
     '["error", ["config-invalid"]]'
+# Near miss: --ignore-config reads no config beside the model; it runs.
+run_oac 0 run --ignore-config --format=json "$tmp/cfg/m.onnx"
+expect_eq "run --ignore-config beside a broken config" \
+    "$(json '[r["status"], r["execution"]["steps_completed"], [d["code"] for d in r["diagnostics"]]]' "$out")" \
+    '["ok", 1, []]'
+
+# The config beside the model pairs as it does for annotate and
+# check --config: sout = Identity(sin) is a pair only by its names;
+# --ignore-config: no pair.
+mkdir "$tmp/cm" "$tmp/idc" && "$top_builddir/tests/cli_models" "$tmp/cm" &&
+    cp "$tmp/cm/identity_unpaired.onnx" "$tmp/idc/model.onnx" &&
+    printf '%s\n' '{"model": {"decoder": {"inputs": {"past_key_names": "sin"}, "outputs": {"present_key_names": "sout"}}}, "search": {"past_present_share_buffer": true}}' \
+        > "$tmp/idc/genai_config.json" || fail "cannot set up the identity folder"
+kv='[[k["past"], k["present"], k["found_by"], k["verdict"]] for k in r["kv_caches"]]'
+run_oac 0 run --format=json "$tmp/idc/model.onnx"
+expect_eq "run: the pair of the config beside it" "$(json "$kv" "$out")" \
+    '[["sin", "sout", ["config"], "implied"]]'
+codes='[d["code"] for d in r["diagnostics"]]'
+cp "$out" "$tmp/idc/run.json"
+run_oac 0 check --config "$tmp/idc/genai_config.json" --format=json "$tmp/idc/model.onnx"
+expect_eq "run and check --config: the same pairs and codes" \
+    "$(json "[$kv, $codes]" "$tmp/idc/run.json")" "$(json "[$kv, $codes]" "$out")"
+run_oac 0 run --ignore-config --format=json "$tmp/idc/model.onnx"
+expect_eq "run --ignore-config: no pair" "$(json "[$kv, $codes]" "$out")" '[[], []]'
+# A config that turns sharing off: the pair still, but config-no-sharing
+# is check --config's alone.
+printf '%s\n' '{"model": {"decoder": {"inputs": {"past_key_names": "sin"}, "outputs": {"present_key_names": "sout"}}}}' \
+    > "$tmp/idc/model.genai_config.json" || fail "cannot write the stem's config"
+run_oac 0 run --format=json "$tmp/idc/model.onnx"
+expect_eq "run: the stem's config, not checked" "$(json "[$kv, $codes]" "$out")" \
+    '[[["sin", "sout", ["config"], "implied"]], ["alias-implied"]]'
+run_oac 0 check --config "$tmp/idc/model.genai_config.json" --format=json "$tmp/idc/model.onnx"
+expect_eq "check --config: config-no-sharing" "$(json "sorted(set($codes))" "$out")" \
+    '["alias-implied", "config-no-sharing"]'
 
 # ---- usage -----------------------------------------------------------------
 run_oac 2 run "$toy" "$toy"

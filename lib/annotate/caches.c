@@ -13,7 +13,9 @@
  *                cache-copied at the node where sharing stops (unless
  *                alias-unsupported already refused that node's alias);
  *   not-a-cache  constant-present, not-derived.
- * With a configuration: config-mismatch and config-no-sharing.
+ * With a configuration: config-mismatch and config-no-sharing (for the
+ * one given, check --config; the one found beside the model for `run`,
+ * oac_check_opts.config_beside, adds pairs only, contract 9.1).
  *
  * Invariants:
  *  1. The verdicts read the analysis and append diagnostics, never
@@ -143,6 +145,7 @@ typedef struct kvst {
     oac_analysis *an;
     const oac_model *model;
     const oac_genai_config *cfg;
+    bool deployed;             /* cfg is check --config's: checked against the model */
     const oac_scope *s;
     oac_diags *diags;
     oac_kv_pair *p;
@@ -459,9 +462,9 @@ static int judge_all(kvst *st)
         st->an->n_kv = st->n;
     for (size_t k = 0; rc == OAC_OK && k < st->n; k++)
         rc = judge_pair(st, k);
-    if (rc == OAC_OK && st->cfg)
+    if (rc == OAC_OK && st->cfg && st->deployed)
         rc = config_names(st);
-    if (rc == OAC_OK && st->cfg)
+    if (rc == OAC_OK && st->cfg && st->deployed)
         rc = config_sharing(st);
     return rc;
 }
@@ -479,13 +482,22 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
     st.an = *out;
     /* An unreadable configuration is config-invalid (OAC_EPARSE); the
      * pairs still get their verdicts, without it. */
-    int crc = opts && opts->config ? oac_genai_config_load(ctx, &cfg, opts->config, diags)
-                                   : OAC_OK;
+    char *beside = NULL;
+    const char *cpath = opts ? opts->config : NULL;
+    int crc = OAC_OK;
+    if (!cpath && opts && opts->config_beside && model && model->path &&
+        (crc = oac_genai_config_find(ctx, &beside, model->path)) == OAC_OK)
+        cpath = beside;
+    if (crc == OAC_OK && cpath)
+        crc = oac_genai_config_load(ctx, &cfg, cpath, diags);
     if (crc != OAC_OK && crc != OAC_EPARSE) {
+        oac_dealloc(ctx, beside);
         rc = crc;
         goto done;
     }
     st.cfg = cfg;
+    st.deployed = cfg && !beside;
+    oac_dealloc(ctx, beside);
     rc = judge_all(&st);
     if (rc == OAC_OK)
         rc = crc;

@@ -297,7 +297,8 @@ int oac_decoder_new(oac_ctx *ctx, oac_decoder **out, const oac_model *model,
     if (!g)
         goto done;
     /* The config beside the model, as annotate finds it. */
-    if (model->path && (rc = oac_genai_config_find(ctx, &cpath, model->path)))
+    if (model->path && !opts->ignore_config &&
+        (rc = oac_genai_config_find(ctx, &cpath, model->path)))
         goto done;
     if (cpath && (rc = oac_genai_config_load(ctx, &cfg, cpath, diags)))
         goto done;

@@ -53,7 +53,8 @@ class _InputFile(ctypes.Structure):
 class _CheckOpts(ctypes.Structure):
     _fields_ = [("dims", ctypes.POINTER(_DimBinding)), ("n_dims", ctypes.c_size_t),
                 ("inputs", ctypes.POINTER(_InputFile)), ("n_inputs", ctypes.c_size_t),
-                ("config", ctypes.c_char_p), ("n_run_dims", ctypes.c_size_t)]
+                ("config", ctypes.c_char_p), ("n_run_dims", ctypes.c_size_t),
+                ("config_beside", ctypes.c_bool)]
 
 
 class _AnnotateOpts(ctypes.Structure):
