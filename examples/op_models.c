@@ -133,8 +133,16 @@ static void build_embed_noseg(oac_mb *mb, int32_t t) { embed(mb, t, false); }
 
 /* ---- MultiHeadAttention, DecoderMaskedMultiHeadAttention ------------------- */
 
-static void mha(oac_mb *mb, int32_t t, bool share, bool dmmha)
+/* The forms: growing (stock past, present = past ++ new), growing with
+ * key_padding_mask of shape (batch) (key lengths over past + new,
+ * max(total - 1, 1), so from the second step the newest key is masked),
+ * and the shared buffers of MultiHeadAttention and
+ * DecoderMaskedMultiHeadAttention. */
+typedef enum { MHA_GROWING, MHA_LENS, MHA_SHARED, DMMHA_SHARED } mha_form;
+
+static void mha(oac_mb *mb, int32_t t, mha_form form)
 {
+    bool share = form == MHA_SHARED || form == DMMHA_SHARED, dmmha = form == DMMHA_SHARED;
     oac_mb_opset(mb, MS, 1);
     oac_gb *g = oac_mb_graph(mb);
     oac_gb_input(g, "q", t, "1,1,8");
@@ -150,16 +158,24 @@ static void mha(oac_mb *mb, int32_t t, bool share, bool dmmha)
         oac_gb_output(g, "present_key", t, "1,2,total_seq,4");
         oac_gb_output(g, "present_value", t, "1,2,total_seq,4");
     }
+    if (form == MHA_LENS) {
+        past_len(g, true);
+        oac_gb_node(g, "Max", NULL, "lens_max", "psl,one", "lens");
+    }
+    static const char *const ins[] = {
+        [MHA_GROWING] = "q,k,v,,,,past_key,past_value",
+        [MHA_LENS] = "q,k,v,,lens,,past_key,past_value",
+        [MHA_SHARED] = "q,k,v,,,,past_key,past_value,psl",
+        [DMMHA_SHARED] = "q,k,v,attention_mask,,past_key,past_value,psl",
+    };
     Onnx__NodeProto *n;
     if (dmmha) {
         oac_gb_input(g, "attention_mask", OAC_T_INT32, "1,total_seq");
-        n = oac_gb_node(g, "DecoderMaskedMultiHeadAttention", MS, "attn",
-                        "q,k,v,attention_mask,,past_key,past_value,psl",
+        n = oac_gb_node(g, "DecoderMaskedMultiHeadAttention", MS, "attn", ins[form],
                         "y,present_key,present_value");
         oac_node_attr_int(g, n, "past_present_share_buffer", 1);
     } else {
-        n = oac_gb_node(g, "MultiHeadAttention", MS, "attn",
-                        share ? "q,k,v,,,,past_key,past_value,psl" : "q,k,v,,,,past_key,past_value",
+        n = oac_gb_node(g, "MultiHeadAttention", MS, "attn", ins[form],
                         "y,present_key,present_value");
         oac_node_attr_int(g, n, "unidirectional", 1);
     }
@@ -171,38 +187,10 @@ static void mha(oac_mb *mb, int32_t t, bool share, bool dmmha)
     oac_gb_output(g, "y", t, "1,1,8");
 }
 
-/* The growing form with key_padding_mask of shape (batch): key lengths
- * over past + new, max(total - 1, 1), so from the second step the newest
- * key is masked. */
-static void build_mha_lens(oac_mb *mb, int32_t t)
-{
-    static const int32_t one = 1;
-    static const int64_t shape1 = 1;
-    oac_mb_opset(mb, MS, 1);
-    oac_gb *g = oac_mb_graph(mb);
-    oac_gb_input(g, "q", t, "1,1,8");
-    oac_gb_input(g, "k", t, "1,1,8");
-    oac_gb_input(g, "v", t, "1,1,8");
-    oac_gb_input(g, "past_key", t, "1,2,past_seq,4");
-    oac_gb_input(g, "past_value", t, "1,2,past_seq,4");
-    oac_gb_input(g, "total_sequence_length", OAC_T_INT32, "");
-    init_i32(g, "one", "", &one, 1);
-    oac_gb_init_i64(g, "shape1", "1", &shape1, 1);
-    oac_gb_node(g, "Sub", NULL, "lens_sub", "total_sequence_length,one", "lens0");
-    oac_gb_node(g, "Max", NULL, "lens_max", "lens0,one", "lens1");
-    oac_gb_node(g, "Reshape", NULL, "lens_shape", "lens1,shape1", "lens");
-    Onnx__NodeProto *n = oac_gb_node(g, "MultiHeadAttention", MS, "attn",
-                                     "q,k,v,,lens,,past_key,past_value",
-                                     "y,present_key,present_value");
-    oac_node_attr_int(g, n, "num_heads", 2);
-    oac_gb_output(g, "y", t, "1,1,8");
-    oac_gb_output(g, "present_key", t, "1,2,total_seq,4");
-    oac_gb_output(g, "present_value", t, "1,2,total_seq,4");
-}
-
-static void build_mha(oac_mb *mb, int32_t t) { mha(mb, t, false, false); }
-static void build_mha_shared(oac_mb *mb, int32_t t) { mha(mb, t, true, false); }
-static void build_dmmha(oac_mb *mb, int32_t t) { mha(mb, t, true, true); }
+static void build_mha(oac_mb *mb, int32_t t) { mha(mb, t, MHA_GROWING); }
+static void build_mha_lens(oac_mb *mb, int32_t t) { mha(mb, t, MHA_LENS); }
+static void build_mha_shared(oac_mb *mb, int32_t t) { mha(mb, t, MHA_SHARED); }
+static void build_dmmha(oac_mb *mb, int32_t t) { mha(mb, t, DMMHA_SHARED); }
 
 /* ---- SparseAttention -------------------------------------------------------- */
 

@@ -145,7 +145,7 @@ typedef struct kvst {
     oac_analysis *an;
     const oac_model *model;
     const oac_genai_config *cfg;
-    bool deployed;             /* cfg is check --config's: checked against the model */
+    bool deployed;             /* cfg is set and check --config's: checked against the model */
     const oac_scope *s;
     oac_diags *diags;
     oac_kv_pair *p;
@@ -462,9 +462,9 @@ static int judge_all(kvst *st)
         st->an->n_kv = st->n;
     for (size_t k = 0; rc == OAC_OK && k < st->n; k++)
         rc = judge_pair(st, k);
-    if (rc == OAC_OK && st->cfg && st->deployed)
+    if (rc == OAC_OK && st->deployed)
         rc = config_names(st);
-    if (rc == OAC_OK && st->cfg && st->deployed)
+    if (rc == OAC_OK && st->deployed)
         rc = config_sharing(st);
     return rc;
 }

@@ -36,8 +36,9 @@ typedef struct oac_kv_pair {
 
 /* The pairs of main graph s (section 9.1): structure, then the name
  * patterns of section 7 step 1, then cfg's templates (cfg may be NULL)
- * for a past neither paired; each past once, in graph input order.  *out (n of them) on the
- * context's allocator, released with oac_kv_pairs_free.  OAC_ENOMEM only. */
+ * for a past neither paired; each past once, in graph input order.
+ * *out (n of them) on the context's allocator, released with
+ * oac_kv_pairs_free.  OAC_ENOMEM only. */
 int oac_kv_pairs_find(oac_ctx *ctx, oac_kv_pair **out, size_t *n,
                       const oac_genai_config *cfg, const oac_scope *s);
 void oac_kv_pairs_free(oac_ctx *ctx, oac_kv_pair *p, size_t n);
