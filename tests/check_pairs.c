@@ -275,6 +275,31 @@ START_TEST(test_text_line)
 }
 END_TEST
 
+/* Two nodes named alike: each pair's verdict, finding and location are
+ * those of the node its trace found (the Concat is node 0, the Identity
+ * node 1), not of the first node of that name. */
+START_TEST(test_same_node_names)
+{
+    fx f;
+    check_look_alike(&f, "same_node_names", NULL, false);
+    ck_assert_uint_eq(oac_analysis_kv_count(f.a), 2);
+    const oac_kv_cache *grown = oac_analysis_kv(f.a, 0), *state = oac_analysis_kv(f.a, 1);
+    ck_assert_str_eq(grown->past, "past_key_values.0.key");
+    ck_assert_int_eq(grown->verdict, OAC_KV_COPIED);
+    ck_assert_str_eq(grown->op_type, "Concat");
+    ck_assert_str_eq(state->past, "past_conv.0");
+    ck_assert_int_eq(state->verdict, OAC_KV_IMPLIED);
+    ck_assert_str_eq(state->op_type, "Identity");
+    ck_assert_str_eq(state->node, "layer");
+    /* 64 x 3 FLOAT: the Identity's own present. */
+    ck_assert(state->bytes_per_token.known);
+    ck_assert_uint_eq(state->bytes_per_token.value, 768);
+    diag_expect(f.d, OAC_CACHE_COPIED, "layer", "present.0.key", "/graph/node/0");
+    diag_expect(f.d, OAC_ALIAS_IMPLIED, "layer", "present_conv.0", "/graph/node/1");
+    fx_end(&f);
+}
+END_TEST
+
 /* Found by: structure alone (the TensorScatter look-alike without its
  * config), structure and names (GQA), config where only it pairs. */
 START_TEST(test_found_by)
@@ -748,6 +773,7 @@ Suite *test_suite(void)
     tcase_add_loop_test(tc, test_examples, 0, (int)(sizeof erows / sizeof erows[0]));
     tcase_add_test(tc, test_text_line);
     tcase_add_test(tc, test_found_by);
+    tcase_add_test(tc, test_same_node_names);
     tcase_add_test(tc, test_config_present);
     tcase_add_loop_test(tc, test_annotate_in_place, 0, (int)(sizeof arows / sizeof arows[0]));
     tcase_add_test(tc, test_annotate_identity);

@@ -369,6 +369,24 @@ static void identity_state(oac_mb *mb)
     oac_gb_output(g, "present_0", OAC_T_FLOAT, "1,2,past_seq_len,16");
 }
 
+/* Two nodes of one name (ONNX does not forbid it): a Concat growing
+ * past_key_values.0.key, then an Identity passing past_conv.0 through.
+ * Each pair's findings are the node its trace found, not the first node
+ * of that name. */
+static void same_node_names(oac_mb *mb)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "past_key_values.0.key", OAC_T_FLOAT, "1,2,past_seq_len,16");
+    oac_gb_input(g, "k_new", OAC_T_FLOAT, "1,2,1,16");
+    oac_gb_input(g, "past_conv.0", OAC_T_FLOAT, "1,64,3");
+    Onnx__NodeProto *c = oac_gb_node(g, "Concat", NULL, "layer", "past_key_values.0.key,k_new",
+                                     "present.0.key");
+    oac_node_attr_int(g, c, "axis", 2);
+    oac_gb_node(g, "Identity", NULL, "layer", "past_conv.0", "present_conv.0");
+    oac_gb_output(g, "present.0.key", OAC_T_FLOAT, "1,2,total_seq_len,16");
+    oac_gb_output(g, "present_conv.0", OAC_T_FLOAT, "1,64,3");
+}
+
 /* No cache at all: y = Relu(x). */
 static void no_cache(oac_mb *mb)
 {
@@ -417,6 +435,7 @@ const genai_model genai_models[] = {
     { "stale_reader", stale_reader, NULL },
     { "pad", pad, NULL },
     { "identity_state", identity_state, NULL },
+    { "same_node_names", same_node_names, NULL },
     { "no_cache", no_cache, NULL },
 };
 const size_t genai_n_models = sizeof genai_models / sizeof genai_models[0];

@@ -68,6 +68,11 @@ struct oac_annotation {
     const char *config;
     const char *output;
     bool partial;
+    /* oac_annotate_trace: the pairs' names borrow the graph index and the
+     * model (the trace is read and freed while both live), and node_at
+     * holds each pair's node index in the main graph (-1: none). */
+    bool borrowed;
+    long *node_at;
 };
 
 static const struct {
@@ -104,8 +109,14 @@ void oac_annotation_free(oac_annotation *a)
     if (!a)
         return;
     oac_dealloc(a->ctx, a->pairs);
+    oac_dealloc(a->ctx, a->node_at);
     oac_arena_free(a->arena);
     oac_dealloc(a->ctx, a);
+}
+
+long oac_annotation_node_at(const oac_annotation *a, size_t i)
+{
+    return a && a->node_at && i < a->n_pairs ? a->node_at[i] : -1;
 }
 
 size_t oac_annotation_pair_count(const oac_annotation *a)
@@ -182,6 +193,13 @@ typedef struct ast {
     bool with_config;          /* the pairs came with a configuration */
 } ast;
 
+/* A name of a pair (past, present, node, op_type): borrowed in a trace
+ * (struct oac_annotation), else a copy in the annotation's arena. */
+static const char *pair_name(ast *st, const char *s)
+{
+    return st->a->borrowed ? s : keep(st->a->arena, s, &st->failed);
+}
+
 /* A message formatted into the annotation's arena (NULL and st->failed
  * when out of memory). */
 static const char *vformat(ast *st, const char *fmt, va_list ap)
@@ -250,8 +268,8 @@ static int add_pair(ast *st, oac_value *past, const char *present)
     memset(p, 0, sizeof *p);
     memset(w, 0, sizeof *w);
     p->input_port = p->output_port = -1;
-    p->past = keep(a->arena, past->name, &st->failed);
-    p->present = keep(a->arena, present, &st->failed);
+    p->past = pair_name(st, past->name);
+    p->present = pair_name(st, present);
     w->past = past;
     w->present = oac_scope_local(st->s, present);
     w->node = -1;
@@ -412,16 +430,25 @@ static const char *op_of(const oac_node *n)
     return n->proto->op_type ? n->proto->op_type : "";
 }
 
+/* Node i of the main graph is pair k's operator (its name, type and, in
+ * a trace, its index). */
+static void set_node(ast *st, size_t k, long i)
+{
+    const oac_node *n = &st->s->nodes[i];
+    st->a->pairs[k].node = pair_name(st, n->display);
+    st->a->pairs[k].op_type = pair_name(st, op_of(n));
+    if (st->a->node_at)
+        st->a->node_at[k] = i;
+}
+
 /* Record the operator found for pair k (node, ports, names). */
 static void note_node(ast *st, size_t k, long i, int in, int out)
 {
     oac_annotate_pair *p = &st->a->pairs[k];
-    const oac_node *n = &st->s->nodes[i];
     st->w[k].node = i;
     st->w[k].in = in;
     st->w[k].out = out;
-    p->node = keep(st->a->arena, n->display, &st->failed);
-    p->op_type = keep(st->a->arena, op_of(n), &st->failed);
+    set_node(st, k, i);
     p->input_port = in;
     p->output_port = out;
 }
@@ -441,8 +468,7 @@ static void not_from_past(ast *st, size_t k, const oac_value *v)
                 continue;
             /* The update the new positions go into is the cache operator
              * the report names (ports: none of it is the present). */
-            st->a->pairs[k].node = keep(st->a->arena, n->display, &st->failed);
-            st->a->pairs[k].op_type = keep(st->a->arena, op_of(n), &st->failed);
+            set_node(st, k, ni);
             refuse(st, k, OAC_REFUSAL_DELTA_OUTPUT,
                    "'%s' holds only the new positions: it is what node '%s' (%s) "
                    "writes into '%s', not the updated cache; export the cache "
@@ -1168,6 +1194,15 @@ int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
     *out = NULL;
     if (!(st.a = oac_calloc(ctx, 1, sizeof *st.a)) || !(st.a->ctx = ctx) ||
         !(st.a->arena = oac_arena_new(ctx)))
+        goto done;
+    st.a->borrowed = true;
+    if (!(st.a->node_at = oac_alloc(ctx, (n ? n : 1) * sizeof *st.a->node_at)))
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        st.a->node_at[i] = -1;
+    /* Room for every pair at once (add_pair grows by doubling). */
+    if (n && (oac_grow(ctx, (void **)&st.a->pairs, &st.a->cap, n, sizeof *st.a->pairs) ||
+              oac_grow(ctx, (void **)&st.w, &st.cap_w, n, sizeof *st.w)))
         goto done;
     rc = OAC_OK;
     for (size_t i = 0; rc == OAC_OK && i < n; i++)

@@ -19,10 +19,16 @@
  * oac_annotate_pair per p, in order: verdict annotated when the trace
  * holds (node and ports of the operator, an Identity for a state passed
  * through), refused with the reason and message otherwise; with_config
- * says the pairs came with a configuration (messages say so).  Release
- * *out with oac_annotation_free.  OAC_ENOMEM only. */
+ * says the pairs came with a configuration (messages say so).  The
+ * pairs' names (past, present, node, op_type) are borrowed from s and p,
+ * not copied: read *out while they live, and release it with
+ * oac_annotation_free.  OAC_ENOMEM only. */
 int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
                        const oac_kv_pair *p, size_t n, bool with_config);
+/* The index in the main graph's nodes of pair i's node (the operator the
+ * trace names), or -1: none, or an annotation not made by
+ * oac_annotate_trace. */
+long oac_annotation_node_at(const oac_annotation *a, size_t i);
 
 /* oac_annotation_write into memory (oac_annotate_json, report/api_json.c): the
  * annotated model's bytes, checked as oac_annotation_write checks its

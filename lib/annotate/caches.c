@@ -151,15 +151,19 @@ typedef struct kvst {
     oac_kv_pair *p;
     size_t n;
     oac_annotation *tr;        /* the trace of every pair */
-    long *node;                /* per pair: the node named, -1 */
-    oac_strmap by_name;        /* a pair's node name -> its entry of node */
     oac_strmap refused;        /* nodes with alias-unsupported (collect_refused) */
     char loc[64];
 } kvst;
 
+/* Pair k's node in st->s (the one its trace names), or -1. */
+static long node_at(const kvst *st, size_t k)
+{
+    return oac_annotation_node_at(st->tr, k);
+}
+
 static oac_where where_at(kvst *st, size_t k, const oac_kv_cache *e)
 {
-    long i = st->node[k];
+    long i = node_at(st, k);
     const oac_value *q = st->p[k].present;
     /* The node where sharing stops, else the present's declaration. */
     if (i >= 0)
@@ -170,35 +174,6 @@ static oac_where where_at(kvst *st, size_t k, const oac_kv_cache *e)
         snprintf(st->loc, sizeof st->loc, "/graph/output");
     return (oac_where){ .graph = st->s->name, .node = e->node, .op_type = e->op_type,
                         .value = e->present, .location = st->loc };
-}
-
-/* The node index of trace pair t, -1 when it names none. */
-/* st->node: per pair the index of the first node whose display is the
- * pair's node, -1.  One walk over the nodes through a map of the pairs'
- * node names (a search per pair was quadratic on a deep decoder; a map
- * of every node would hold the whole graph's names again). */
-static int name_nodes(kvst *st)
-{
-    int rc = oac_strmap_reserve(&st->by_name, st->n);
-    for (size_t k = 0; k < st->n; k++)
-        st->node[k] = -1;
-    for (size_t k = 0; rc == OAC_OK && k < st->n; k++) {
-        const char *name = oac_annotation_pair(st->tr, k)->node;
-        if (name && !oac_strmap_has(&st->by_name, name))
-            rc = oac_strmap_put(&st->by_name, name, &st->node[k]);
-    }
-    for (size_t i = 0; rc == OAC_OK && i < st->s->n_nodes; i++) {
-        const char *d = st->s->nodes[i].display;
-        long *first = d ? oac_strmap_get(&st->by_name, d) : NULL;
-        if (first && *first < 0)
-            *first = (long)i;
-    }
-    for (size_t k = 0; rc == OAC_OK && k < st->n; k++) {
-        const char *name = oac_annotation_pair(st->tr, k)->node;
-        if (name)
-            st->node[k] = *(long *)oac_strmap_get(&st->by_name, name);
-    }
-    return rc;
 }
 
 static oac_kv_verdict verdict_of(const kvst *st, size_t k, const oac_annotate_pair *t)
@@ -248,22 +223,29 @@ static int judge_pair(kvst *st, size_t k)
     const oac_annotate_pair *t = oac_annotation_pair(st->tr, k);
     oac_analysis *an = st->an;
     oac_kv_cache *e = &an->kv[k];
-    e->past = oac_analysis_strdup(an, p->past->name);
-    e->present = oac_analysis_strdup(an, p->present_name);
+    long ni = node_at(st, k);
+    const oac_node *n = ni >= 0 ? &st->s->nodes[ni] : NULL;
+    /* The model's own strings where there are some (the analysis borrows
+     * the model, oac.h): the past's name, the present's when it is an
+     * output, the node's name and op_type.  Copied: a present only the
+     * configuration names, an unnamed node's "#<index>". */
+    e->past = p->past->name;
+    e->present = p->present ? p->present->name : oac_analysis_strdup(an, p->present_name);
     e->found_by = p->found_by;
     e->verdict = verdict_of(st, k, t);
     e->reason = e->verdict == OAC_KV_COPIED || e->verdict == OAC_KV_NOT_A_CACHE
                     ? (t->reason ? (int)t->reason : (int)OAC_REFUSAL_UNSUPPORTED_CHAIN) : 0;
-    e->node = t->node ? oac_analysis_strdup(an, t->node) : NULL;
-    e->op_type = t->node && t->op_type ? oac_analysis_strdup(an, t->op_type) : NULL;
-    if (!e->past || !e->present || (t->node && !e->node))
+    e->node = !n ? NULL : n->proto->name && *n->proto->name ? n->proto->name
+                                                             : oac_analysis_strdup(an, n->display);
+    e->op_type = !n ? NULL : n->proto->op_type ? n->proto->op_type : "";
+    if (!e->present || (n && !e->node))
         return OAC_ENOMEM;
-    int ax = capacity_axis(st->s, an->shapes, p, st->node[k]);
+    int ax = capacity_axis(st->s, an->shapes, p, ni);
     if (an->shapes && bytes_and_capacity(an, e, p, ax, config_capacity(st->cfg)) != OAC_OK)
         return OAC_ENOMEM;
     bool copied = e->verdict == OAC_KV_COPIED && !refused_at(st, e->node);
-    bool implied = e->verdict == OAC_KV_IMPLIED && st->node[k] >= 0 &&
-                   oac_op_is(st->s->nodes[st->node[k]].op, OAC_OP_IDENTITY);
+    bool implied = e->verdict == OAC_KV_IMPLIED && ni >= 0 &&
+                   oac_op_is(st->s->nodes[ni].op, OAC_OP_IDENTITY);
     if (!copied && !implied)
         return OAC_OK;      /* in place, or reported by another finding */
     oac_where w = where_at(st, k, e);
@@ -449,12 +431,9 @@ static int judge_all(kvst *st)
     int rc = oac_kv_pairs_find(st->ctx, &st->p, &st->n, st->cfg, st->s);
     if (rc == OAC_OK && st->n) {
         rc = oac_annotate_trace(st->ctx, &st->tr, st->s, st->p, st->n, st->cfg != NULL);
-        st->node = oac_calloc(st->ctx, st->n, sizeof *st->node);
         st->an->kv = oac_analysis_calloc(st->an, st->n, sizeof *st->an->kv);
-        if (rc == OAC_OK && (!st->node || !st->an->kv))
+        if (rc == OAC_OK && !st->an->kv)
             rc = OAC_ENOMEM;
-        if (rc == OAC_OK)
-            rc = name_nodes(st);
         if (rc == OAC_OK)
             rc = collect_refused(st);
     }
@@ -474,7 +453,6 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
 {
     kvst st = { .ctx = ctx, .model = model, .diags = diags };
     oac_genai_config *cfg = NULL;
-    oac_strmap_init(&st.by_name, ctx);
     oac_strmap_init(&st.refused, ctx);
     int rc = oac_check_passes(ctx, out, model, opts, diags);
     if (rc != OAC_OK)
@@ -504,8 +482,6 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
 done:
     oac_kv_pairs_free(ctx, st.p, st.n);
     oac_annotation_free(st.tr);
-    oac_dealloc(ctx, st.node);
-    oac_strmap_fini(&st.by_name);
     oac_strmap_fini(&st.refused);
     oac_genai_config_free(cfg);
     if (rc == OAC_ENOMEM) {
