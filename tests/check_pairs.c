@@ -8,6 +8,7 @@
  * checked with, and what its pair must get: verdict, reason, node, bytes
  * per token (or the formula in the dims' symbols) and the diagnostic.
  */
+#include "annotate/annotate.h"   /* oac_annotation_write_buffer */
 #include "harness.h"
 #include "genai_models.h"
 
@@ -226,8 +227,8 @@ START_TEST(test_verdicts)
             ck_assert_ptr_nonnull(strstr(x->message, r->past));
             ck_assert_ptr_nonnull(strstr(x->message, oac_refusal_name((oac_refusal)r->reason)));
             ck_assert_ptr_nonnull(strstr(x->message, " bytes "));
-            ck_assert_ptr_nonnull(strstr(x->message, "; export") || strstr(x->message, "write") ||
-                                  strstr(x->message, "use "));
+            ck_assert(strstr(x->message, "; export") || strstr(x->message, "write") ||
+                      strstr(x->message, "use "));
         }
     } else {
         ck_assert_msg(!diag_find(f.d, OAC_CACHE_COPIED, NULL, k->present, NULL) &&
@@ -237,7 +238,7 @@ START_TEST(test_verdicts)
     if (r->config_diag != NONE) {
         const oac_diag *x = diag_expect(f.d, (oac_code)r->config_diag, NULL, NULL, NULL);
         /* The message names the key. */
-        ck_assert_ptr_nonnull(strstr(x->message, "search.") || strstr(x->message, "model.decoder."));
+        ck_assert(strstr(x->message, "search.") || strstr(x->message, "model.decoder."));
     } else {
         ck_assert_msg(!diag_find(f.d, OAC_CONFIG_MISMATCH, NULL, NULL, NULL) &&
                       !diag_find(f.d, OAC_CONFIG_NO_SHARING, NULL, NULL, NULL),
