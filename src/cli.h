@@ -175,6 +175,12 @@ bool cli_output_usable(const cli *c);
  * failed or no report could be made. */
 int cli_write_report(oac_ctx *ctx, const cli *c, cli_model *m);
 
+/* j (an object or an array, not stolen) to out as jansson's
+ * json_dump_callback(j, ..., JSON_INDENT(2)) writes it, with indent spaces
+ * after every newline (an element of an array at that depth); no final
+ * newline.  0, or -1 when out failed or j cannot be written (json_out.c). */
+int cli_json_write(const struct json_t *j, FILE *out, int indent);
+
 int cmd_check(oac_ctx *ctx, const cli *c);
 /* --list-rules and --explain (cmd_rules.c). */
 int cmd_rules(oac_ctx *ctx, const cli *c);

@@ -32,7 +32,7 @@ static int print_report(oac_ctx *ctx, const cli *c, const oac_report_input *in)
     int rc = 0;
     if (c->format == CLI_FMT_JSON) {
         json_t *j = oac_annotate_report_json(ctx, in);
-        if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF)
+        if (!j || cli_json_write(j, stdout, 0) != 0 || fputc('\n', stdout) == EOF)
             rc = -1;
         json_decref(j);
     } else {

@@ -199,87 +199,21 @@ static oac_report_input report_input(const cli *c, const cli_model *m,
     return in;
 }
 
-/* jansson hands its dump over in tokens of a few bytes; json_dumpf
- * makes one fwrite of each, which cost more than building the report.
- * Collect them in 64 KiB blocks instead. */
-typedef struct dump_buf {
-    FILE *out;
-    size_t len;
-    bool failed;
-    int indent;          /* spaces after each newline: an element at that depth */
-    char data[65536];
-} dump_buf;
-
-static bool dump_flush(dump_buf *b)
-{
-    if (b->len && !b->failed && fwrite(b->data, 1, b->len, b->out) != b->len)
-        b->failed = true;
-    b->len = 0;
-    return !b->failed;
-}
-
-static int put_bytes(dump_buf *b, const char *p, size_t n);
-
-static int dump_cb(const char *p, size_t n, void *data)
-{
-    dump_buf *b = data;
-    static const char spaces[] = "                ";
-    if (!b->indent)
-        return put_bytes(b, p, n);
-    for (const char *nl; n && (nl = memchr(p, '\n', n)); ) {
-        size_t k = (size_t)(nl - p) + 1;
-        if (put_bytes(b, p, k) != 0 || put_bytes(b, spaces, (size_t)b->indent) != 0)
-            return -1;
-        p += k;
-        n -= k;
-    }
-    return n ? put_bytes(b, p, n) : 0;
-}
-
-static int put_bytes(dump_buf *b, const char *p, size_t n)
-{
-    while (n && !b->failed) {
-        if (b->len == sizeof b->data && !dump_flush(b))
-            break;
-        size_t k = sizeof b->data - b->len;
-        if (k > n)
-            k = n;
-        memcpy(b->data + b->len, p, k);
-        b->len += k;
-        p += k;
-        n -= k;
-    }
-    return b->failed ? -1 : 0;
-}
-
 /* j (stolen) to out, with a final newline (indent 0); or as an element
- * of an array at that depth (each line indented by indent spaces, at
- * most 16, no final newline), as jansson indents the elements of an
- * array it dumps. */
+ * of an array at that depth (each line indented by indent spaces, no
+ * final newline), as jansson indents the elements of an array it dumps
+ * (cli_json_write, src/json_out.c). */
 static int dump_json_at(oac_ctx *ctx, json_t *j, FILE *out, int indent)
 {
-    int rc = -1;
     if (!j) {
         cli_error("%s", oac_errmsg(ctx));
         return -1;
     }
-    dump_buf *b = malloc(sizeof *b);
-    if (!b) {
-        cli_error("out of memory");
-        json_decref(j);
-        return -1;
-    }
-    b->out = out;
-    b->len = 0;
-    b->failed = false;
-    b->indent = 0;
-    if (indent && dump_cb("                ", (size_t)indent, b) != 0)
-        b->failed = true;
-    b->indent = indent;
-    if (!b->failed && json_dump_callback(j, dump_cb, b, JSON_INDENT(2)) == 0 &&
-        (indent || dump_cb("\n", 1, b) == 0) && dump_flush(b))
-        rc = 0;
-    free(b);
+    int rc = indent && fprintf(out, "%*s", indent, "") < 0 ? -1 : 0;
+    if (!rc)
+        rc = cli_json_write(j, out, indent);
+    if (!rc && !indent && fputc('\n', out) == EOF)
+        rc = -1;
     json_decref(j);
     return rc;
 }
