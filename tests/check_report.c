@@ -232,6 +232,36 @@ START_TEST(test_json_full)
 }
 END_TEST
 
+/* Invariant 5 of report/json.c for the names a run reports: a paged
+ * cache and its quantizations named by bytes that are not UTF-8 keep the
+ * report, spelled with U+FFFD (an unnamed declaration is "#<index>"). */
+START_TEST(test_json_page_names)
+{
+    fixture f;
+    fixture_init(&f);
+    static const char *const qnames[2] = { "fp8\xff", NULL };
+    static const uint64_t bytes[2] = { 512, 256 };
+    oac_page_step step = { .step = 1, .pages = 2, .bytes_by_quantization = bytes,
+                           .total_bytes = 768 };
+    oac_page_record rec = { .cache = "k\xfe", .per_step = &step, .n_per_step = 1,
+                            .n_quantizations = 2, .quantization_names = qnames };
+    f.exec.pages = &rec;
+    f.exec.n_pages = 1;
+    oac_report_input in = { .path = "m.onnx", .model = &f.model, .diags = f.diags,
+                            .analysis = &f.analysis, .execution = &f.exec };
+    json_t *r = oac_report_json(f.ctx, &in);
+    ck_assert_ptr_nonnull(r);
+    json_t *page = json_array_get(obj(obj(r, "execution"), "pages"), 0);
+    ck_assert_ptr_nonnull(page);
+    ck_assert_str_eq(str(page, "cache"), "k\xef\xbf\xbd");
+    json_t *by = obj(json_array_get(obj(page, "per_step"), 0), "bytes_by_quantization");
+    ck_assert_int_eq(num(by, "fp8\xef\xbf\xbd"), 512);
+    ck_assert_int_eq(num(by, "#1"), 256);
+    json_decref(r);
+    fixture_fini(&f);
+}
+END_TEST
+
 START_TEST(test_json_unreadable)
 {
     fixture f;
@@ -470,6 +500,7 @@ Suite *test_suite(void)
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("report");
     tcase_add_test(tc, test_json_full);
+    tcase_add_test(tc, test_json_page_names);
     tcase_add_test(tc, test_json_unreadable);
     tcase_add_test(tc, test_status_werror);
     tcase_add_test(tc, test_text);

@@ -278,7 +278,7 @@ static json_t *pages_json(const oac_execution *e, bool *ok)
             *ok = false;
             break;
         }
-        put(o, "cache", json_string(r->cache ? r->cache : ""), ok);
+        put(o, "cache", oac_json_str(r->cache ? r->cache : ""), ok);
         for (size_t k = 0; k < r->n_per_step; k++) {
             const oac_page_step *st = &r->per_step[k];
             json_t *so = json_object(), *by = json_object();
@@ -297,7 +297,14 @@ static json_t *pages_json(const oac_execution *e, bool *ok)
                     snprintf(lb, sizeof lb, "#%zu", q);
                     name = lb;
                 }
-                put(by, name, json_integer((json_int_t)st->bytes_by_quantization[q]), ok);
+                /* A name from the model: as invariant 5 spells it. */
+                json_t *key = oac_json_str(name);
+                if (key)
+                    put(by, json_string_value(key),
+                        json_integer((json_int_t)st->bytes_by_quantization[q]), ok);
+                else
+                    *ok = false;
+                json_decref(key);
             }
             put(so, "bytes_by_quantization", by, ok);
             put(so, "total_bytes", json_integer((json_int_t)st->total_bytes), ok);
