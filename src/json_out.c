@@ -58,7 +58,7 @@ static void flush(writer *w)
     w->len = 0;
 }
 
-static void put(writer *w, const char *p, size_t n)
+static void put_slow(writer *w, const char *p, size_t n)
 {
     while (n && !w->failed) {
         if (w->len == BLOCK)
@@ -71,15 +71,33 @@ static void put(writer *w, const char *p, size_t n)
     }
 }
 
-/* A newline and the indentation of level depth (rule 1). */
+/* Most writes are a few bytes into a block with room: one memcpy. */
+static inline void put(writer *w, const char *p, size_t n)
+{
+    if (n <= BLOCK - w->len) {
+        memcpy(w->buf + w->len, p, n);
+        w->len += n;
+    } else {
+        put_slow(w, p, n);
+    }
+}
+
+/* A newline and the indentation of level depth (rule 1): one write from
+ * a line of spaces while it is long enough. */
 static void newline(writer *w, int depth)
 {
-    static const char spaces[] = "                                "; /* 32 */
+    static const char line[] = "\n"
+        "                                                                "
+        "                                                                ";
     size_t n = (size_t)w->indent + 2 * (size_t)depth;
-    put(w, "\n", 1);
-    while (n) {
-        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
-        put(w, spaces, k);
+    if (n < sizeof line - 1) {
+        put(w, line, n + 1);
+        return;
+    }
+    put(w, line, sizeof line - 1);
+    for (n -= sizeof line - 2; n; ) {
+        size_t k = n < sizeof line - 2 ? n : sizeof line - 2;
+        put(w, line + 1, k);
         n -= k;
     }
 }

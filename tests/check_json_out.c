@@ -116,9 +116,10 @@ START_TEST(test_rules)
     json_array_append_new(n, json_real(-1e300));
     json_array_append_new(n, json_real(6.02e-23));
     json_object_set_new(j, "numbers", n);
-    /* Nesting 40 deep (reports go about 8). */
+    /* Nesting 60 deep (reports go about 8): lines indented by more than
+     * the writer's line of 128 spaces. */
     json_t *deep = json_array(), *at = deep;
-    for (int d = 0; d < 40; d++) {
+    for (int d = 0; d < 60; d++) {
         json_t *next = d % 2 ? json_array() : json_object();
         if (json_is_array(at))
             json_array_append_new(at, next);
