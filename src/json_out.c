@@ -38,7 +38,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "report/str.h"     /* oac_utf8_len: the reports' own UTF-8 rule */
 
 #define MAX_DEPTH 64          /* reports nest about 8 deep */
 #define BLOCK 65536
@@ -102,6 +101,29 @@ static void newline(writer *w, int depth)
     }
 }
 
+/* Length of the UTF-8 sequence at p (at most n bytes, p[0] >= 0x80), 0
+ * when it is not a valid one: overlong, a surrogate, above U+10FFFF, or
+ * cut short.  The rule jansson and lib/report/str.h apply; src/ may not
+ * include lib/ (tests/layers.sh), and tests/check_json_out.c holds this
+ * copy to jansson. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+    unsigned c = p[0];
+    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (c < 0xC2 || c > 0xF4 || n < len)
+        return 0;
+    uint32_t cp = c & (0x3Fu >> (len - 1));
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3Fu);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
 /* Rule 2. */
 static int string(writer *w, const char *s, size_t n)
 {
@@ -110,7 +132,7 @@ static int string(writer *w, const char *s, size_t n)
     while (p < end) {
         unsigned c = *p;
         if (c >= 0x80) {
-            size_t k = oac_utf8_len(p, (size_t)(end - p));
+            size_t k = utf8_len(p, (size_t)(end - p));
             if (!k)
                 return -1;
             p += k;
