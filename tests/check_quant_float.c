@@ -6,6 +6,7 @@
 #include "harness.h"
 #include <math.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
 
 #include "half.h"
@@ -234,6 +235,14 @@ START_TEST(test_declarations)
     ck_assert_ptr_nonnull(strstr(reason(&d), "1/5/11"));          /* 17 bits */
     mk(&d, 1, 0, 7, 0, 0, 0);
     ck_assert_ptr_nonnull(strstr(reason(&d), "1/0/7"));
+    /* Widths whose sum overflows int (found by fuzz_run): refused as a
+     * format, never summed. */
+    mk(&d, 0, 1, INT_MAX, 0, 0, 0);
+    ck_assert_ptr_nonnull(strstr(reason(&d), "not a supported format"));
+    mk(&d, 1, INT_MAX, 0, 0, 0, 0);
+    ck_assert_ptr_nonnull(strstr(reason(&d), "not a supported format"));
+    mk(&d, 1, 17, -2, 0, 0, 0);
+    ck_assert_ptr_nonnull(strstr(reason(&d), "not a supported format"));
     mk(&d, 1, 5, 10, 15, 1, 0);
     ck_assert_ptr_nonnull(strstr(reason(&d), "has_inf without has_nan"));
     mk(&d, 1, 5, 0, 15, 1, 1);
