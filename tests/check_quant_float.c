@@ -4,9 +4,9 @@
  * half to even and saturates as its definition says; odd widths pack
  * little-endian without disturbing neighbours. */
 #include "harness.h"
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
-#include <limits.h>
 #include <string.h>
 
 #include "half.h"
@@ -236,7 +236,7 @@ START_TEST(test_declarations)
     mk(&d, 1, 0, 7, 0, 0, 0);
     ck_assert_ptr_nonnull(strstr(reason(&d), "1/0/7"));
     /* Widths whose sum overflows int (found by fuzz_run): refused as a
-     * format, never summed. */
+     * format, the sum taken in 64 bits. */
     mk(&d, 0, 1, INT_MAX, 0, 0, 0);
     ck_assert_ptr_nonnull(strstr(reason(&d), "not a supported format"));
     mk(&d, 1, INT_MAX, 0, 0, 0, 0);

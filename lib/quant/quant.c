@@ -130,7 +130,7 @@ static bool fp_from_proto(oac_qdesc *d, const Onnx__FloatingPointUniformProto *f
     d->qmin = 0;
     d->zero_point = 0;
     d->scale = 1.0f;
-    if (s < 0 || s > 1 || e < 1 || e > 16 || m < 0 || m > 16 || s + e + m > 16)
+    if (s < 0 || s > 1 || e < 1 || m < 0 || (int64_t)s + e + m > 16)
         return WHY("sign/exponent/mantissa bits %d/%d/%d are not a supported "
                    "format (sign 0 or 1, at least 1 exponent bit, at most 16 "
                    "bits in all)", s, e, m);
