@@ -484,6 +484,20 @@ static void cfg_bad_template(fx *f)
                                "\"key_cache.%s\"}, \"outputs\": {\"present_key_names\": "
                                "\"updated_key_cache.%d\"}}}}");
 }
+/* %d in the past's name only: every layer would pair with one present. */
+static void cfg_layer_one_side(fx *f)
+{
+    config_scene(f, "scatter", "{\"model\": {\"decoder\": {\"inputs\": {\"past_key_names\": "
+                               "\"key_cache.%d\"}, \"outputs\": {\"present_key_names\": "
+                               "\"updated_key_cache\"}}}}");
+}
+/* Neither name holds %d: one cache, a valid configuration. */
+static void cfg_layer_neither(fx *f)
+{
+    config_scene(f, "scatter", "{\"model\": {\"decoder\": {\"inputs\": {\"past_key_names\": "
+                               "\"key_cache\"}, \"outputs\": {\"present_key_names\": "
+                               "\"updated_key_cache\"}}}}");
+}
 static void cfg_duplicate_key(fx *f)
 {
     config_scene(f, "scatter", "{\"model\": {\"decoder\": {}}, \"model\": {}}");
@@ -531,6 +545,8 @@ static const scene_case config_cases[] = {
     { "cfg_beams_zero", cfg_beams_zero, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },
     { "cfg_share_string", cfg_share_string, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },
     { "cfg_bad_template", cfg_bad_template, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },
+    { "cfg_layer_one_side", cfg_layer_one_side, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },
+    { "cfg_layer_neither", cfg_layer_neither, NEAR(OAC_CONFIG_INVALID) },
     { "cfg_duplicate_key", cfg_duplicate_key, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },
     { "cfg_missing", cfg_missing, WANT(OAC_CONFIG_INVALID), NULL, NULL, NULL },
     { "cfg_beside", cfg_beside, NEAR(OAC_CONFIG_INVALID) },

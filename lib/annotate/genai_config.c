@@ -201,6 +201,13 @@ static int read_names(oac_genai_config *c, oac_diags *diags, json_t *inputs,
             rc = invalid(ctx, diags, c->path,
                          "model.decoder.inputs.%s / outputs.%s: a name holds at most one "
                          "%%d (the layer) and no other '%%'", key, ok);
+        else if (o && !strstr(json_string_value(v), "%d") != !strstr(json_string_value(o), "%d"))
+            /* One name without the layer would pair every layer's past
+             * with one present, or one past with layer 0's present. */
+            rc = invalid(ctx, diags, c->path,
+                         "model.decoder.inputs.%s / outputs.%s: the layer (%%d) is in one "
+                         "name and not the other; write it in both, or in neither for "
+                         "a single cache", key, ok);
         else if (o && oac_grow(ctx, (void **)&c->names, &cap, c->n_names + 1,
                                sizeof *c->names) != OAC_OK)
             rc = OAC_ENOMEM;
