@@ -705,8 +705,10 @@ static void attention_annotated(oac_mb *mb) { onnx_attention(mb, true); }
 static void attention_stock(oac_mb *mb) { onnx_attention(mb, false); }
 
 static const model_case onnx_cases[] = {
-    { "mha_stock_no_past_len", mha_stock_no_past_len, WANT(OAC_CACHE_COPIED) },
-    { "msattn_stock_unshared", msattn_stock_unshared, WANT(OAC_CACHE_COPIED) },
+    { "mha_stock_no_past_len", mha_stock_no_past_len, WANT(OAC_CACHE_COPIED), "mha",
+      "present_key", "/graph/node/0" },
+    { "msattn_stock_unshared", msattn_stock_unshared, WANT(OAC_CACHE_COPIED), "attn",
+      "present", "/graph/node/0" },
     /* ScatterND: 0->0, indices inside the data. */
     { "nd_annotated", nd_annotated, NEAR(OAC_CAPACITY_OVERFLOW) },
     { "nd_index_4", nd_index_4, WANT(OAC_CAPACITY_OVERFLOW), "scatter", "data",
@@ -726,13 +728,16 @@ static const model_case onnx_cases[] = {
     /* Never in place: Concat, Pad, ONNX Attention. */
     { "concat_annotated", concat_annotated, WANT(OAC_ALIAS_UNSUPPORTED),
       "grow", "present", "/graph/node/0/output_alias/0" },
-    { "concat_stock", concat_stock, WANT(OAC_CACHE_COPIED) },
+    { "concat_stock", concat_stock, WANT(OAC_CACHE_COPIED), "grow", "present",
+      "/graph/node/0" },
     { "pad_annotated", pad_annotated, WANT(OAC_ALIAS_UNSUPPORTED), "grow",
       "present", "/graph/node/0/output_alias/0" },
-    { "pad_stock", pad_stock, WANT(OAC_CACHE_COPIED) },
+    { "pad_stock", pad_stock, WANT(OAC_CACHE_COPIED), "grow", "present",
+      "/graph/node/0" },
     { "attention_annotated", attention_annotated, WANT(OAC_ALIAS_UNSUPPORTED),
       "attn", "present_key", "/graph/node/0/output_alias/0" },
-    { "attention_stock", attention_stock, WANT(OAC_CACHE_COPIED) },
+    { "attention_stock", attention_stock, WANT(OAC_CACHE_COPIED), "attn",
+      "present_key", "/graph/node/0" },
 };
 CASES_TEST(onnx_cases)
 

@@ -86,8 +86,10 @@ static void fixture_init(fixture *f)
     f->analysis.plan.persistent_cache_bytes = (oac_opt_u64){ true, 4096 };
     f->analysis.plan.second_cache_bytes = (oac_opt_u64){ true, 0 };
 
-    f->steps[0] = (oac_step_stats){ 0, 3, 300, 1, 1 };
-    f->steps[1] = (oac_step_stats){ 1, 2, 200, 1, 1 };
+    f->steps[0] = (oac_step_stats){ .step = 0, .alloc_calls = 3, .alloc_bytes = 300,
+                                    .identity_checked = 1, .identity_held = 1 };
+    f->steps[1] = (oac_step_stats){ .step = 1, .alloc_calls = 2, .alloc_bytes = 200,
+                                    .identity_checked = 1, .identity_held = 1 };
     f->exec.steps_requested = 2;
     f->exec.steps_completed = 2;
     f->exec.identity_checked = 2;
