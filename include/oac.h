@@ -420,7 +420,8 @@ typedef struct oac_run_opts {
     const char *const *readonly;   /* caches bound read-only */
     size_t n_readonly;
     unsigned sessions;             /* 0 means 1 */
-    const char *dump_dir;          /* NULL: no dump */
+    const char *dump_dir;          /* NULL: no dump; made (one level) when
+                                      the dump is written */
     /* The generation loop (contract 8, decoder inputs): tokens fed at the
      * first step (0 means 1), and the token ids input_ids cycles through
      * (NULL or none: 1, 2, 3, ...). */

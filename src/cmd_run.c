@@ -28,7 +28,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -120,13 +119,9 @@ int cmd_run(oac_ctx *ctx, const cli *c)
         goto done;
     }
     if (m.model && m.exit == CLI_EXIT_OK && m.analysis) {
-        bool clean = oac_diags_count_severity(m.diags, OAC_SEV_ERROR) == 0;
-        /* --dump DIR names where to put the files; like most tools'
-         * output folders it is created when missing (one level).  When
-         * that fails, each file the run cannot write there is an
-         * output-write-failed diagnostic. */
-        if (clean && c->dump)
-            (void)mkdir(c->dump, 0777);
+        /* --dump DIR: the library makes the folder when it writes the
+         * dump (one level, like most tools' output folders), so a run
+         * refused before that leaves none (contract 12). */
         int rc = oac_run(ctx, &m.execution, m.model, m.analysis, &ro, m.diags);
         if (rc == OAC_EINVAL) {
             cli_error("%s: %s", m.path, oac_errmsg(ctx));

@@ -157,6 +157,12 @@ START_TEST(test_outfile_refuses)
     ck_assert_int_eq(oac_outfile_open(ctx, &o, at("later.bin")), OAC_EINVAL);
     ck_assert_int_eq(access(at("later.bin"), F_OK), -1);
     ck_assert_str_eq(get(at("in.txt")), "input");
+    /* A file in folders not made yet, spelled two ways ("." and ".."
+     * taken lexically below the folder that exists). */
+    ck_assert_int_eq(oac_guard_add(ctx, at("new/sub/f.pb"), "an --input file"), OAC_OK);
+    ck_assert_int_eq(oac_guard_check(ctx, at("./new//x/../sub/./f.pb"), "--dump"), OAC_EINVAL);
+    ck_assert_int_eq(oac_guard_check(ctx, at("new/sub/g.pb"), "--dump"), OAC_OK);
+    ck_assert_int_eq(oac_guard_check(ctx, at("new/f.pb"), "--dump"), OAC_OK);
     /* -o reserved: refused to --dump, not to itself. */
     ck_assert_int_eq(oac_guard_add_output(ctx, at("r.json"), "-o"), OAC_OK);
     ck_assert_int_eq(oac_outfile_open_as(ctx, &o, at("r.json"), "--dump"), OAC_EINVAL);
@@ -200,6 +206,15 @@ static void dump_fresh(fx *f)
     ck_assert_int_eq(access(at("fresh/a_b.pb"), F_OK), 0);
 }
 
+/* A folder not there yet: the dump makes it (one level) and writes. */
+static void dump_made(fx *f)
+{
+    ck_assert_int_eq(access(at("made"), F_OK), -1);
+    ck_assert_int_eq(dump_into(f, "made"), OAC_OK);
+    ck_assert_int_eq(access(at("made/a%2Fb.pb"), F_OK), 0);
+    ck_assert_int_eq(access(at("made/a_b.pb"), F_OK), 0);
+}
+
 /* A symlink planted where a_b's file goes. */
 static void dump_planted(fx *f)
 {
@@ -237,6 +252,7 @@ static const scene_case rows[] = {
     { "dump_planted", dump_planted, WANT(OAC_OUTPUT_WRITE_FAILED), NULL, "a_b", NULL },
     { "dump_missing", dump_missing, WANT(OAC_OUTPUT_WRITE_FAILED), NULL, "a/b", NULL },
     { "dump_fresh", dump_fresh, NEAR(OAC_OUTPUT_WRITE_FAILED) },
+    { "dump_made", dump_made, NEAR(OAC_OUTPUT_WRITE_FAILED) },
     { "check_out_of_memory", check_out_of_memory, WANT(OAC_ANALYSIS_FAILED), NULL, NULL, NULL },
     { "check_enough_memory", check_enough_memory, NEAR(OAC_ANALYSIS_FAILED) },
 };

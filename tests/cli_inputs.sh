@@ -118,12 +118,22 @@ mkdir inp3 && cp x4.pb inp3/x.pb
 guarded "F4 near miss: --dump beside a plain --input" inp3/x.pb -- \
     0 run --dump inp3 --input x=inp3/x.pb raw_near.onnx
 
-# F15: -o inside the dump's set.
+# F15: -o inside the dump's set, also spelled otherwise while the folder
+# is not there; a refused run makes no folder either.
 guarded "F15 --dump o -o o/y.pb" raw_near.onnx -- 2 run --dump o -o o/y.pb raw_near.onnx
 [ -e o/y.pb ] && fail "F15: a file was written"
-# --dump that is a symbolic link is refused.
+[ -e o ] && fail "F15: the refused run made the --dump folder"
+guarded "F15 --dump ./o2/ -o o2//y.pb" raw_near.onnx -- 2 run --dump ./o2/ -o o2//y.pb raw_near.onnx
+[ -e o2 ] && fail "F15: ./o2/ and o2//y.pb were not seen as one folder"
+# Unknown dims: a usage error before the run, and no folder.
+run_t 2 run --dump d9 "$dense"
+[ -e d9 ] && fail "a run refused for its dims made the --dump folder"
+# --dump that is a symbolic link is refused, however it is spelled.
 mkdir real && ln -s real link
-run_t 2 run --dump link raw_near.onnx
+for l in link link/ link/. link//./ ./link/; do
+    run_t 2 run --dump "$l" raw_near.onnx
+    grep -q "symbolic link" "$err" || fail "--dump $l: the message does not say why"
+done
 [ -z "$(ls real)" ] || fail "--dump through a symbolic link wrote into its target"
 
 # A 245-byte -o name: annotate writes it as check does.

@@ -17,11 +17,11 @@
  *
  * Invariants:
  *  1. An entry is kept by device and inode when its file exists, and
- *     always by its resolved path (realpath of its folder plus its last
- *     component; the path made absolute when even the folder cannot be
- *     resolved).  A target matches an entry with the same device and
- *     inode (hard links, other spellings) or, for a target or entry
- *     without a file, the same resolved path.
+ *     always by its resolved path (resolve: realpath of its longest
+ *     folder that exists plus the rest, "." and ".." taken lexically).
+ *     A target matches an entry with the same device and inode (hard
+ *     links, other spellings) or, for a target or entry without a file,
+ *     the same resolved path.
  *  2. An output entry (oac_guard_add_output: -o) is refused to every
  *     other writer, never to the writer that registered it.
  *  3. Nothing here reads or writes a file; stat and realpath only.  The
@@ -37,8 +37,40 @@
 
 #include "oac_int.h"
 
-/* path resolved: realpath of the whole, else of its folder plus the last
- * component, else made absolute.  NULL when out of memory. */
+/* rest (components separated by '/') appended to the resolved folder in
+ * buf (PATH_MAX bytes): "" and "." dropped, ".." taking off the last
+ * component (lexically: nothing below buf exists).  false when too long. */
+static bool append_rest(char *buf, const char *rest)
+{
+    size_t n = strlen(buf);
+    while (*rest) {
+        const char *e = strchr(rest, '/');
+        size_t k = e ? (size_t)(e - rest) : strlen(rest);
+        if (k == 2 && rest[0] == '.' && rest[1] == '.') {
+            while (n > 1 && buf[n - 1] != '/')
+                n--;
+            if (n > 1)
+                n--;
+            buf[n] = '\0';
+        } else if (k && !(k == 1 && rest[0] == '.')) {
+            bool root = n == 1 && buf[0] == '/';
+            if (n + !root + k >= PATH_MAX)
+                return false;
+            if (!root)
+                buf[n++] = '/';
+            memcpy(buf + n, rest, k);
+            n += k;
+            buf[n] = '\0';
+        }
+        rest += k + (e != NULL);
+    }
+    return true;
+}
+
+/* path resolved: realpath of the whole, else realpath of its longest
+ * folder that exists plus the rest with "." and ".." taken lexically
+ * (so "./new/f" and "new//f" are one entry while "new" is not made
+ * yet), else path as given.  NULL when out of memory. */
 static char *resolve(oac_ctx *ctx, const char *path)
 {
     char *buf = oac_alloc(ctx, PATH_MAX);
@@ -51,18 +83,33 @@ static char *resolve(oac_ctx *ctx, const char *path)
         oac_dealloc(ctx, buf);
         return out;
     }
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    char *dir = slash ? oac_strndup(ctx, path, slash == path ? 1 : (size_t)(slash - path))
-                      : oac_strdup(ctx, ".");
+    char *abs = path[0] == '/' ? oac_strdup(ctx, path)
+                : getcwd(buf, PATH_MAX) ? oac_asprintf(ctx, "%s/%s", buf, path) : NULL;
     char *out = NULL;
-    if (dir && realpath(dir, buf))
-        out = oac_asprintf(ctx, "%s%s%s", buf, strcmp(buf, "/") ? "/" : "", base);
-    else if (dir && path[0] != '/' && getcwd(buf, PATH_MAX))
-        out = oac_asprintf(ctx, "%s/%s", buf, path);
-    else if (dir)
+    if (abs) {
+        /* abs[0, cut) is the folder tried, abs + cut + 1 the rest. */
+        size_t cut = strlen(abs);
+        bool ok = false;
+        while (!ok && cut > 0) {
+            while (cut > 0 && abs[cut - 1] != '/')
+                cut--;
+            while (cut > 1 && abs[cut - 1] == '/')
+                cut--;
+            char keep = abs[cut];
+            abs[cut] = '\0';
+            ok = realpath(cut ? abs : "/", buf) != NULL;
+            abs[cut] = keep;
+            if (!ok && cut <= 1)
+                break;
+        }
+        if (ok && append_rest(buf, abs + cut + (abs[cut] == '/')))
+            out = oac_strdup(ctx, buf);
+    }
+    if (!out && !abs)
         out = oac_strdup(ctx, path);
-    oac_dealloc(ctx, dir);
+    else if (!out)
+        out = abs, abs = NULL;
+    oac_dealloc(ctx, abs);
     oac_dealloc(ctx, buf);
     return out;
 }

@@ -21,9 +21,13 @@
  *     returns OAC_ERUNTIME (explained by the diagnostics).
  *  3. A name met twice is written once.
  *  4. Contract 12: before the run (oac_dump_gate), the folder must not be
- *     a symbolic link and no file the dump may write (one per output and
- *     READ_WRITE input of the main graph) may be an input of the call or the -o
- *     file (guard.c): a usage error, nothing run or written.
+ *     a symbolic link, however it is spelled ("link", "link/", "link/."),
+ *     and no file the dump may write (one per output and READ_WRITE input
+ *     of the main graph) may be an input of the call or the -o file
+ *     (guard.c): a usage error, nothing run or written.
+ *  5. The folder is made (one level) by oac_dump_values, when there is
+ *     something to write: a run refused or stopped before its dump leaves
+ *     no folder behind.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +44,10 @@ static bool plain(unsigned char c)
 /* DIR/<encoded name>.pb (see the top of the file). */
 static char *file_name(oac_ctx *ctx, const char *dir, const char *name)
 {
-    size_t n = strlen(name), dl = strlen(dir), k = dl + 1;
+    size_t n = strlen(name), dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;                   /* "out/" names out/<encoded>.pb */
+    size_t k = dl + 1;
     /* at most three bytes per byte of the name */
     if (n > (SIZE_MAX - dl - 8) / 3) {
         oac_err(ctx, OAC_ENOMEM, "value name too long");
@@ -177,10 +184,38 @@ static int gate_names(oac_ctx *ctx, const char *dir, Onnx__ValueInfoProto **vi,
     return OAC_OK;
 }
 
+/* Is the folder dir names a symbolic link?  lstat follows a link named
+ * with a trailing "/" or "/.", so those are taken off first (invariant
+ * 4); a link among the folders above it is the user's own path. */
+static int dir_is_link(oac_ctx *ctx, const char *dir, bool *link)
+{
+    *link = false;
+    char *p = oac_strdup(ctx, dir);
+    if (!p)
+        return OAC_ENOMEM;
+    size_t n = strlen(p);
+    for (;;) {
+        while (n > 1 && p[n - 1] == '/')
+            n--;
+        if (n > 2 && p[n - 1] == '.' && p[n - 2] == '/')
+            n -= 2;
+        else
+            break;
+    }
+    p[n] = '\0';
+    struct stat st;
+    *link = strcmp(p, ".") && lstat(p, &st) == 0 && S_ISLNK(st.st_mode);
+    oac_dealloc(ctx, p);
+    return OAC_OK;
+}
+
 int oac_dump_gate(oac_ctx *ctx, const oac_model *model, const char *dir)
 {
-    struct stat st;
-    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+    bool link;
+    int lrc = dir_is_link(ctx, dir, &link);
+    if (lrc != OAC_OK)
+        return lrc;
+    if (link)
         return oac_err(ctx, OAC_EINVAL, "--dump %s: is a symbolic link, which is not "
                        "followed; name the folder itself", dir);
     const Onnx__GraphProto *g = model->proto ? model->proto->graph : NULL;
@@ -201,6 +236,10 @@ int oac_dump_values(oac_ctx *ctx, oac_diags *diags, const char *dir,
                     const oac_dump_value *v, size_t n)
 {
     int failed = OAC_OK;
+    /* Invariant 5: made when missing; when it cannot be, each file is
+     * its output-write-failed below. */
+    if (n)
+        (void)mkdir(dir, 0777);
     for (size_t i = 0; i < n; i++) {
         if (!v[i].name || !*v[i].name || !v[i].value || v[i].value->kind == OAC_RTV_NONE)
             continue;
