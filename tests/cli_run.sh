@@ -179,6 +179,17 @@ run_oac 0 check --config "$tmp/idc/model.genai_config.json" --format=json "$tmp/
 expect_eq "check --config: config-no-sharing" "$(json "sorted(set($codes))" "$out")" \
     '["alias-implied", "config-no-sharing"]'
 
+# A growing cache the loop runs: its capacity is the past's symbol, as
+# check says, not the past length of 0 the loop binds at the first step.
+cat="$top_builddir/examples/toy_decoder_concat.onnx"
+caps='[k["capacity"] for k in r["kv_caches"]]'
+run_oac 0 run --format=json --steps 2 "$cat"
+cp "$out" "$tmp/cat_run.json"
+run_oac 0 check --format=json "$cat"
+expect_eq "run and check: the same capacities" "$(json "$caps" "$tmp/cat_run.json")" \
+    "$(json "$caps" "$out")"
+expect_eq "run: no capacity of 0" "$(json "[c for c in $caps if c == 0]" "$tmp/cat_run.json")" '[]'
+
 # ---- usage -----------------------------------------------------------------
 run_oac 2 run "$toy" "$toy"
 run_oac 2 run --steps 0 "$toy"

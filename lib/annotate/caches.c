@@ -79,16 +79,25 @@ static const char *dim_word(const oac_shapes *sh, oac_dimref d)
     return w && *w ? w : "?";
 }
 
+/* d's number for a cache's capacity and bytes: none for a dim `run`'s
+ * loop bound at its first step (options lo .. hi-1): a past length of 0
+ * there is no capacity, nor step 1's lengths the largest. */
+static int64_t cache_dim(const oac_shapes *sh, oac_dimref d, size_t lo, size_t hi)
+{
+    return oac_shapes_dim_from_options(sh, d, lo, hi) ? -1 : oac_shapes_dim(sh, d);
+}
+
 /* e's bytes_per_token (the present's bytes at the capacity: axis ax at
- * max when max > 0) and capacity (the past's dim on ax). */
+ * max when max > 0) and capacity (the past's dim on ax); dims the run's
+ * loop bound (options lo .. hi-1) count as their symbols. */
 static int bytes_and_capacity(oac_analysis *an, oac_kv_cache *e, const oac_kv_pair *p,
-                              int ax, int64_t max)
+                              int ax, int64_t max, size_t lo, size_t hi)
 {
     const oac_shapes *sh = an->shapes;
     e->capacity = -1;
     const oac_vshape *pv = oac_shapes_value(sh, p->past->id);
     if (ax >= 0 && pv && pv->kind == OAC_VK_TENSOR && ax < pv->rank) {
-        int64_t c = oac_shapes_dim(sh, pv->dims[ax]);
+        int64_t c = cache_dim(sh, pv->dims[ax], lo, hi);
         e->capacity = c;
         if (c < 0 && !(e->capacity_symbol = oac_analysis_strdup(an, dim_word(sh, pv->dims[ax]))))
             return OAC_ENOMEM;
@@ -105,7 +114,7 @@ static int bytes_and_capacity(oac_analysis *an, oac_kv_cache *e, const oac_kv_pa
     char formula[512] = "";
     size_t used = 0;
     for (int a = 0; a < qv->rank; a++) {
-        int64_t d = oac_shapes_dim(sh, qv->dims[a]);
+        int64_t d = cache_dim(sh, qv->dims[a], lo, hi);
         if (d < 0 && a == ax && max > 0)
             d = max;
         if (d >= 0) {
@@ -146,6 +155,9 @@ typedef struct kvst {
     const oac_model *model;
     const oac_genai_config *cfg;
     bool deployed;             /* cfg is set and check --config's: checked against the model */
+    /* opts->dims[run_lo, run_hi): what `run`'s loop bound at its first
+     * step (oac_check_opts.n_run_dims); empty for check. */
+    size_t run_lo, run_hi;
     const oac_scope *s;
     oac_diags *diags;
     oac_kv_pair *p;
@@ -241,7 +253,8 @@ static int judge_pair(kvst *st, size_t k)
     if (!e->present || (n && !e->node))
         return OAC_ENOMEM;
     int ax = capacity_axis(st->s, an->shapes, p, ni);
-    if (an->shapes && bytes_and_capacity(an, e, p, ax, config_capacity(st->cfg)) != OAC_OK)
+    if (an->shapes && bytes_and_capacity(an, e, p, ax, config_capacity(st->cfg), st->run_lo,
+                                         st->run_hi) != OAC_OK)
         return OAC_ENOMEM;
     bool copied = e->verdict == OAC_KV_COPIED && !refused_at(st, e->node);
     bool implied = e->verdict == OAC_KV_IMPLIED && ni >= 0 &&
@@ -475,6 +488,10 @@ int oac_check(oac_ctx *ctx, oac_analysis **out, const oac_model *model,
     }
     st.cfg = cfg;
     st.deployed = cfg && !beside;
+    if (opts && opts->n_run_dims <= opts->n_dims) {
+        st.run_lo = opts->n_dims - opts->n_run_dims;
+        st.run_hi = opts->n_dims;
+    }
     oac_dealloc(ctx, beside);
     rc = judge_all(&st);
     if (rc == OAC_OK)

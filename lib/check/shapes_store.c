@@ -263,6 +263,16 @@ int64_t oac_shapes_sym_value(const oac_shapes *sh, oac_dimref d)
     return sh->syms[sym_find(sh, id)].value;
 }
 
+bool oac_shapes_dim_from_options(const oac_shapes *sh, oac_dimref d, size_t lo,
+                                 size_t hi)
+{
+    if (!OAC_DIM_IS_SYM(d) || !sh || OAC_DIM_SYM_ID(d) >= sh->n_syms)
+        return false;
+    const oac_sym *r = &sh->syms[sym_find(sh, OAC_DIM_SYM_ID(d))];
+    return r->value >= 0 && r->origin == OAC_ORIGIN_OPTION && r->origin_dim >= 0 &&
+           (size_t)r->origin_dim >= lo && (size_t)r->origin_dim < hi;
+}
+
 const char *oac_shapes_dim_name(const oac_shapes *sh, oac_dimref d)
 {
     if (!OAC_DIM_IS_SYM(d))

@@ -148,6 +148,10 @@ static inline int64_t oac_shapes_dim(const oac_shapes *sh, oac_dimref d)
 {
     return OAC_DIM_IS_SYM(d) ? oac_shapes_sym_value(sh, d) : d;
 }
+/* Was d's number given by dims option lo .. hi-1 (oac_check_opts.dims:
+ * `run`'s loop binds the last n_run_dims)?  false for a static dim. */
+bool oac_shapes_dim_from_options(const oac_shapes *sh, oac_dimref d, size_t lo,
+                                 size_t hi);
 /* The dim_param d resolves to (its root's or any unified name), or NULL. */
 const char *oac_shapes_dim_name(const oac_shapes *sh, oac_dimref d);
 /* A fresh anonymous symbol (an unknown dimension); 0 is never returned:
