@@ -571,6 +571,118 @@ START_TEST(test_annotate_capacity)
 }
 END_TEST
 
+/* ---- alias-implied at each node of an implied pair's path ---------------- */
+
+#define KV_PAST "past_key_values.0.key"
+#define KV_PRESENT "present.0.key"
+
+/* KV_PAST (READ_WRITE, CU_CACHE) to KV_PRESENT through the nodes of
+ * `path`, from past to present, separated by spaces: "ID" an Identity,
+ * "TS" a TensorScatter of "values" (CU_UPD, written at 0), "ID+" and
+ * "TS+" the same declaring output_alias {0, 0, MUST_ALIAS}.  Node k is
+ * named "<op>_<k>" (ID_0, TS_1, ...) and writes "x<k>", the last one the
+ * present; the present's alias_of is `of` (NULL: none). */
+static void kv_path(oac_mb *mb, const char *path, const char *of)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    cu_cache_input(g, KV_PAST, 1);
+    oac_gb_input(g, "values", OAC_T_FLOAT, CU_UPD);
+    char from[32], to[32], name[16], in[64];
+    snprintf(from, sizeof from, "%s", KV_PAST);
+    int k = 0;
+    for (const char *p = path; *p; k++) {
+        bool ts = !strncmp(p, "TS", 2), declared = p[2] == '+';
+        p += 2 + declared;
+        p += *p == ' ';
+        snprintf(name, sizeof name, "%s_%d", ts ? "TS" : "ID", k);
+        if (*p)
+            snprintf(to, sizeof to, "x%d", k);
+        else
+            snprintf(to, sizeof to, "%s", KV_PRESENT);
+        snprintf(in, sizeof in, ts ? "%s,values" : "%s", from);
+        Onnx__NodeProto *n = oac_gb_node(g, ts ? "TensorScatter" : "Identity", NULL, name,
+                                         in, to);
+        if (declared)
+            oac_node_alias(g, n, 0, 0, 1);
+        snprintf(from, sizeof from, "%s", to);
+    }
+    Onnx__ValueInfoProto *o = oac_gb_output(g, KV_PRESENT, OAC_T_FLOAT, CU_CACHE);
+    if (of)
+        oac_vi_alias_of(g, o, of);
+}
+
+/* Implied pairs whose cache operator is declared: an annotated
+ * TensorScatter, then an Identity without output_alias; the Identity
+ * first (without alias_of, and with the alias_of alias-mismatch asks
+ * for, its root x0); two Identity links, only the first declared.  The
+ * finding is at the Identity that lacks output_alias. */
+static void ts_then_id(oac_mb *mb) { kv_path(mb, "TS+ ID", NULL); }
+static void id_then_ts(oac_mb *mb) { kv_path(mb, "ID TS+", NULL); }
+static void id_then_ts_root(oac_mb *mb) { kv_path(mb, "ID TS+", "x0"); }
+static void id_declared_then_id(oac_mb *mb) { kv_path(mb, "ID+ ID", NULL); }
+/* Their near misses: every node declared, alias_of the past. */
+static void ts_then_id_declared(oac_mb *mb) { kv_path(mb, "TS+ ID+", KV_PAST); }
+static void id_then_ts_declared(oac_mb *mb) { kv_path(mb, "ID+ TS+", KV_PAST); }
+static void id_id_declared(oac_mb *mb) { kv_path(mb, "ID+ ID+", KV_PAST); }
+
+static const model_case link_cases[] = {
+    { "ts_then_identity", ts_then_id, WANT(OAC_ALIAS_IMPLIED), "ID_1", KV_PRESENT,
+      "/graph/node/1" },
+    { "ts_then_identity_declared", ts_then_id_declared, NEAR(OAC_ALIAS_IMPLIED) },
+    { "identity_then_ts", id_then_ts, WANT(OAC_ALIAS_IMPLIED), "ID_0", "x0",
+      "/graph/node/0" },
+    { "identity_then_ts_root", id_then_ts_root, WANT(OAC_ALIAS_IMPLIED), "ID_0", "x0",
+      "/graph/node/0" },
+    { "identity_then_ts_declared", id_then_ts_declared, NEAR(OAC_ALIAS_IMPLIED) },
+    { "identity_declared_then_identity", id_declared_then_id, WANT(OAC_ALIAS_IMPLIED),
+      "ID_1", KV_PRESENT, "/graph/node/1" },
+    { "identity_chain_declared", id_id_declared, NEAR(OAC_ALIAS_IMPLIED) },
+};
+CASES_TEST(link_cases)
+
+/* Each node of an implied pair's path that lacks its declaration has its
+ * own alias-implied, and a declared one none: the Identity links here,
+ * the TensorScatter the checker's own.  The message names the node, what
+ * to add and the alias_of the present then takes. */
+START_TEST(test_implied_each_link)
+{
+    static const struct {
+        const char *path;
+        const char *flagged[3];  /* the nodes with alias-implied */
+    } rows[] = {
+        { "ID ID+ ID", { "ID_0", "ID_2" } },
+        { "ID TS ID", { "ID_0", "TS_1", "ID_2" } },
+        { "ID+ TS ID", { "TS_1", "ID_2" } },
+        { "TS+ ID ID+", { "ID_1" } },
+        { "ID", { "ID_0" } },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fx f;
+        oac_mb *mb;
+        fx_build(&f, &mb);
+        kv_path(mb, rows[i].path, NULL);
+        ck_assert_int_eq(fx_check(&f, NULL), OAC_OK);
+        ck_assert_uint_eq(oac_analysis_kv_count(f.a), 1);
+        ck_assert_int_eq(oac_analysis_kv(f.a, 0)->verdict, OAC_KV_IMPLIED);
+        size_t n = 0;
+        for (; n < 3 && rows[i].flagged[n]; n++) {
+            const char *node = rows[i].flagged[n];
+            const oac_diag *x = diag_expect(f.d, OAC_ALIAS_IMPLIED, node, NULL, NULL);
+            if (strncmp(node, "ID_", 3))
+                continue;
+            ck_assert_ptr_nonnull(strstr(x->message, "Identity node '"));
+            ck_assert_ptr_nonnull(strstr(x->message, node));
+            ck_assert_ptr_nonnull(strstr(x->message, "output_alias {output 0, input 0, "
+                                                     "MUST_ALIAS}"));
+            ck_assert_ptr_nonnull(strstr(x->message, "alias_of '" KV_PAST "'"));
+        }
+        ck_assert_msg(diag_count(f.d, OAC_ALIAS_IMPLIED) == n, "%s: %zu alias-implied "
+                      "expected:%s", rows[i].path, n, diag_dump(f.d));
+        fx_end(&f);
+    }
+}
+END_TEST
+
 /* ---- case tables ----------------------------------------------------------- */
 
 #define TOY_CONFIG(search)                                                       \
@@ -785,6 +897,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_rank1_input_ids);
     tcase_add_test(tc, test_run_quotes_nodes);
     ADD_CASES(tc, cases);
+    ADD_CASES(tc, link_cases);
+    tcase_add_test(tc, test_implied_each_link);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -69,10 +69,16 @@ struct oac_annotation {
     const char *output;
     bool partial;
     /* oac_annotate_trace: the pairs' names borrow the graph index and the
-     * model (the trace is read and freed while both live), and node_at
-     * holds each pair's node index in the main graph (-1: none). */
+     * model (the trace is read and freed while both live), node_at holds
+     * each pair's node index in the main graph (-1: none), and pair i's
+     * path, the nodes from past to present of a pair the trace holds
+     * (its Identity links and its operator), is path[path_at[i] ..
+     * path_at[i + 1]). */
     bool borrowed;
     long *node_at;
+    long *path;
+    size_t n_path, cap_path;
+    size_t *path_at;
 };
 
 static const struct {
@@ -110,6 +116,8 @@ void oac_annotation_free(oac_annotation *a)
         return;
     oac_dealloc(a->ctx, a->pairs);
     oac_dealloc(a->ctx, a->node_at);
+    oac_dealloc(a->ctx, a->path);
+    oac_dealloc(a->ctx, a->path_at);
     oac_arena_free(a->arena);
     oac_dealloc(a->ctx, a);
 }
@@ -117,6 +125,15 @@ void oac_annotation_free(oac_annotation *a)
 long oac_annotation_node_at(const oac_annotation *a, size_t i)
 {
     return a && a->node_at && i < a->n_pairs ? a->node_at[i] : -1;
+}
+
+size_t oac_annotation_path(const oac_annotation *a, size_t i, const long **nodes)
+{
+    *nodes = NULL;
+    if (!a || !a->path_at || i >= a->n_pairs || a->path_at[i + 1] == a->path_at[i])
+        return 0;
+    *nodes = a->path + a->path_at[i];
+    return a->path_at[i + 1] - a->path_at[i];
 }
 
 size_t oac_annotation_pair_count(const oac_annotation *a)
@@ -170,6 +187,7 @@ typedef struct work {
     int in, out;
     long *chain;               /* its Identity links (present side first) */
     size_t n_chain, cap_chain;
+    size_t n_out_links;        /* chain[0 .. n_out_links): the present side */
     bool traced;               /* step 3 found the operator */
 } work;
 
@@ -526,6 +544,7 @@ static int trace_start(ast *st, size_t k, oac_value **out)
          * (contract 9.1); the Identity reading the past is the operator,
          * the others its links. */
         long id = w->chain[--w->n_chain];
+        w->n_out_links = w->n_chain;
         note_node(st, k, id, 0, 0);
         w->traced = true;
         return OAC_OK;
@@ -586,6 +605,7 @@ static int trace(ast *st, size_t k)
         const char *y = NULL;
         oac_pair_verdict jv = judge(s, ni, (int)j, out, &y);
         if (jv == OAC_PAIR_IN_PLACE) {
+            w->n_out_links = chain_out;
             note_node(st, k, ni, (int)j, out);
             w->traced = true;
             return OAC_OK;
@@ -1185,6 +1205,30 @@ done:
     return rc;
 }
 
+/* Pair k's path, past to present, appended to the trace's paths: the
+ * past side's links (the chain's tail, read backwards), the operator,
+ * the present side's (its head, backwards); nothing for a refused pair. */
+static int keep_path(ast *st, size_t k)
+{
+    oac_annotation *a = st->a;
+    const work *w = &st->w[k];
+    a->path_at[k] = a->n_path;
+    if (!w->traced) {
+        a->path_at[k + 1] = a->n_path;
+        return OAC_OK;
+    }
+    if (oac_grow(st->ctx, (void **)&a->path, &a->cap_path, a->n_path + w->n_chain + 1,
+                 sizeof *a->path) != OAC_OK)
+        return OAC_ENOMEM;
+    for (size_t j = w->n_chain; j > w->n_out_links; j--)
+        a->path[a->n_path++] = w->chain[j - 1];
+    a->path[a->n_path++] = w->node;
+    for (size_t j = w->n_out_links; j > 0; j--)
+        a->path[a->n_path++] = w->chain[j - 1];
+    a->path_at[k + 1] = a->n_path;
+    return OAC_OK;
+}
+
 int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
                        const oac_kv_pair *p, size_t n, bool with_config)
 {
@@ -1196,7 +1240,8 @@ int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
         !(st.a->arena = oac_arena_new(ctx)))
         goto done;
     st.a->borrowed = true;
-    if (!(st.a->node_at = oac_alloc(ctx, (n ? n : 1) * sizeof *st.a->node_at)))
+    if (!(st.a->node_at = oac_alloc(ctx, (n ? n : 1) * sizeof *st.a->node_at)) ||
+        !(st.a->path_at = oac_calloc(ctx, n + 1, sizeof *st.a->path_at)))
         goto done;
     for (size_t i = 0; i < n; i++)
         st.a->node_at[i] = -1;
@@ -1208,7 +1253,8 @@ int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
     for (size_t i = 0; rc == OAC_OK && i < n; i++)
         rc = add_pair(&st, (oac_value *)p[i].past, p[i].present_name);
     for (size_t k = 0; rc == OAC_OK && k < st.a->n_pairs; k++)
-        rc = trace(&st, k);
+        if ((rc = trace(&st, k)) == OAC_OK)
+            rc = keep_path(&st, k);
     if (rc == OAC_OK && st.failed)
         rc = OAC_ENOMEM;
 done:

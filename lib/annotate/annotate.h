@@ -29,6 +29,12 @@ int oac_annotate_trace(oac_ctx *ctx, oac_annotation **out, const oac_scope *s,
  * trace names), or -1: none, or an annotation not made by
  * oac_annotate_trace. */
 long oac_annotation_node_at(const oac_annotation *a, size_t i);
+/* Pair i's path in a trace of oac_annotate_trace: *nodes holds the
+ * indices in the main graph's nodes of every node from the past to the
+ * present (the past side's Identity links, the operator, the present
+ * side's links), for a pair whose trace holds; 0 and *nodes NULL
+ * otherwise (refused, or an annotation not made by oac_annotate_trace). */
+size_t oac_annotation_path(const oac_annotation *a, size_t i, const long **nodes);
 
 /* oac_annotation_write into memory (oac_annotate_json, report/api_json.c): the
  * annotated model's bytes, checked as oac_annotation_write checks its

@@ -6,9 +6,11 @@
  * each traced as annotate traces it (oac_annotate_trace,
  * annotate/annotate.c: one trace in the library) and given its verdict:
  *   in-place     the present's alias root (check/alias.h) is the past;
- *   implied      the trace holds: alias-implied for an Identity
- *                passthrough (the checker itself reports the cache
- *                operators' own);
+ *   implied      the trace holds: alias-implied at each Identity of the
+ *                pair's path (its links, or the Identity of a state
+ *                passed through) that declares no output_alias {0, 0},
+ *                each its own finding (implied_links); the checker
+ *                itself reports the cache operators' own;
  *   copied       growing-cache, delta-output, unsupported-chain:
  *                cache-copied at the node where sharing stops (unless
  *                alias-unsupported already refused that node's alias);
@@ -228,6 +230,55 @@ static int collect_refused(kvst *st)
     return rc;
 }
 
+/* Does node n state output_alias {output 0, input 0}?  Of any kind: an
+ * entry that is broken otherwise is the ports pass's finding
+ * (check/alias_rules.c), as implied_update counts it. */
+static bool states_alias_00(const oac_node *n)
+{
+    for (size_t e = 0; e < n->proto->n_output_alias; e++) {
+        const Onnx__ValueAliasProto *x = n->proto->output_alias[e];
+        if (x && (x->has_output_index ? x->output_index : 0) == 0 &&
+            (x->has_input_index ? x->input_index : 0) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* alias-implied for implied pair k: one at each Identity on its path
+ * (oac_annotation_path) that states no output_alias {0, 0}, naming that
+ * node, since each such link is one a user must declare before the pair
+ * is in place.  The path's cache operator is the checker's
+ * (check/alias_rules.c: implied_update, implied_pairs); ScatterND and
+ * ScatterElements get none (contract 6). */
+static int implied_links(kvst *st, size_t k, const oac_kv_cache *e)
+{
+    const long *path;
+    size_t n = oac_annotation_path(st->tr, k, &path);
+    char bytes[600];
+    bytes_text(e, bytes, sizeof bytes);
+    int rc = OAC_OK;
+    for (size_t j = 0; rc == OAC_OK && j < n; j++) {
+        const oac_node *nd = &st->s->nodes[path[j]];
+        const Onnx__NodeProto *np = nd->proto;
+        if (!oac_op_is(nd->op, OAC_OP_IDENTITY) || states_alias_00(nd) ||
+            np->n_input < 1 || np->n_output < 1)
+            continue;
+        oac_where w = oac_where_node(st->s, path[j], np->output[0], NULL, st->loc,
+                                     sizeof st->loc);
+        rc = oac_diag_add(st->diags, OAC_ALIAS_IMPLIED, &w,
+                          "Identity node '%s' passes '%s' on as '%s' on the path of cache "
+                          "'%s' -> '%s', which can be updated in place, but has no "
+                          "output_alias {output 0, input 0, MUST_ALIAS}: nothing declares "
+                          "that '%s' shares the cache's storage, so a runtime not told so "
+                          "allocates a second buffer of %s; add that output_alias to '%s' "
+                          "(and alias_of '%s' on '%s'), or run onnx-alias-check annotate, "
+                          "which writes both",
+                          nd->display, np->input[0], np->output[0], e->past, e->present,
+                          np->output[0], bytes, nd->display, e->past, e->present);
+    }
+    return rc;
+}
+
 /* Entry k of kv_caches, and its diagnostic. */
 static int judge_pair(kvst *st, size_t k)
 {
@@ -256,27 +307,19 @@ static int judge_pair(kvst *st, size_t k)
     if (an->shapes && bytes_and_capacity(an, e, p, ax, config_capacity(st->cfg), st->run_lo,
                                          st->run_hi) != OAC_OK)
         return OAC_ENOMEM;
-    bool copied = e->verdict == OAC_KV_COPIED && !refused_at(st, e->node);
-    bool implied = e->verdict == OAC_KV_IMPLIED && ni >= 0 &&
-                   oac_op_is(st->s->nodes[ni].op, OAC_OP_IDENTITY);
-    if (!copied && !implied)
-        return OAC_OK;      /* in place, or reported by another finding */
+    if (e->verdict == OAC_KV_IMPLIED)
+        return implied_links(st, k, e);
+    if (e->verdict != OAC_KV_COPIED || refused_at(st, e->node))
+        return OAC_OK;      /* in place, not a cache, or reported by another finding */
     oac_where w = where_at(st, k, e);
     char bytes[600];
     bytes_text(e, bytes, sizeof bytes);
-    if (copied)
-        return oac_diag_add(st->diags, OAC_CACHE_COPIED, &w,
-                            "cache '%s' -> '%s' is copied every token, not updated in "
-                            "place (%s): %s; a runtime writes %s into the new buffer for "
-                            "each token at the largest known length", e->past, e->present,
-                            oac_refusal_name((oac_refusal)e->reason),
-                            t->message ? t->message : "", bytes);
-    return oac_diag_add(st->diags, OAC_ALIAS_IMPLIED, &w,
-                        "'%s' is '%s' passed through Identity node '%s': it is in "
-                        "place by definition, but nothing declares it; a runtime "
-                        "not told so allocates a second buffer of %s; run "
-                        "onnx-alias-check annotate to declare output_alias and "
-                        "alias_of", e->present, e->past, e->node, bytes);
+    return oac_diag_add(st->diags, OAC_CACHE_COPIED, &w,
+                        "cache '%s' -> '%s' is copied every token, not updated in "
+                        "place (%s): %s; a runtime writes %s into the new buffer for "
+                        "each token at the largest known length", e->past, e->present,
+                        oac_refusal_name((oac_refusal)e->reason),
+                        t->message ? t->message : "", bytes);
 }
 
 /* ---- the configuration (section 9.4) ------------------------------------ */
