@@ -99,7 +99,10 @@ enum {
     /* The operator defines its present as the past's buffer (its present
      * has the past's shape): the length rule holds with or without
      * output_alias.  Without it, the rule holds where the pair is in
-     * place: declared, or configured in the file (OAC_COND_INPUT/ATTR). */
+     * place: declared, configured in the file (OAC_COND_INPUT/ATTR), or,
+     * on an OAC_COND_ALWAYS row, where the node's present is declared as
+     * long as its past on the capacity axis (check/capacity.c,
+     * pair_shared). */
     OAC_OPF_PRESENT_IS_PAST = 1 << 6,
     /* Control flow the reference runtime runs (run/control.c): the node
      * runs its .bodies, and its memory plan holds theirs (plan rules
