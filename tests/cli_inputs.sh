@@ -125,6 +125,12 @@ guarded "F15 --dump o -o o/y.pb" raw_near.onnx -- 2 run --dump o -o o/y.pb raw_n
 [ -e o ] && fail "F15: the refused run made the --dump folder"
 guarded "F15 --dump ./o2/ -o o2//y.pb" raw_near.onnx -- 2 run --dump ./o2/ -o o2//y.pb raw_near.onnx
 [ -e o2 ] && fail "F15: ./o2/ and o2//y.pb were not seen as one folder"
+# The folder itself as the -o file, or as the model: refused before the
+# run (the dump made a folder where the report went, and lost it).
+guarded "F15 --dump r.json -o r.json" raw_near.onnx -- 2 run --dump r.json -o r.json raw_near.onnx
+[ -e r.json ] && fail "F15: --dump and -o of one name wrote something"
+guarded "F15 --dump MODEL" raw_near.onnx -- 2 run --dump raw_near.onnx raw_near.onnx
+grep -q "which this call reads" "$err" || fail "F15: --dump MODEL: the message does not say why"
 # Unknown dims: a usage error before the run, and no folder.
 run_t 2 run --dump d9 "$dense"
 [ -e d9 ] && fail "a run refused for its dims made the --dump folder"

@@ -22,7 +22,8 @@
  *  3. A name met twice is written once.
  *  4. Contract 12: before the run (oac_dump_gate), the folder must not be
  *     a symbolic link, however it is spelled ("link", "link/", "link/."),
- *     and no file the dump may write (one per output and READ_WRITE input
+ *     nor the -o file or an input of the call, and no file the dump may
+ *     write (one per output and READ_WRITE input
  *     of the main graph) may be an input of the call or the -o file
  *     (guard.c): a usage error, nothing run or written.
  *  5. The folder is made (one level) by oac_dump_values, when there is
@@ -218,6 +219,16 @@ int oac_dump_gate(oac_ctx *ctx, const oac_model *model, const char *dir)
     if (link)
         return oac_err(ctx, OAC_EINVAL, "--dump %s: is a symbolic link, which is not "
                        "followed; name the folder itself", dir);
+    /* The folder itself may not be the -o file or an input of the call
+     * (it would be made where that file goes, or fail after the run). */
+    int grc = oac_guard_check(ctx, dir, "--dump");
+    if (grc == OAC_EINVAL) {
+        char why[sizeof ctx->errmsg];
+        snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
+        return oac_err(ctx, OAC_EINVAL, "--dump %s", why);
+    }
+    if (grc != OAC_OK)
+        return grc;
     const Onnx__GraphProto *g = model->proto ? model->proto->graph : NULL;
     if (!g)
         return OAC_OK;
