@@ -195,6 +195,37 @@ static const scene_case budget_rows[] = {
 };
 CASES_TEST(budget_rows)
 
+START_TEST(fed_back_past_refused_at_a_later_step)
+{
+    /* toy_decoder_concat grows its caches: each step copies the presents
+     * back as the next pasts, so the run's peak is at its last step.
+     * Every budget from just below that peak down to what the pre-check
+     * refuses stops the run with memory-budget, an explained stop, where
+     * it stopped (a node's output, or a past fed back between steps: that
+     * one was analysis-failed, an out-of-memory status, exit 2). */
+    fx f;
+    fx_example(&f, "toy_decoder_concat");
+    ck_assert_int_eq(run_budget(&f, 0, 4, 1), OAC_OK);
+    uint64_t peak = f.e->memory_peak_bytes;
+    fx_end(&f);
+    unsigned fed_back = 0, later = 0;
+    for (uint64_t b = peak - 1; b >= 4; b -= 4) {
+        fx_example(&f, "toy_decoder_concat");
+        ck_assert_int_eq(run_budget(&f, b, 4, 1), OAC_ERUNTIME);
+        ck_assert_uint_eq(diag_count(f.d, OAC_ANALYSIS_FAILED), 0);
+        const oac_diag *d = diag_expect_run(f.d, OAC_MEMORY_BUDGET, "memory-budget");
+        bool before_first = f.e->steps_completed == 0 && strstr(d->message, "before its first");
+        later += !before_first;
+        fed_back += strstr(d->message, "fed back") != NULL;
+        fx_end(&f);
+        if (before_first)
+            break;
+    }
+    ck_assert_uint_gt(later, 0);
+    ck_assert_uint_gt(fed_back, 0);
+}
+END_TEST
+
 START_TEST(per_buffer_limit_without_budget)
 {
     /* No budget (0): the 16 GiB per-buffer limit still holds, as
@@ -301,6 +332,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, plan_of_128_gib_refused_before_allocating);
     tcase_add_test(tc, need_counts_inputs_and_sessions);
     tcase_add_test(tc, body_refused_when_allocated);
+    tcase_add_test(tc, fed_back_past_refused_at_a_later_step);
     tcase_add_test(tc, per_buffer_limit_without_budget);
     tcase_add_test(tc, counter_never_passes_its_limit);
     tcase_add_test(tc, counter_shared_by_threads);

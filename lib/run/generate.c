@@ -358,8 +358,8 @@ int oac_decoder_fill(const oac_decoder *d, size_t i, int64_t past, int64_t n,
                        "count holds", i);
     t->bytes = (size_t)bytes;
     t->data = t->bytes ? oac_ralloc_bound(a, t->bytes) : NULL;
-    if (t->bytes && !t->data)
-        return OAC_ENOMEM;
+    if (t->bytes && !t->data)       /* the budget's refusal, or out of memory */
+        return oac_ralloc_refusal(a, "decoder input", ro->key);
     int64_t inner = in->grow_axis >= 0 ? t->dims[in->grow_axis] : 1;
     for (uint64_t e = 0; e < numel; e++) {
         int64_t j = inner > 0 ? (int64_t)(e % (uint64_t)inner) : 0, v = 0;

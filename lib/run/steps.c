@@ -69,8 +69,8 @@ static int feed_back(oac_session *s, oac_step_stats *st)
                            r->main->output_names[p->present], oac_elem_name(qt.elem_type),
                            qt.rank, in->v->name);
         void *data = qt.bytes ? oac_ralloc_bound(&s->alloc, qt.bytes) : NULL;
-        if (qt.bytes && !data)
-            return OAC_ENOMEM;
+        if (qt.bytes && !data)      /* the budget's refusal, or out of memory */
+            return oac_ralloc_refusal(&s->alloc, "the past fed back as", in->v->name);
         if (qt.bytes)
             memcpy(data, qt.data, qt.bytes);
         oac_rtval_release(s->ctx, &s->alloc, v);
