@@ -124,6 +124,9 @@ broken ext_short external-data-invalid /graph/initializer/0 w
 broken ext_rest_short external-data-invalid /graph/initializer/0 w
 broken ext_nul external-data-invalid /graph/initializer/0 w
 grep -q "contains a NUL byte" "$out" || fail "ext_nul: message does not name the NUL"
+# A node input "x\0NUL": not the graph input "x" its C string reads.
+broken nul_input model-invalid /graph/node/0/input/0 x
+grep -q "holds a NUL byte" "$out" || fail "nul_input: message does not name the NUL"
 near ext_near
 near ext_rest_near
 

@@ -341,6 +341,18 @@ static void ext_nul(oac_mb *mb)
     ext_init_at(mb, "ext_nul.bin", NUL_LOCATION, 16, "16");
 }
 
+/* A node input "x\0NUL" (the builder writes "x#NUL"; main() makes each
+ * '#' of "#NUL" a NUL in the packed bytes): its C string is "x", a graph
+ * input, so it would read another value than the file names. */
+#define NUL_MARK "#NUL"
+static void nul_input(oac_mb *mb)
+{
+    oac_gb *g = oac_mb_graph(mb);
+    oac_gb_input(g, "x", OAC_T_FLOAT, "4");
+    oac_gb_node(g, "Neg", NULL, "neg", "x" NUL_MARK, "y");
+    oac_gb_output(g, "y", OAC_T_FLOAT, "4");
+}
+
 /* ---- the runtime ------------------------------------------------------------- */
 
 /* Gather over a tensor with a zero dimension (item 3). */
@@ -519,6 +531,7 @@ static const struct row {
     { "ext_rest_short", ext_rest_short },
     { "ext_rest_near", ext_rest_near },
     { "ext_nul", ext_nul },
+    { "nul_input", nul_input },
     { "gather_zero", gather_zero },
     { "zero_dims", zero_dims },
     { "dump_names", dump_names },
@@ -610,6 +623,19 @@ static int patch_nul(uint8_t *buf, size_t len)
     return -1;
 }
 
+/* The '#' of every NUL_MARK in the packed model, made a NUL; -1 if none. */
+static int patch_marks(uint8_t *buf, size_t len)
+{
+    size_t k = strlen(NUL_MARK);
+    int found = -1;
+    for (size_t i = 0; i + k <= len; i++)
+        if (memcmp(buf + i, NUL_MARK, k) == 0) {
+            buf[i] = 0;
+            found = 0;
+        }
+    return found;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -629,6 +655,7 @@ int main(int argc, char **argv)
         FILE *f = NULL;
         if (oac_mb_pack(mb, &buf, &len) != OAC_OK ||
             (rows[i].build == ext_nul && patch_nul(buf, len) != 0) ||
+            (rows[i].build == nul_input && patch_marks(buf, len) != 0) ||
             !(f = fopen(path, "wb")) || fwrite(buf, 1, len, f) != len) {
             fprintf(stderr, "hostile_models: %s: cannot write (%s)\n", path, oac_errmsg(ctx));
             rc = 1;

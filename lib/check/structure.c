@@ -29,7 +29,12 @@
  *     returning a name nothing produces is refused here, not met by run;
  *  6. an initializer that is a graph input's default has the element
  *     type, rank and static dims the input declares (run reads it as
- *     that input's data).
+ *     that input's data);
+ *  7. no name (a node's name, op_type, domain, inputs and outputs; a
+ *     value_info's name and alias_of; an initializer's name; a
+ *     function's inputs and outputs) holds a NUL byte: its C string ends
+ *     there, so "cache\0x" would read as "cache", another value
+ *     (model/decode.c lists such strings, oac_model.nul_strings).
  *
  * Each finding names the node or value and its location and says how to
  * mend it; findings in a function body are reported once per call site
@@ -45,10 +50,12 @@
  *     allocation failure is the pass's only negative return.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check/checker.h"
 #include "check/graph.h"
+#include "model/decode.h"
 
 static bool empty(const char *s)
 {
@@ -390,6 +397,124 @@ static int input_defaults(oac_check_state *st, const oac_scope *s)
     return rc;
 }
 
+/* ---- rule 7: names with a NUL byte ------------------------------------------ */
+
+typedef struct nul_set {
+    const char **p;    /* the listed strings, sorted by address */
+    size_t n;
+} nul_set;
+
+static int cmp_addr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const char *const *)a, y = (uintptr_t)*(const char *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool held_nul(const nul_set *ns, const char *s)
+{
+    return s && bsearch(&s, ns->p, ns->n, sizeof *ns->p, cmp_addr) != NULL;
+}
+
+/* One finding if name (at loc, what it is) held a NUL byte. */
+static int nul_name(oac_check_state *st, const oac_scope *s, const nul_set *ns,
+                    oac_where *w, const char *name, const char *what)
+{
+    if (!held_nul(ns, name))
+        return OAC_OK;
+    w->value = name;
+    return oac_scope_diag(st, s, OAC_MODEL_INVALID, w,
+                          "%s of '%s' holds a NUL byte after '%s': every reader that "
+                          "takes it as text (this tool, C runtimes) stops there, so it "
+                          "may name another value; remove the NUL and what follows, or "
+                          "rename it", what, s->name, name);
+}
+
+/* Rule 7 over node i of s. */
+static int nul_node(oac_check_state *st, const oac_scope *s, const nul_set *ns, long i)
+{
+    const Onnx__NodeProto *np = s->nodes[i].proto;
+    char loc[512], suffix[64], what[96];
+    oac_where w = oac_where_node(s, i, NULL, NULL, loc, sizeof loc);
+    int rc = OAC_OK;
+    const char *own[3] = { np->name, np->op_type, np->domain };
+    static const char *const own_what[3] = { "the name", "the op_type", "the domain" };
+    for (int k = 0; k < 3 && !rc; k++) {
+        snprintf(what, sizeof what, "%s of node %s", own_what[k], s->nodes[i].display);
+        rc = nul_name(st, s, ns, &w, own[k], what);
+    }
+    for (int out = 0; out < 2 && !rc; out++) {
+        size_t n = out ? np->n_output : np->n_input;
+        char *const *names = out ? np->output : np->input;
+        for (size_t j = 0; j < n && !rc; j++) {
+            if (!held_nul(ns, names[j]))
+                continue;
+            snprintf(suffix, sizeof suffix, "/%s/%zu", out ? "output" : "input", j);
+            w = oac_where_node(s, i, NULL, suffix, loc, sizeof loc);
+            snprintf(what, sizeof what, "%s %zu of node %s", out ? "output" : "input", j,
+                     s->nodes[i].display);
+            rc = nul_name(st, s, ns, &w, names[j], what);
+        }
+    }
+    return rc;
+}
+
+/* Rule 7 over scope s: its nodes, declarations, initializers and a
+ * function's interface. */
+static int nul_scope(oac_check_state *st, const oac_scope *s, const nul_set *ns)
+{
+    char loc[512];
+    int rc = OAC_OK;
+    for (size_t i = 0; i < s->n_nodes && !rc; i++)
+        rc = nul_node(st, s, ns, (long)i);
+    for (size_t k = 0; k < s->n_vinfos && !rc; k++) {
+        const Onnx__ValueInfoProto *vi = s->vinfos[k].vi;
+        oac_where w = { .location = s->vinfos[k].loc };
+        if (vi && !(rc = nul_name(st, s, ns, &w, vi->name, "the name of a declaration")))
+            rc = nul_name(st, s, ns, &w, vi->alias_of, "the alias_of of a declaration");
+    }
+    const Onnx__GraphProto *gp = s->graph;
+    for (size_t i = 0; gp && i < gp->n_initializer && !rc; i++) {
+        snprintf(loc, sizeof loc, "%s/initializer/%zu", s->loc, i);
+        oac_where w = { .location = loc };
+        if (gp->initializer[i])
+            rc = nul_name(st, s, ns, &w, gp->initializer[i]->name, "an initializer's name");
+    }
+    const Onnx__FunctionProto *fp = s->func;
+    for (int out = 0; fp && out < 2 && !rc; out++) {
+        size_t n = out ? fp->n_output : fp->n_input;
+        for (size_t j = 0; j < n && !rc; j++) {
+            snprintf(loc, sizeof loc, "%s/%s/%zu", s->loc, out ? "output" : "input", j);
+            oac_where w = { .location = loc };
+            rc = nul_name(st, s, ns, &w, out ? fp->output[j] : fp->input[j],
+                          out ? "a function output" : "a function input");
+        }
+    }
+    return rc;
+}
+
+/* Rule 7: nothing to do (nothing allocated) unless the decoder listed a
+ * string that held a NUL. */
+static int nul_names(oac_check_state *st)
+{
+    const oac_decode_nul *l = st->model->nul_strings;
+    if (!l || !st->graphs)
+        return OAC_OK;
+    size_t n = 0;
+    for (const oac_decode_nul *e = l; e; e = e->next)
+        n++;
+    nul_set ns = { oac_alloc(st->ctx, n * sizeof *ns.p), 0 };
+    if (!ns.p)
+        return OAC_ENOMEM;
+    for (const oac_decode_nul *e = l; e; e = e->next)
+        ns.p[ns.n++] = e->s;
+    qsort(ns.p, ns.n, sizeof *ns.p, cmp_addr);
+    int rc = OAC_OK;
+    for (size_t i = 0; i < st->graphs->n_scopes && !rc; i++)
+        rc = nul_scope(st, st->graphs->scopes[i], &ns);
+    oac_dealloc(st->ctx, ns.p);
+    return rc;
+}
+
 /* ---- the pass ------------------------------------------------------------- */
 
 static int check_scope(oac_check_state *st, const oac_scope *s)
@@ -494,5 +619,7 @@ int oac_pass_structure(oac_check_state *st)
         rc = check_scope(st, g->scopes[i]);
     if (!rc && g)
         rc = recursion(st);
+    if (!rc)
+        rc = nul_names(st);
     return rc;
 }

@@ -22,10 +22,9 @@
  * their case field, has_ flags, defaults from
  * descriptor->message_init (in a zeroed arena, its non-zero words),
  * unknown fields in order.  The C string of a string field ends at its
- * first NUL byte; the StringStringEntryProto strings (external-data
- * locations among them) that held one are listed for the caller
- * (oac_decode_ex), which must not take the text before the NUL for the
- * whole.  The common shapes of field (a tag of one or
+ * first NUL byte; every string that held one (a name, an external-data
+ * location) is listed for the caller (oac_decode_ex), which must not
+ * take the text before the NUL for the whole.  The common shapes of field (a tag of one or
  * two bytes with the field's own wire type, a whole value: strings,
  * submessages, varints, fixed scalars) take a fast path chosen by an op
  * per tag in the type's table, and the submessages it meets are entered
@@ -71,6 +70,8 @@
  *  5. Equal strings of the tree may be one copy (copy_string), equal
  *     leaf attributes and dimensions one message (msg_slot); all are in
  *     the arena, and none is ever written after it is complete.
+ *  6. Every string copy whose bytes held a NUL is in d->nul (copy_string),
+ *     so a reader can tell the C string is not the whole field.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -105,7 +106,7 @@ typedef struct dec {
     struct level *lv;  /* OAC_MAX_DEPTH + 1 of them (decode_msg) */
     struct level *lv_last;     /* &lv[OAC_MAX_DEPTH] */
     bool external;     /* a TensorProto has a data_location field */
-    /* StringStringEntryProto strings that held a NUL byte (arena list) */
+    /* The strings that held a NUL byte (arena list, invariant 6) */
     oac_decode_nul *nul;
     bool invalid;      /* a merge protobuf-c refuses */
     bool lost;         /* a payload left in the buffer was dropped */
@@ -519,7 +520,6 @@ struct dtab {
     uint8_t payload;   /* 1: TensorProto, 2: QuantizedTensorProto */
     uint8_t share;     /* equal elements may be one message (msg_slot) */
     uint8_t share_empty; /* empty elements may be one message */
-    uint8_t nulcheck;  /* StringStringEntryProto: strings are checked for NUL */
     uint32_t nnear;    /* slot[n] for n < nnear, then nfar slots by id */
     uint32_t nfar;
     uint32_t nrep;     /* rep[r]: the slot whose rslot is r */
@@ -577,9 +577,6 @@ static uint8_t fast_op(const dtab *t, const fslot *sl)
     case K_MSG:
         return rep ? OP_MSG_REP : OP_MSG;
     case K_STR:
-        /* StringStringEntryProto's strings are checked for NUL (put_bytes) */
-        if (t->nulcheck)
-            return OP_GENERIC;
         return rep ? OP_STR_REP : oneof ? OP_STR_ONEOF : OP_STR;
     case K_SCALAR:
         /* TensorProto.data_location marks the model external (put_number) */
@@ -654,7 +651,6 @@ static dtab *table(dec *d, const ProtobufCMessageDescriptor *desc)
         t->payload = 1;
     else if (desc == &onnx__quantized_tensor_proto__descriptor)
         t->payload = 2;
-    t->nulcheck = desc == &onnx__string_string_entry_proto__descriptor;
     t->share = desc == &onnx__attribute_proto__descriptor ||
                desc == &onnx__tensor_shape_proto__dimension__descriptor;
     /* An empty NodeProto (no op_type: model-invalid, which nothing
@@ -1281,7 +1277,7 @@ static inline struct shared *share_slot(dec *d, uint64_t a, uint64_t b, uint64_t
 }
 
 /* copy_string for 16 < n <= OAC_DECODE_SHARE_MAX. */
-static char *copy_long_string(dec *d, const uint8_t *q, size_t n)
+static char *copy_long_string(dec *d, const uint8_t *q, size_t n, bool *fresh)
 {
     uint64_t a, b, c;
     memcpy(&a, q, 8);
@@ -1298,6 +1294,7 @@ static char *copy_long_string(dec *d, const uint8_t *q, size_t n)
     char *s = oac_arena_bytes(d->arena, n + 1);
     if (!s)
         return NULL;
+    *fresh = true;
     copy_short(s, q, n);
     s[n] = '\0';
     *e = (struct shared){ s, n + 1, a, b };
@@ -1309,15 +1306,16 @@ static char *copy_long_string(dec *d, const uint8_t *q, size_t n)
  * in the walk's loop (a call's saved registers would cost as much as
  * the rest).  Up to 16 bytes, the words at both ends that copy_short
  * copies are the whole string, and the key. */
-static inline __attribute__((always_inline)) char *copy_string(dec *d, const uint8_t *q,
-                                                                size_t n)
+static inline __attribute__((always_inline)) char *copy_bytes_string(dec *d, const uint8_t *q,
+                                                                      size_t n, bool *fresh)
 {
     uint64_t a, b;
     if (n >= 8) {
         if (n > 16) {
             if (n <= OAC_DECODE_SHARE_MAX)
-                return copy_long_string(d, q, n);
+                return copy_long_string(d, q, n, fresh);
             char *s = oac_arena_bytes(d->arena, n + 1);
+            *fresh = true;
             if (s) {
                 memcpy(s, q, n);
                 s[n] = '\0';
@@ -1342,6 +1340,7 @@ static inline __attribute__((always_inline)) char *copy_string(dec *d, const uin
     char *s = oac_arena_bytes(d->arena, n + 1);
     if (!s)
         return NULL;
+    *fresh = true;
     if (n >= 8) {
         memcpy(s, &a, 8);
         memcpy(s + n - 8, &b, 8);
@@ -1356,6 +1355,47 @@ static inline __attribute__((always_inline)) char *copy_string(dec *d, const uin
     }
     s[n] = '\0';
     *e = (struct shared){ s, n + 1, a, b };
+    return s;
+}
+
+/* Does q[0, n) hold a NUL byte?  Up to 16 bytes in the words copy_string
+ * reads anyway (n = 1..3: bytes 0, n/2 and n-1 are all of them). */
+static inline bool has_nul(const uint8_t *q, size_t n)
+{
+    const uint64_t lo = 0x0101010101010101u, hi = 0x8080808080808080u;
+    if (n > 16)
+        return memchr(q, 0, n) != NULL;
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, q, 8);
+        memcpy(&b, q + n - 8, 8);
+        return (((a - lo) & ~a) | ((b - lo) & ~b)) & hi;
+    }
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, q, 4);
+        memcpy(&b, q + n - 4, 4);
+        return (((a - (uint32_t)lo) & ~a) | ((b - (uint32_t)lo) & ~b)) & (uint32_t)hi;
+    }
+    return n && (!q[0] || !q[n / 2] || !q[n - 1]);
+}
+
+/* copy_bytes_string, and a copy of bytes that held a NUL (its C string
+ * ends there) listed in d->nul (invariant 6) when it is made: a shared
+ * copy was listed then, if it had to be. */
+static inline __attribute__((always_inline)) char *copy_string(dec *d, const uint8_t *q,
+                                                                size_t n)
+{
+    bool fresh = false;
+    char *s = copy_bytes_string(d, q, n, &fresh);
+    if (fresh && s && __builtin_expect(has_nul(q, n), 0)) {
+        oac_decode_nul *e = alloc(d, sizeof *e);
+        if (!e)
+            return NULL;
+        e->s = s;
+        e->next = d->nul;
+        d->nul = e;
+    }
     return s;
 }
 
@@ -1597,17 +1637,6 @@ static int put_bytes(dec *d, const dtab *t, ProtobufCMessage *m, const fslot *sl
         if (!s)
             return OAC_ENOMEM;
         copy = (uint8_t *)s;
-        /* A C string ends at its first NUL: an external-data location
-         * "a.bin\0x" would read as "a.bin".  Such strings are listed
-         * (oac_decode_ex) so that model/extdata.c refuses them. */
-        if (t->nulcheck && n && memchr(f->val, 0, n)) {
-            oac_decode_nul *e = alloc(d, sizeof *e);
-            if (!e)
-                return OAC_ENOMEM;
-            e->s = s;
-            e->next = d->nul;
-            d->nul = e;
-        }
     } else if (n) {
         copy = oac_arena_bytes(d->arena, n);
         if (!copy)

@@ -53,9 +53,9 @@ typedef struct oac_decode_nul {
 } oac_decode_nul;
 typedef struct oac_decode_facts {
     bool external;       /* a TensorProto has a data_location field */
-    /* StringStringEntryProto keys and values whose bytes held a NUL, so
-     * that the C string in the tree is only the text before it; a list
-     * in the arena, NULL when none. */
+    /* The strings whose bytes held a NUL (names, external-data
+     * locations), so that the C string in the tree is only the text
+     * before it; a list in the arena, NULL when none. */
     oac_decode_nul *nul;
 } oac_decode_facts;
 
