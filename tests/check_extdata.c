@@ -395,7 +395,40 @@ static void ext_nul(fx *f)
     ck_assert_ptr_nonnull(strstr(oac_diags_get(f->d, 0)->message, "contains a NUL byte"));
 }
 
+/* A CacheUpdate whose position is an initializer held in an external
+ * file (dir/pos.bin, 8 bytes): check reads it as run does, so position
+ * 16 of a 16-row cache is capacity-overflow, and 15 is clean. */
+static void ext_position(fx *f, int64_t pos)
+{
+    fx_begin(f);
+    char path[512];
+    snprintf(path, sizeof path, "%s/pos.bin", dir);
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(&pos, sizeof pos, 1, fp), 1);   /* little-endian here */
+    ck_assert_int_eq(fclose(fp), 0);
+    oac_mb *mb = oac_mb_new(f->ctx);
+    oac_gb *g = oac_mb_graph(mb);
+    cu_cache_input(g, "cache", 1);
+    oac_gb_input(g, "values", OAC_T_FLOAT, CU_UPD);
+    Onnx__TensorProto *t = oac_gb_init_i64(g, "pos", "", &pos, 1);
+    ck_assert_ptr_nonnull(t);
+    set_external(mb, t, "pos.bin", "0", "8");
+    cu_node(g, "upd", "cache,values,pos", "upd", true);
+    cu_output_alias(g, "upd", "cache");
+    snprintf(path, sizeof path, "%s/m.onnx", dir);
+    ck_assert_int_eq(oac_mb_write(mb, path), 0);
+    oac_mb_free(mb);
+    ck_assert_int_eq(oac_model_load(f->ctx, &f->m, path, f->d), OAC_OK);
+    ck_assert_int_eq(fx_check(f, NULL), OAC_OK);
+}
+static void ext_position_over(fx *f) { ext_position(f, 16); }
+static void ext_position_last(fx *f) { ext_position(f, 15); }
+
 static const scene_case ext_rows[] = {
+    { "position_over", ext_position_over, WANT(OAC_CAPACITY_OVERFLOW), "upd", "cache",
+      NULL },
+    { "position_last", ext_position_last, NEAR(OAC_CAPACITY_OVERFLOW) },
     { "past_end", ext_past_end, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",
       "/graph/initializer/1" },
     { "outside", ext_outside, WANT(OAC_EXTERNAL_DATA_INVALID), NULL, "w",

@@ -457,7 +457,7 @@ static int seed_value(pass *p, const oac_value *v)
             return rc;
         if (v->kind == OAC_VAL_INITIALIZER) {
             oac_known *k;
-            if ((rc = oac_known_from_tensor(sh, t, &k)))
+            if ((rc = oac_known_from_tensor(sh, p->st->model, t, &k)))
                 return rc;
             if ((rc = oac_shapes_known_set(sh, v->id, k)))
                 return rc;
@@ -534,7 +534,7 @@ static int seed_input_file(pass *p, const oac_value *v)
             }
         }
         oac_known *k;
-        if ((rc = oac_known_from_tensor(sh, t, &k)))
+        if ((rc = oac_known_from_tensor(sh, p->st->model, t, &k)))
             return rc;
         if ((rc = oac_shapes_known_set(sh, v->id, k)))
             return rc;

@@ -42,8 +42,11 @@ typedef struct oac_infer {
  * OAC_ENOMEM. */
 /* A known value from a TensorProto (initializer, Constant value, --input
  * file): NULL (not an error) when not a small integer tensor.  A
- * malformed payload is not an error either: the value stays unknown. */
-int oac_known_from_tensor(oac_shapes *sh, const Onnx__TensorProto *t,
-                          oac_known **out);
+ * malformed payload is not an error either: the value stays unknown.
+ * An EXTERNAL one is read as the run reads it (oac_external_read,
+ * relative to model's folder) when model is not NULL; unknown when it
+ * cannot be. */
+int oac_known_from_tensor(oac_shapes *sh, const oac_model *model,
+                          const Onnx__TensorProto *t, oac_known **out);
 
 #endif /* OAC_SHAPES_H */
