@@ -181,6 +181,8 @@ static const row rows[] = {
     { "not_derived", 1, OAC_REFUSAL_NOT_DERIVED, "past_0", "present_0", NULL, -1, -1 },
     { "reshape_chain", 1, OAC_REFUSAL_UNSUPPORTED_CHAIN, "past_0", "present_0", "flatten",
       -1, 0 },
+    { "update_chain", 1, OAC_REFUSAL_UNSUPPORTED_CHAIN, "past_0", "present_0", "update2",
+      0, 0 },
 };
 
 START_TEST(test_rows)
@@ -230,6 +232,28 @@ START_TEST(test_rows)
         ck_assert_ptr_null(oac_annotation_output(a));
         ck_assert(!exists(s.out));
     }
+    oac_annotation_free(a);
+    fx_end(&f);
+    scratch_end(&s);
+}
+END_TEST
+
+/* Two cache operators in a row: the refusal says what the model can state
+ * (output_alias on both, alias_of the past), not to move the first. */
+START_TEST(test_update_chain_advice)
+{
+    fx f;
+    scratch s;
+    fx_begin(&f);
+    scratch_new(&s, f.ctx, "update_chain");
+    oac_annotation *a = annotate_file(&f, s.in, s.out, NULL);
+    ck_assert_uint_eq(oac_annotation_pair_count(a), 1);
+    const char *m = oac_annotation_pair(a, 0)->message;
+    ck_assert_ptr_nonnull(strstr(m, "through node 'update1' (CacheUpdate), a second cache "
+                                    "operator"));
+    ck_assert_ptr_nonnull(strstr(m, "declare output_alias on both nodes and alias_of "
+                                    "'past_0' on 'present_0'"));
+    ck_assert_ptr_null(strstr(m, "move"));
     oac_annotation_free(a);
     fx_end(&f);
     scratch_end(&s);
@@ -657,6 +681,7 @@ Suite *test_suite(void)
     Suite *s = suite_create("annotate");
     TCase *tc = tcase_create("annotate");
     tcase_add_loop_test(tc, test_rows, 0, (int)(sizeof rows / sizeof rows[0]));
+    tcase_add_test(tc, test_update_chain_advice);
     tcase_add_test(tc, test_partial);
     tcase_add_test(tc, test_capacity);
     tcase_add_test(tc, test_ignore_config);

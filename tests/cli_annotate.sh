@@ -78,7 +78,8 @@ fi
 for case in gqa_beams:None/beam-search gqa_noshare:None/config-disabled \
             mha_no_past_len:growing-cache concat:growing-cache \
             constant_presents:constant-present not_derived:not-derived \
-            delta:delta-output reshape_chain:unsupported-chain; do
+            delta:delta-output reshape_chain:unsupported-chain \
+            update_chain:unsupported-chain; do
     row=${case%%:*}
     annotate 1 -o "$tmp/$row.out.onnx" "$m/$row.onnx"
     expect_eq "$row: reasons" "$(reasons "$out")" "${case#*:}"

@@ -330,6 +330,19 @@ static void reshape_chain(oac_mb *mb)
     oac_gb_output(g, "present_0", OAC_T_FLOAT, "1,2,?");
 }
 
+/* past_0 -> CacheUpdate -> CacheUpdate -> present_0, nothing declared:
+ * a chain annotate cannot state (one cache operator a pair). */
+static void update_chain(oac_mb *mb)
+{
+    oac_gb *g = cu_inputs(mb);
+    Onnx__NodeProto *u = oac_gb_node(g, "CacheUpdate", "onnx_alias", "update1",
+                                     "past_0,values,pos", "u1");
+    oac_node_attr_int(g, u, "axis", -2);
+    u = oac_gb_node(g, "CacheUpdate", "onnx_alias", "update2", "u1,values,pos", "present_0");
+    oac_node_attr_int(g, u, "axis", -2);
+    oac_gb_output(g, "present_0", OAC_T_FLOAT, "1,2,total_seq_len,16");
+}
+
 /* Layer 0 updated in place (CacheUpdate), layer 1 growing (Concat). */
 static void mixed(oac_mb *mb)
 {
@@ -431,6 +444,7 @@ const genai_model genai_models[] = {
     { "delta", delta, NULL },
     { "not_derived", not_derived, NULL },
     { "reshape_chain", reshape_chain, NULL },
+    { "update_chain", update_chain, NULL },
     { "mixed", mixed, NULL },
     { "stale_reader", stale_reader, NULL },
     { "pad", pad, NULL },

@@ -675,6 +675,19 @@ static int trace(ast *st, size_t k)
         }
         if (jv == OAC_PAIR_IN_PLACE && u && u->kind == OAC_VAL_NODE_OUTPUT) {
             const oac_node *m = &s->nodes[u->producer];
+            if (m->op && m->op->alias == OAC_AL_PAIRS) {
+                /* Two cache operators in a row: in place if both say so,
+                 * which only the model can state (contract 3's chain). */
+                refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
+                       "'%s' reaches input %d of node '%s' (%s) through node '%s' (%s), "
+                       "a second cache operator: annotate follows one cache operator from "
+                       "past to present, so it cannot state this chain; declare "
+                       "output_alias on both nodes and alias_of '%s' on '%s' by hand (a "
+                       "chain of updates is in place when each is declared), or make it "
+                       "one update", past, (int)j, n->display, op_of(n), m->display,
+                       op_of(m), past, present);
+                return OAC_OK;
+            }
             refuse(st, k, OAC_REFUSAL_UNSUPPORTED_CHAIN,
                    "'%s' reaches input %d of node '%s' (%s) through node '%s' (%s): "
                    "annotate follows only Identity links and one cache operator from "
