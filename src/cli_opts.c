@@ -947,6 +947,14 @@ int cli_parse(cli *c, int argc, char **argv)
         return usage("'%s' takes one model, not %zu", cmd_name(c->cmd), c->n_models);
     if (c->cmd == CLI_CMD_ANNOTATE && !c->output)
         return usage("'annotate' needs -o OUT.onnx, the file to write");
+    /* "-o -" is standard output, as "-" as a model is standard input; not
+     * for annotate, whose report goes there. */
+    if (c->output && !strcmp(c->output, "-")) {
+        if (c->cmd == CLI_CMD_ANNOTATE)
+            return usage("'annotate' writes its report to standard output: give -o the "
+                         "file of the annotated model, not -");
+        c->output = NULL;
+    }
     return CLI_PARSE_GO;
 }
 

@@ -153,6 +153,17 @@ ls -a "$tmp" | grep -q oac-tmp && fail "a temporary file was left behind"
 run_t 2 check -o "$tmp/a.txt" -o "$tmp/b.txt" raw_near.onnx
 [ -e "$tmp/a.txt" ] || [ -e "$tmp/b.txt" ] && fail "-o given twice wrote a file"
 
+# -o - is standard output (no file named "-"); annotate refuses it.
+here=$(pwd)
+mkdir "$tmp/dash" && cd "$tmp/dash" || exit 99
+run_t 0 check --format=json -o - "$hm/raw_near.onnx"
+[ -e ./- ] && fail "check -o - wrote a file named -"
+expect_eq "check -o -: the report on standard output" "$(json 'r["status"]' "$out")" ok
+run_t 2 annotate -o - "$am/scatter.onnx"
+[ -e ./- ] && fail "annotate -o - wrote a file named -"
+grep -q "not -" "$err" || fail "annotate -o -: the message does not say why"
+cd "$here" || exit 99
+
 # check and run agree on --input files: one refusal, one code.
 for f in x4_two x4_rank100 x4_passwd; do
     for cmd in check run; do
