@@ -117,3 +117,15 @@ oac_cap_mode oac_capacity_mode(const oac_op *op, const Onnx__NodeProto *np)
     const char *mode = oac_attr_string(np, op->enum_attr, "", buf, sizeof buf);
     return !strcmp(mode, "circular") ? OAC_CAP_CIRCULAR : OAC_CAP_NORMAL;
 }
+
+oac_share oac_pair_one_buffer(const oac_op *op, const Onnx__NodeProto *np, int in,
+                              int out, bool declared, int same_len)
+{
+    if (declared)
+        return OAC_SHARE_YES;
+    if (oac_op_pair_judge(op, np, in, out, NULL) != OAC_PAIR_IN_PLACE)
+        return OAC_SHARE_NO;
+    if (oac_op_has(op, OAC_OPF_PRESENT_IS_PAST) || op->cond != OAC_COND_ALWAYS)
+        return OAC_SHARE_YES;
+    return same_len > 0 ? OAC_SHARE_YES : same_len == 0 ? OAC_SHARE_NO : OAC_SHARE_UNKNOWN;
+}

@@ -10,8 +10,9 @@
  * (check/capacity.c), the run's pre-check (run/precheck.c) and both
  * cache kernels (kernels/cache.c, kernels/paged.c) call it; each adds
  * only where it stands ("node 'n': ", "checked before the step ...").
- * Also the normalisation of a capacity axis against a rank, which the
- * check and the pre-check share.
+ * Also the normalisation of a capacity axis against a rank, and whether
+ * a section-6 pair is one buffer (oac_pair_one_buffer), which the check
+ * and the pre-check share.
  *
  * Invariants:
  *  1. A negative position is an overflow before anything else is looked
@@ -98,6 +99,26 @@ struct oac_op;
  * normal. */
 oac_cap_mode oac_capacity_mode(const struct oac_op *op,
                                const Onnx__NodeProto *np);
+
+/* Is a pair of a section-6 row one buffer on its node, so that the row's
+ * length rule applies to its past's capacity? */
+typedef enum oac_share {
+    OAC_SHARE_NO,        /* a new buffer (the growing form, a condition that fails) */
+    OAC_SHARE_YES,
+    OAC_SHARE_UNKNOWN    /* the file cannot tell: the check lists it */
+} oac_share;
+/* Pair (in, out) of op on node np: declared in place (the caller's
+ * resolved output_alias), or in place as configured (oac_op_pair_judge)
+ * with the file making past and present one buffer: by the operator's
+ * definition (OAC_OPF_PRESENT_IS_PAST), by the input or attribute of its
+ * condition, or, on a row in place always because the caller binds one
+ * buffer (GroupQueryAttention), by the present's length on the capacity
+ * axis being the past's: same_len 1 (the same number or dim_param), 0
+ * (another: the growing form), -1 (cannot tell).  The check
+ * (check/capacity.c) and the run's pre-check (run/precheck.c) both ask
+ * here. */
+oac_share oac_pair_one_buffer(const struct oac_op *op, const Onnx__NodeProto *np, int in,
+                              int out, bool declared, int same_len);
 
 /* `axis` (negative counts from the end) of a cache of rank `rank`,
  * normalised to 0..rank-1; -1 when the rank is not known (< 0) or the

@@ -623,13 +623,13 @@ static void f16_weight(oac_gb *g, const char *name, int rows, int cols, unsigned
  * INT32 decoder inputs) -> lm_head.  annotated: past_key/past_value
  * [batch, 1, G_CAP, 4] READ_WRITE, the presents in place; stock: past
  * [batch, 1, past_seq, 4], presents [batch, 1, total_seq, 4]. */
-static void gqa_decoder(fx *f, bool annotated)
+static void gqa_decoder_dims(fx *f, bool annotated, bool fixed)
 {
     oac_mb *mb;
     oac_gb *g = fx_build(f, &mb);
     oac_mb_opset(mb, "com.microsoft", 1);
     char pd[32], qd[32];
-    if (annotated) {
+    if (annotated || fixed) {
         snprintf(pd, sizeof pd, "batch,1,%d,%d", G_CAP, G_H);
         snprintf(qd, sizeof qd, "%s", pd);
     } else {
@@ -669,6 +669,8 @@ static void gqa_decoder(fx *f, bool annotated)
     }
     fx_load(f);
 }
+
+static void gqa_decoder(fx *f, bool annotated) { gqa_decoder_dims(f, annotated, false); }
 
 /* The FLOAT16 logits lm_head computes, per step, as floats. */
 static float glogits[8][3 * G_VOCAB];
@@ -734,6 +736,32 @@ START_TEST(gqa_decoder_in_place_and_past_its_capacity)
 }
 END_TEST
 
+START_TEST(gqa_unannotated_one_buffer_past_its_capacity)
+{
+    /* Without output_alias but past and present both declared with the 8
+     * rows of one buffer (GroupQueryAttention shares it, section 6): the
+     * run checks the length as it does for the annotated decoder, and
+     * step 7 (total 9) is refused before it runs, where it grew the
+     * present past its declared 8 rows and stopped later with
+     * unsupported-operator. */
+    for (int over = 0; over < 2; over++) {
+        oac_run_opts ro = { .steps = 6 + (uint64_t)over, .prompt_length = 3 };
+        fx f;
+        gqa_decoder_dims(&f, false, true);
+        ck_assert_int_eq(fx_check_run(&f, NULL, 0, NULL, 0, &ro, NULL),
+                         over ? OAC_ERUNTIME : OAC_OK);
+        ck_assert_uint_eq(f.e->steps_completed, 6);
+        ck_assert_uint_eq(diag_count(f.d, OAC_UNSUPPORTED_OPERATOR), 0);
+        if (over) {
+            const oac_diag *d = diag_expect_run(f.d, OAC_CAPACITY_OVERFLOW, "capacity-overflow");
+            ck_assert_str_eq(d->node, "gqa");
+            ck_assert_ptr_nonnull(strstr(d->message, "the update leaves 9 positions (input 6 "));
+        }
+        fx_end(&f);
+    }
+}
+END_TEST
+
 START_TEST(gqa_stock_against_annotated)
 {
     /* The same tokens: the stock decoder (GroupQueryAttention without a
@@ -791,6 +819,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, stock_scatter_copies_every_step);
     tcase_add_test(tc, config_names_inputs_and_pairs);
     tcase_add_test(tc, gqa_decoder_in_place_and_past_its_capacity);
+    tcase_add_test(tc, gqa_unannotated_one_buffer_past_its_capacity);
     tcase_add_test(tc, gqa_stock_against_annotated);
     suite_add_tcase(s, tc);
     return s;

@@ -31,10 +31,9 @@
  *     capacity, its wording and the axis's normalisation are the
  *     rulebook's (rulebook.h), which the run and the kernels share.
  *  6. A section-6 length rule applies to each pair of the node that is one
- *     buffer, annotated or not (pair_shared): declared, or in place as
- *     configured (oac_op_pair_judge) with the file making past and
- *     present one buffer; an undeclared pair the file cannot tell is
- *     listed.
+ *     buffer, annotated or not (pair_shared, the rulebook's
+ *     oac_pair_one_buffer, which the run's pre-check asks too); an
+ *     undeclared pair the file cannot tell is listed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -391,53 +390,35 @@ int oac_capacity_paged_attention(cap_ctx *c)
 
 /* ---- section 6: the rows' length rules ---------------------------------- */
 
-/* Is pair p of the row one buffer on this node, so that the length rule
- * applies to its past's capacity? */
-typedef enum { SHARE_NO, SHARE_YES, SHARE_UNKNOWN } share;
-
-/* Are dims a and b the same dimension (the same number, or the same
- * dim_param)?  SHARE_UNKNOWN when neither tells. */
-static share same_dim(const cap_ctx *c, oac_dimref a, oac_dimref b)
+/* Are dims a and b the same dimension: 1 (the same number, or the same
+ * dim_param), 0 (two different numbers), -1 (neither tells). */
+static int same_dim(const cap_ctx *c, oac_dimref a, oac_dimref b)
 {
     int64_t x = oac_shapes_dim(c->sh, a), y = oac_shapes_dim(c->sh, b);
     if (x >= 0 && y >= 0)
-        return x == y ? SHARE_YES : SHARE_NO;
+        return x == y;
     const char *na = oac_shapes_dim_name(c->sh, a), *nb = oac_shapes_dim_name(c->sh, b);
     if (a == b || (na && nb && *na && !strcmp(na, nb)))
-        return SHARE_YES;
-    return SHARE_UNKNOWN;
+        return 1;
+    return -1;
 }
 
-/* Pair p shares the past's storage on this node when it is declared in
- * place (output_alias resolved to it; a refused one was cleared by the
- * ports pass), or holds in place as the node is configured
- * (oac_op_pair_judge, the verdict alias-implied rests on) and the file
- * makes past and present one buffer: by the operator's definition
- * (OAC_OPF_PRESENT_IS_PAST), by the input or attribute of its condition
- * (OAC_COND_INPUT/ATTR), or, for a row in place always because the
- * caller binds one buffer (GroupQueryAttention), by the present's
- * length on the capacity axis (declared, else inferred) being the
- * past's.  A present the file shows longer than the past is ONNX
- * Runtime's growing form (a new buffer, no capacity to overflow); one it
- * cannot compare (two unbound symbols) is SHARE_UNKNOWN, listed. */
-static share pair_shared(const cap_ctx *c, oac_op_pair p)
+/* Pair p of the row, one buffer on this node (oac_pair_one_buffer, the
+ * rulebook's): declared when output_alias resolved to it (a refused one
+ * was cleared by the ports pass); the present's length on the capacity
+ * axis, declared else inferred, against the past's. */
+static oac_share pair_shared(const cap_ctx *c, oac_op_pair p)
 {
-    const oac_op *op = c->op;
     const Onnx__NodeProto *np = c->nd->proto;
-    if (c->nd->alias_in && (size_t)p.out < np->n_output &&
-        c->nd->alias_in[p.out] == p.in)
-        return SHARE_YES;
-    if (oac_op_pair_judge(op, np, p.in, p.out, NULL) != OAC_PAIR_IN_PLACE)
-        return SHARE_NO;
-    if (oac_op_has(op, OAC_OPF_PRESENT_IS_PAST) || op->cond != OAC_COND_ALWAYS)
-        return SHARE_YES;
+    bool declared = c->nd->alias_in && (size_t)p.out < np->n_output &&
+                    c->nd->alias_in[p.out] == p.in;
     const oac_vshape *pv = port_vs(c, p.in, NULL);
     const oac_value *out = oac_node_output(c->s, c->i, (size_t)p.out);
     const oac_vshape *qv = out ? oac_shapes_value(c->sh, out->id) : NULL;
-    int64_t axis = op->axis_default;
-    if (!pv || !qv || pv->rank <= axis || qv->rank <= axis)
-        return SHARE_UNKNOWN;
-    return same_dim(c, pv->dims[axis], qv->dims[axis]);
+    int64_t axis = c->op->axis_default;
+    int same = !pv || !qv || pv->rank <= axis || qv->rank <= axis
+                   ? -1 : same_dim(c, pv->dims[axis], qv->dims[axis]);
+    return oac_pair_one_buffer(c->op, np, p.in, p.out, declared, same);
 }
 
 /* The row's .length (OAC_LEN_VALUE): the known value of input `port` +
@@ -455,13 +436,13 @@ int oac_capacity_length(cap_ctx *c)
         n = OAC_OP_MAX_PAIRS;
     int rc = OAC_OK;
     for (size_t k = 0; k < n; k++) {
-        share one = pair_shared(c, pairs[k]);
-        if (one == SHARE_NO)
+        oac_share one = pair_shared(c, pairs[k]);
+        if (one == OAC_SHARE_NO)
             continue;
         const char *past = NULL;
         const oac_vshape *pv = port_vs(c, pairs[k].in, &past);
         c->cache = past ? past : c->nd->proto->input[pairs[k].in];
-        if (one == SHARE_UNKNOWN) {
+        if (one == OAC_SHARE_UNKNOWN) {
             const char *pres = c->nd->proto->output[pairs[k].out];
             char why[640];
             snprintf(why, sizeof why, "the file does not say whether '%.200s' and "

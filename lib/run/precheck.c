@@ -13,9 +13,10 @@
  *    OAC_OPF_CACHE_UPDATE, in place or not;
  *  - the section-6 rows whose .length is OAC_LEN_VALUE (e.g.
  *    GroupQueryAttention's total_sequence_length against the shared
- *    buffer), when the node declares one of its pairs in place: the
+ *    buffer), for the pairs that are one buffer, declared or not
+ *    (oac_pair_one_buffer, the check's rule too): the
  *    length is the value of .length.port + .plus + dim .seq_axis of
- *    .seq_port, the capacity each declared pair's past on .axis_default.
+ *    .seq_port, the capacity each such pair's past on .axis_default.
  *    Every such rule gives the total length after the update; when the
  *    port's value is computed by nodes (a GenAI export derives
  *    total_sequence_length from attention_mask) and the run drives an
@@ -332,16 +333,31 @@ static int check_blocks(pre *p)
     return OAC_OK;
 }
 
-/* A section-6 row's length rule, for the pairs the node declares in
- * place. */
+/* Is pair k of the node's row one buffer this step (the rulebook's
+ * oac_pair_one_buffer, as the check asks it): declared, or in place as
+ * configured with the present as long as the past on the capacity axis
+ * (their numbers this step, else the analysis's). */
+static bool one_buffer(const pre *p, size_t k)
+{
+    const oac_op *op = p->nd->op;
+    oac_op_pair pr = op->pairs[k];
+    bool declared = oac_node_alias_in(p->m, p->node, (size_t)pr.out) == pr.in;
+    int64_t a = pre_dim(p, port(p, pr.in), op->axis_default);
+    int64_t b = pre_dim(p, oac_node_output(p->m, p->node, (size_t)pr.out), op->axis_default);
+    int same = a >= 0 && b >= 0 ? a == b : -1;
+    return oac_pair_one_buffer(op, p->nd->proto, pr.in, pr.out, declared, same) ==
+           OAC_SHARE_YES;
+}
+
+/* A section-6 row's length rule, for the pairs that are one buffer
+ * (one_buffer), annotated or not. */
 static int check_length(pre *p)
 {
     const oac_op *op = p->nd->op;
     const oac_op_length *L = &op->length;
     bool any = false;
     for (size_t k = 0; k < op->n_pairs; k++)
-        any = any || oac_node_alias_in(p->m, p->node, (size_t)op->pairs[k].out) ==
-                         op->pairs[k].in;
+        any = any || one_buffer(p, k);
     if (!any)
         return OAC_OK;
     /* The total after the update, as the check words it: the value +
@@ -373,7 +389,7 @@ static int check_length(pre *p)
         snprintf(parts + at, sizeof parts - at, ", the generation loop's total length");
     }
     for (size_t k = 0; k < op->n_pairs; k++) {
-        if (oac_node_alias_in(p->m, p->node, (size_t)op->pairs[k].out) != op->pairs[k].in)
+        if (!one_buffer(p, k))
             continue;
         const oac_value *past = port(p, op->pairs[k].in);
         int64_t cap = pre_dim(p, past, op->axis_default);
