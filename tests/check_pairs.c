@@ -640,6 +640,25 @@ static const model_case link_cases[] = {
 };
 CASES_TEST(link_cases)
 
+/* alias_of the past on the present of past -> Identity (undeclared) ->
+ * TensorScatter (declared): alias-mismatch, and its message says where
+ * the chain stops and what to declare, not to name that inner root
+ * (which silenced the finding without sharing the cache). */
+static void id_then_ts_past(oac_mb *mb) { kv_path(mb, "ID TS+", KV_PAST); }
+START_TEST(test_mismatch_names_where_the_chain_stops)
+{
+    fx f;
+    fx_check_model(&f, id_then_ts_past);
+    long i = oac_diags_find(f.d, OAC_ALIAS_MISMATCH);
+    ck_assert_int_ge(i, 0);
+    const char *m = oac_diags_get(f.d, (size_t)i)->message;
+    ck_assert_ptr_nonnull(strstr(m, "stops at 'x0', output 0 of node ID_0"));
+    ck_assert_ptr_nonnull(strstr(m, "declare output_alias on ID_0"));
+    ck_assert_ptr_null(strstr(m, "must name the alias root"));
+    fx_end(&f);
+}
+END_TEST
+
 /* Each node of an implied pair's path that lacks its declaration has its
  * own alias-implied, and a declared one none: the Identity links here,
  * the TensorScatter the checker's own.  The message names the node, what
@@ -898,6 +917,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, test_run_quotes_nodes);
     ADD_CASES(tc, cases);
     ADD_CASES(tc, link_cases);
+    tcase_add_test(tc, test_mismatch_names_where_the_chain_stops);
     tcase_add_test(tc, test_implied_each_link);
     suite_add_tcase(s, tc);
     return s;

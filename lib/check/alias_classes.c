@@ -709,12 +709,23 @@ static int check_alias_of(build *b, oac_scope *s, const oac_vinfo *e,
     }
     oac_value *r = oac_alias_root(al, v);
     if (is_boundary_output(v)) {
+        const char *kind = s->kind == OAC_SCOPE_FUNCTION ? "function" : "graph";
+        if (a != r && r && r->kind == OAC_VAL_NODE_OUTPUT)
+            /* The chain stops at a node output (a fresh buffer): naming
+             * that root would silence the finding, not share the cache. */
+            return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, at(&w, s, v, e->loc),
+                "%s: output '%s' of %s '%s' has alias_of '%s', but its alias chain "
+                "stops at '%s', output %d of node %s, which declares no output_alias "
+                "for it (a new buffer), so it reaches no input the caller binds; "
+                "declare output_alias on %s for that output so the chain reaches "
+                "'%s'", node_desc(v, d, sizeof d), v->name, kind, s->name, an,
+                r->name, (int)r->port, r->scope->nodes[r->producer].display,
+                r->scope->nodes[r->producer].display, an);
         if (a != r)
             return oac_scope_diag(st, s, OAC_ALIAS_MISMATCH, at(&w, s, v, e->loc),
                 "%s: output '%s' of %s '%s' has alias_of '%s', but at the "
                 "boundary it must name the alias root '%s' (the value the "
-                "caller binds)", node_desc(v, d, sizeof d), v->name,
-                s->kind == OAC_SCOPE_FUNCTION ? "function" : "graph",
+                "caller binds)", node_desc(v, d, sizeof d), v->name, kind,
                 s->name, an, r ? r->name : "?");
         return OAC_OK;
     }
