@@ -297,6 +297,22 @@ bool oac_elem_bytes(int32_t elem_type, uint64_t n, uint64_t *out);
 
 /* ---- model/load.c / model/save.c / model/extdata.c: models ---------------------------- */
 
+/* The strings of a parsed model whose bytes held a NUL byte
+ * (model/decode.c lists them), sorted by address once at load
+ * (model/nulset.c): p[0 .. n), in the model's arena; empty when none. */
+typedef struct oac_nul_set {
+    const char **p;
+    size_t n;
+} oac_nul_set;
+/* Is s (a string of the model's tree) one of them?  A bisection. */
+bool oac_nul_held(const oac_nul_set *ns, const char *s);
+struct oac_arena;
+struct oac_decode_nul;
+/* The set of the decoder's list l, in arena (model/nulset.c); OAC_ENOMEM
+ * with the arena's message. */
+int oac_nul_set_make(struct oac_arena *arena, const struct oac_decode_nul *l,
+                     oac_nul_set *out);
+
 struct oac_model {
     oac_ctx *ctx;
     char *path;              /* as given */
@@ -308,10 +324,10 @@ struct oac_model {
                               * memory) and is freed with the model */
     Onnx__ModelProto *proto;
     struct oac_arena *arena; /* owns every byte of proto */
-    /* StringStringEntryProto strings of proto whose bytes held a NUL (the
-     * decoder's list, in the arena; NULL when none): such a string is
-     * only the text before the NUL (model/extdata.c refuses it as a location). */
-    const struct oac_decode_nul *nul_strings;
+    /* The strings of proto whose bytes held a NUL (oac_nul_set): such a
+     * string is only the text before the NUL (model/extdata.c refuses it
+     * as a location, check/structure.c as a name). */
+    oac_nul_set nul_strings;
 };
 
 /* The parsed ModelProto (model/load.c); borrowed, as long as the model. */
@@ -362,6 +378,11 @@ bool oac_tensor_payload_fits(oac_ctx *ctx, const Onnx__TensorProto *t,
  * data, with the message on ctx. */
 int oac_tensor_int64s(oac_ctx *ctx, const Onnx__TensorProto *t,
                       int64_t *out, size_t max, size_t *n);
+/* The same, reading an EXTERNAL tensor of at most max elements as
+ * oac_tensor_read does (relative to model's folder); with model NULL an
+ * external tensor is OAC_EUNSUPPORTED, as for oac_tensor_int64s. */
+int oac_tensor_int64s_in(oac_ctx *ctx, const oac_model *model, const Onnx__TensorProto *t,
+                         int64_t *out, size_t max, size_t *n);
 /* Decode the tensor's elements into dst as dense little-endian bytes of
  * its data_type (what raw_data would hold).  dst_len must equal the
  * tensor's byte size. */

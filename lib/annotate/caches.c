@@ -230,22 +230,9 @@ static int collect_refused(kvst *st)
     return rc;
 }
 
-/* Does node n state output_alias {output 0, input 0}?  Of any kind: an
- * entry that is broken otherwise is the ports pass's finding
- * (check/alias_rules.c), as implied_update counts it. */
-static bool states_alias_00(const oac_node *n)
-{
-    for (size_t e = 0; e < n->proto->n_output_alias; e++) {
-        const Onnx__ValueAliasProto *x = n->proto->output_alias[e];
-        if (x && (x->has_output_index ? x->output_index : 0) == 0 &&
-            (x->has_input_index ? x->input_index : 0) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* alias-implied for implied pair k: one at each Identity on its path
- * (oac_annotation_path) that states no output_alias {0, 0}, naming that
+ * (oac_annotation_path) that states no output_alias {0, 0} (of any kind:
+ * a broken one is the ports pass's finding), naming that
  * node, since each such link is one a user must declare before the pair
  * is in place.  The path's cache operator is the checker's
  * (check/alias_rules.c: implied_update, implied_pairs); ScatterND and
@@ -260,7 +247,7 @@ static int implied_links(kvst *st, size_t k, const oac_kv_cache *e)
     for (size_t j = 0; rc == OAC_OK && j < n; j++) {
         const oac_node *nd = &st->s->nodes[path[j]];
         const Onnx__NodeProto *np = nd->proto;
-        if (!oac_op_is(nd->op, OAC_OP_IDENTITY) || states_alias_00(nd) ||
+        if (!oac_op_is(nd->op, OAC_OP_IDENTITY) || oac_node_states_alias(np, 0, 0) ||
             np->n_input < 1 || np->n_output < 1)
             continue;
         oac_where w = oac_where_node(st->s, path[j], np->output[0], NULL, st->loc,

@@ -24,6 +24,17 @@ const oac_aclass *oac_value_class(const oac_aliases *a, const oac_value *v)
     return &a->classes[a->class_of[f]];
 }
 
+bool oac_node_states_alias(const Onnx__NodeProto *np, int out, int in)
+{
+    for (size_t k = 0; k < np->n_output_alias; k++) {
+        const Onnx__ValueAliasProto *e = np->output_alias[k];
+        if (e && (e->has_output_index ? e->output_index : 0) == out &&
+            (e->has_input_index ? e->input_index : 0) == in)
+            return true;
+    }
+    return false;
+}
+
 int oac_node_alias_in(const oac_scope *s, long i, size_t out)
 {
     oac_node *n = oac_scope_node(s, i);

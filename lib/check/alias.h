@@ -157,6 +157,11 @@ int oac_class_complete(oac_analysis *a, size_t k, const struct oac_shapes *sh,
  * function's alias_of on that output naming one of its inputs. */
 int oac_node_alias_in(const oac_scope *s, long i, size_t out);
 
+/* Does np state an output_alias entry for output `out` and input `in`, of
+ * any kind (a broken one is the ports pass's finding, not a missing
+ * declaration)?  An absent index is 0, as protobuf reads it. */
+bool oac_node_states_alias(const Onnx__NodeProto *np, int out, int in);
+
 
 /* Where the alias chain of bo (an output of branch scope br) leaves the
  * branch: bo itself when it is an outer value, the first outer value up

@@ -500,12 +500,7 @@ static int implied_update(ports *pt)
     const char *op_type = pt->op_type;
     char loc[LOC_MAX];
     int rc;
-    bool stated = false;
-    for (size_t k = 0; k < np->n_output_alias && !stated; k++) {
-        const Onnx__ValueAliasProto *e = np->output_alias[k];
-        stated = e && (e->has_output_index ? e->output_index : 0) == 0 &&
-                 (e->has_input_index ? e->input_index : 0) == 0;
-    }
+    bool stated = oac_node_states_alias(np, 0, 0);
     /* A refused entry on output 0 is that finding's, reported alone. */
     if (!stated && n->alias_in[0] != OAC_ALIAS_REFUSED) {
         oac_where w = oac_where_node(s, i, np->output[0], NULL, loc,

@@ -54,37 +54,15 @@ static bool fits(int32_t t, int64_t v)
     }
 }
 
-/* t's payload read from its external file into buf (bytes long), as a
- * tensor in *inl whose raw_data holds it; false when it cannot be read
- * (the value stays unknown; the load reported a bad reference). */
-static bool external_inline(oac_shapes *sh, const oac_model *model,
-                            const Onnx__TensorProto *t, uint8_t *buf, size_t bytes,
-                            Onnx__TensorProto *inl)
-{
-    if (oac_external_read(sh->ctx, model, t, buf, bytes) != OAC_OK)
-        return false;
-    *inl = *t;
-    inl->has_data_location = false;
-    inl->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT;
-    inl->n_external_data = 0;
-    inl->external_data = NULL;
-    inl->has_raw_data = true;
-    inl->raw_data.len = bytes;
-    inl->raw_data.data = buf;
-    return true;
-}
-
 int oac_known_from_tensor(oac_shapes *sh, const oac_model *model,
                           const Onnx__TensorProto *t, oac_known **out)
 {
     *out = NULL;
-    uint64_t n, bytes;
+    uint64_t n;
     if (!t || !t->has_data_type || !is_int_type(t->data_type) ||
         t->n_dims > OAC_SHAPE_MAX_RANK || !oac_tensor_numel(t, &n) ||
-        n > OAC_KNOWN_MAX || !oac_elem_bytes(t->data_type, n, &bytes))
-        return OAC_OK;
-    bool external = t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    if (external && !model)
+        n > OAC_KNOWN_MAX ||
+        (t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL && !model))
         return OAC_OK;
     oac_known *k = oac_shapes_new_known(sh, t->data_type, (int32_t)t->n_dims,
                                         (size_t)n);
@@ -96,12 +74,7 @@ int oac_known_from_tensor(oac_shapes *sh, const oac_model *model,
      * of this pass (invariant 3). */
     char saved[sizeof sh->ctx->errmsg];
     memcpy(saved, sh->ctx->errmsg, sizeof saved);
-    /* At most OAC_KNOWN_MAX elements of 8 bytes: on the stack. */
-    uint8_t buf[OAC_KNOWN_MAX * 8];
-    Onnx__TensorProto inl;
-    int rc = OAC_EPARSE;
-    if (!external || external_inline(sh, model, t, buf, (size_t)bytes, &inl))
-        rc = oac_tensor_int64s(sh->ctx, external ? &inl : t, k->v, (size_t)n, &got);
+    int rc = oac_tensor_int64s_in(sh->ctx, model, t, k->v, (size_t)n, &got);
     memcpy(sh->ctx->errmsg, saved, sizeof saved);
     if (rc == OAC_ENOMEM)
         return rc;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "check/alias.h"
+#include "check/analysis.h"
 #include "check/checker.h"
 #include "check/graph.h"
 #include "ops.h"
@@ -428,6 +429,29 @@ static int64_t onnx_opset(const oac_graphs *g, const oac_scope *s)
 
 static int seed_input_file(pass *p, const oac_value *v);
 
+/* The known value of v from its tensor t (an initializer, an --input
+ * file).  Over a made analysis (st->inputs_from: the run's later steps)
+ * an external payload is not read again: its value is the made
+ * analysis's, copied into this store. */
+static int tensor_known(pass *p, const oac_value *v, const Onnx__TensorProto *t,
+                        oac_known **out)
+{
+    const oac_analysis *from = p->st->inputs_from;
+    if (!from || !t || t->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return oac_known_from_tensor(p->sh, p->st->model, t, out);
+    *out = NULL;
+    const oac_known *k = from->shapes ? oac_shapes_known(from->shapes, v->id) : NULL;
+    if (!k)
+        return OAC_OK;
+    oac_known *c = oac_shapes_new_known(p->sh, k->elem_type, k->rank, k->n);
+    if (!c)
+        return OAC_ENOMEM;
+    oac_shapes_copy(c->shape, k->shape, (size_t)k->rank * sizeof *c->shape);
+    oac_shapes_copy(c->v, k->v, k->n * sizeof *c->v);
+    *out = c;
+    return OAC_OK;
+}
+
 /* Seed a value with no producer: declared type, initializer dims, known
  * initializer payload, --input. */
 static int seed_value(pass *p, const oac_value *v)
@@ -457,7 +481,7 @@ static int seed_value(pass *p, const oac_value *v)
             return rc;
         if (v->kind == OAC_VAL_INITIALIZER) {
             oac_known *k;
-            if ((rc = oac_known_from_tensor(sh, p->st->model, t, &k)))
+            if ((rc = tensor_known(p, v, t, &k)))
                 return rc;
             if ((rc = oac_shapes_known_set(sh, v->id, k)))
                 return rc;
@@ -534,7 +558,7 @@ static int seed_input_file(pass *p, const oac_value *v)
             }
         }
         oac_known *k;
-        if ((rc = oac_known_from_tensor(sh, p->st->model, t, &k)))
+        if ((rc = tensor_known(p, v, t, &k)))
             return rc;
         if ((rc = oac_shapes_known_set(sh, v->id, k)))
             return rc;

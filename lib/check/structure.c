@@ -34,7 +34,7 @@
  *     value_info's name and alias_of; an initializer's name; a
  *     function's inputs and outputs) holds a NUL byte: its C string ends
  *     there, so "cache\0x" would read as "cache", another value
- *     (model/decode.c lists such strings, oac_model.nul_strings).
+ *     (oac_model.nul_strings, sorted at load).
  *
  * Each finding names the node or value and its location and says how to
  * mend it; findings in a function body are reported once per call site
@@ -50,12 +50,10 @@
  *     allocation failure is the pass's only negative return.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "check/checker.h"
 #include "check/graph.h"
-#include "model/decode.h"
 
 static bool empty(const char *s)
 {
@@ -399,27 +397,11 @@ static int input_defaults(oac_check_state *st, const oac_scope *s)
 
 /* ---- rule 7: names with a NUL byte ------------------------------------------ */
 
-typedef struct nul_set {
-    const char **p;    /* the listed strings, sorted by address */
-    size_t n;
-} nul_set;
-
-static int cmp_addr(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t)*(const char *const *)a, y = (uintptr_t)*(const char *const *)b;
-    return x < y ? -1 : x > y;
-}
-
-static bool held_nul(const nul_set *ns, const char *s)
-{
-    return s && bsearch(&s, ns->p, ns->n, sizeof *ns->p, cmp_addr) != NULL;
-}
-
 /* One finding if name (at loc, what it is) held a NUL byte. */
-static int nul_name(oac_check_state *st, const oac_scope *s, const nul_set *ns,
+static int nul_name(oac_check_state *st, const oac_scope *s, const oac_nul_set *ns,
                     oac_where *w, const char *name, const char *what)
 {
-    if (!held_nul(ns, name))
+    if (!oac_nul_held(ns, name))
         return OAC_OK;
     w->value = name;
     return oac_scope_diag(st, s, OAC_MODEL_INVALID, w,
@@ -430,7 +412,7 @@ static int nul_name(oac_check_state *st, const oac_scope *s, const nul_set *ns,
 }
 
 /* Rule 7 over node i of s. */
-static int nul_node(oac_check_state *st, const oac_scope *s, const nul_set *ns, long i)
+static int nul_node(oac_check_state *st, const oac_scope *s, const oac_nul_set *ns, long i)
 {
     const Onnx__NodeProto *np = s->nodes[i].proto;
     char loc[512], suffix[64], what[96];
@@ -446,7 +428,7 @@ static int nul_node(oac_check_state *st, const oac_scope *s, const nul_set *ns, 
         size_t n = out ? np->n_output : np->n_input;
         char *const *names = out ? np->output : np->input;
         for (size_t j = 0; j < n && !rc; j++) {
-            if (!held_nul(ns, names[j]))
+            if (!oac_nul_held(ns, names[j]))
                 continue;
             snprintf(suffix, sizeof suffix, "/%s/%zu", out ? "output" : "input", j);
             w = oac_where_node(s, i, NULL, suffix, loc, sizeof loc);
@@ -460,7 +442,7 @@ static int nul_node(oac_check_state *st, const oac_scope *s, const nul_set *ns, 
 
 /* Rule 7 over scope s: its nodes, declarations, initializers and a
  * function's interface. */
-static int nul_scope(oac_check_state *st, const oac_scope *s, const nul_set *ns)
+static int nul_scope(oac_check_state *st, const oac_scope *s, const oac_nul_set *ns)
 {
     char loc[512];
     int rc = OAC_OK;
@@ -492,26 +474,14 @@ static int nul_scope(oac_check_state *st, const oac_scope *s, const nul_set *ns)
     return rc;
 }
 
-/* Rule 7: nothing to do (nothing allocated) unless the decoder listed a
- * string that held a NUL. */
+/* Rule 7: nothing to do unless the decoder listed a string that held a
+ * NUL (the model's set, sorted once at load). */
 static int nul_names(oac_check_state *st)
 {
-    const oac_decode_nul *l = st->model->nul_strings;
-    if (!l || !st->graphs)
-        return OAC_OK;
-    size_t n = 0;
-    for (const oac_decode_nul *e = l; e; e = e->next)
-        n++;
-    nul_set ns = { oac_alloc(st->ctx, n * sizeof *ns.p), 0 };
-    if (!ns.p)
-        return OAC_ENOMEM;
-    for (const oac_decode_nul *e = l; e; e = e->next)
-        ns.p[ns.n++] = e->s;
-    qsort(ns.p, ns.n, sizeof *ns.p, cmp_addr);
+    const oac_nul_set *ns = &st->model->nul_strings;
     int rc = OAC_OK;
-    for (size_t i = 0; i < st->graphs->n_scopes && !rc; i++)
-        rc = nul_scope(st, st->graphs->scopes[i], &ns);
-    oac_dealloc(st->ctx, ns.p);
+    for (size_t i = 0; ns->n && st->graphs && i < st->graphs->n_scopes && !rc; i++)
+        rc = nul_scope(st, st->graphs->scopes[i], ns);
     return rc;
 }
 

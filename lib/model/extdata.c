@@ -125,15 +125,6 @@ static int report(walk *w, const Onnx__TensorProto *t, const char *fmt, ...)
                         "tensor '%s': %s", name ? name : "", msg);
 }
 
-/* Is s one of the decoder's strings that held a NUL byte? */
-static bool held_nul(const oac_decode_nul *nul, const char *s)
-{
-    for (; nul; nul = nul->next)
-        if (nul->s == s)
-            return true;
-    return false;
-}
-
 /* A resolved external reference.  why is empty when the reference is
  * valid, else says what is wrong with it. */
 typedef struct ext_ref {
@@ -153,12 +144,12 @@ static int invalid(ext_ref *r, const char *fmt, ...)
 }
 
 /* Resolve t's reference against the folder dir (whose realpath is
- * dir_real, NULL when it has none); nul lists the model's strings that
+ * dir_real, NULL when it has none); nul holds the model's strings that
  * held a NUL byte.  OAC_OK with r->why empty: valid; OAC_OK with r->why
  * set: invalid; negative: out of memory.  r->real is allocated either
  * way; the caller frees it. */
 static int ext_resolve(oac_ctx *ctx, const char *dir, const char *dir_real,
-                       const oac_decode_nul *nul, const Onnx__TensorProto *t,
+                       const oac_nul_set *nul, const Onnx__TensorProto *t,
                        ext_ref *r)
 {
     const char *loc = ext_get(t, "location");
@@ -172,7 +163,7 @@ static int ext_resolve(oac_ctx *ctx, const char *dir, const char *dir_real,
     r->real[0] = '\0';
     if (!loc || !*loc)
         return invalid(r, "external data has no location");
-    if (held_nul(nul, loc))
+    if (nul && oac_nul_held(nul, loc))
         return invalid(r, "external data location '%s...' contains a NUL byte; "
                        "a location is a relative file name without one", loc);
     if (loc[0] == '/' || loc[0] == '\\')
@@ -236,7 +227,7 @@ static int check_tensor(walk *w, const Onnx__TensorProto *t)
     if (!is_external(t))
         return OAC_OK;
     ext_ref r;
-    int rc = ext_resolve(w->ctx, w->model->dir, w->dir_real, w->model->nul_strings,
+    int rc = ext_resolve(w->ctx, w->model->dir, w->dir_real, &w->model->nul_strings,
                          t, &r);
     if (rc == OAC_OK && r.why[0])
         rc = report(w, t, "%s", r.why);
@@ -272,7 +263,7 @@ int oac_external_read(oac_ctx *ctx, const oac_model *model,
     /* The checks of the load again: the files may have changed since, and
      * a model made in memory was never checked. */
     if ((rc = ext_resolve(ctx, dir, realpath(dir, dir_real) ? dir_real : NULL,
-                          model ? model->nul_strings : NULL, t, &r)))
+                          model ? &model->nul_strings : NULL, t, &r)))
         goto done;
     if (r.why[0]) {
         rc = oac_err(ctx, OAC_EPARSE, "tensor '%s': %s", name, r.why);
@@ -332,7 +323,7 @@ int oac_external_judge(oac_ctx *ctx, const oac_model *model,
     if (!dir_real)
         return OAC_ENOMEM;
     int rc = ext_resolve(ctx, dir, realpath(dir, dir_real) ? dir_real : NULL,
-                         model ? model->nul_strings : NULL, t, &r);
+                         model ? &model->nul_strings : NULL, t, &r);
     if (rc == OAC_OK && r.why[0])
         snprintf(why, why_len, "%s", r.why);
     /* Read or refused, the file it names is an input of the call. */

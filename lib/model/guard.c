@@ -85,31 +85,30 @@ static char *resolve(oac_ctx *ctx, const char *path)
     }
     char *abs = path[0] == '/' ? oac_strdup(ctx, path)
                 : getcwd(buf, PATH_MAX) ? oac_asprintf(ctx, "%s/%s", buf, path) : NULL;
-    char *out = NULL;
-    if (abs) {
-        /* abs[0, cut) is the folder tried, abs + cut + 1 the rest. */
-        size_t cut = strlen(abs);
-        bool ok = false;
-        while (!ok && cut > 0) {
-            while (cut > 0 && abs[cut - 1] != '/')
-                cut--;
-            while (cut > 1 && abs[cut - 1] == '/')
-                cut--;
-            char keep = abs[cut];
-            abs[cut] = '\0';
-            ok = realpath(cut ? abs : "/", buf) != NULL;
-            abs[cut] = keep;
-            if (!ok && cut <= 1)
-                break;
-        }
-        if (ok && append_rest(buf, abs + cut + (abs[cut] == '/')))
-            out = oac_strdup(ctx, buf);
+    if (!abs) {
+        oac_dealloc(ctx, buf);
+        return oac_strdup(ctx, path);
     }
-    if (!out && !abs)
-        out = oac_strdup(ctx, path);
-    else if (!out)
-        out = abs, abs = NULL;
-    oac_dealloc(ctx, abs);
+    /* abs[0, cut) is the folder tried (its trailing '/' off), shorter
+     * each time; "/" always resolves. */
+    size_t cut = strlen(abs);
+    bool ok = false;
+    while (!ok && cut > 1) {
+        while (cut > 1 && abs[cut - 1] != '/')
+            cut--;
+        while (cut > 1 && abs[cut - 1] == '/')
+            cut--;
+        char keep = abs[cut];
+        abs[cut] = '\0';
+        ok = realpath(abs, buf) != NULL;
+        abs[cut] = keep;
+    }
+    char *out = ok && append_rest(buf, abs + cut + (abs[cut] == '/')) ? oac_strdup(ctx, buf)
+                                                                       : NULL;
+    if (out)
+        oac_dealloc(ctx, abs);
+    else
+        out = abs;          /* as given, made absolute */
     oac_dealloc(ctx, buf);
     return out;
 }

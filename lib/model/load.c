@@ -284,7 +284,8 @@ static int model_from(oac_ctx *ctx, oac_model **out, const uint8_t *buf,
     if (rc != OAC_OK)
         goto done;
     m->proto = (Onnx__ModelProto *)msg;
-    m->nul_strings = facts.nul;
+    if ((rc = oac_nul_set_make(m->arena, facts.nul, &m->nul_strings)) != OAC_OK)
+        goto done;          /* the arena said why */
     /* The walk read the pages of the graph; from here on only payloads
      * are read, and seldom.  Drop the pages from our resident set (the
      * mapping is private and never written, so a later read faults the

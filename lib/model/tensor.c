@@ -689,8 +689,25 @@ int oac_tensor_read(oac_ctx *ctx, const oac_model *model,
     return OAC_OK;
 }
 
+/* n elements of `width` bytes, little-endian as raw_data holds them,
+ * into s (at most s->max of them). */
+static void sink_raw(sink *s, const uint8_t *bytes, uint64_t n, size_t width)
+{
+    for (uint64_t i = 0; i < n && i < s->max; i++) {
+        uint64_t v = 0;
+        memcpy(&v, bytes + i * width, width);
+        sink_put(s, v);
+    }
+}
+
 int oac_tensor_int64s(oac_ctx *ctx, const Onnx__TensorProto *t,
                       int64_t *out, size_t max, size_t *n_out)
+{
+    return oac_tensor_int64s_in(ctx, NULL, t, out, max, n_out);
+}
+
+int oac_tensor_int64s_in(oac_ctx *ctx, const oac_model *model, const Onnx__TensorProto *t,
+                         int64_t *out, size_t max, size_t *n_out)
 {
     *n_out = 0;
     uint64_t n;
@@ -708,9 +725,23 @@ int oac_tensor_int64s(oac_ctx *ctx, const Onnx__TensorProto *t,
     }
     if (!oac_tensor_numel(t, &n))
         return oac_err(ctx, OAC_EPARSE, "tensor '%s': bad dims", name);
-    if (is_external(t))
-        return oac_err(ctx, OAC_EUNSUPPORTED, "tensor '%s': external data is not read here", name);
     sink s = { .ints = out, .max = max, .elem_type = et, .width = width };
+    if (is_external(t)) {
+        /* Read as oac_tensor_read reads it, when the whole fits out. */
+        if (!model || n > max)
+            return oac_err(ctx, OAC_EUNSUPPORTED, "tensor '%s': external data is not read "
+                           "here", name);
+        uint8_t *buf = oac_alloc(ctx, n ? (size_t)n * width : 1);
+        if (!buf)
+            return OAC_ENOMEM;
+        int rc = oac_external_read(ctx, model, t, buf, (size_t)n * width);
+        if (rc == OAC_OK) {
+            sink_raw(&s, buf, n, width);
+            *n_out = (size_t)s.count;
+        }
+        oac_dealloc(ctx, buf);
+        return rc;
+    }
     if (raw_present(t)) {
         oac_payload p;
         oac_tensor_payload(t, &p);
@@ -720,11 +751,7 @@ int oac_tensor_int64s(oac_ctx *ctx, const Onnx__TensorProto *t,
         if (oac_mul_overflow_u64(n, width, &want) || p.len != want)
             return oac_err(ctx, OAC_EPARSE, "tensor '%s': raw_data holds %zu bytes, expected %llu",
                            name, p.len, (unsigned long long)n * width);
-        for (uint64_t i = 0; i < n && i < max; i++) {
-            uint64_t v = 0;
-            memcpy(&v, p.bytes + i * width, width);
-            sink_put(&s, v);
-        }
+        sink_raw(&s, p.bytes, n, width);
         *n_out = (size_t)s.count;
         return OAC_OK;
     }

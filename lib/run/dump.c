@@ -42,13 +42,25 @@ static bool plain(unsigned char c)
            c == '.' || c == '_' || c == '-';
 }
 
+/* The length of dir without its trailing "/" and "/." (which name the
+ * same folder): lstat follows a link named with them (invariant 4), and
+ * file names are made from the folder itself. */
+static size_t folder_len(const char *dir)
+{
+    size_t n = strlen(dir);
+    for (;;) {
+        while (n > 1 && dir[n - 1] == '/')
+            n--;
+        if (n <= 2 || dir[n - 1] != '.' || dir[n - 2] != '/')
+            return n;
+        n -= 2;
+    }
+}
+
 /* DIR/<encoded name>.pb (see the top of the file). */
 static char *file_name(oac_ctx *ctx, const char *dir, const char *name)
 {
-    size_t n = strlen(name), dl = strlen(dir);
-    while (dl > 1 && dir[dl - 1] == '/')
-        dl--;                   /* "out/" names out/<encoded>.pb */
-    size_t k = dl + 1;
+    size_t n = strlen(name), dl = folder_len(dir), k = dl + 1;
     /* at most three bytes per byte of the name */
     if (n > (SIZE_MAX - dl - 8) / 3) {
         oac_err(ctx, OAC_ENOMEM, "value name too long");
@@ -185,62 +197,44 @@ static int gate_names(oac_ctx *ctx, const char *dir, Onnx__ValueInfoProto **vi,
     return OAC_OK;
 }
 
-/* Is the folder dir names a symbolic link?  lstat follows a link named
- * with a trailing "/" or "/.", so those are taken off first (invariant
- * 4); a link among the folders above it is the user's own path. */
+/* Is the folder dir names a symbolic link?  A link among the folders
+ * above it is the user's own path. */
 static int dir_is_link(oac_ctx *ctx, const char *dir, bool *link)
 {
-    *link = false;
-    char *p = oac_strdup(ctx, dir);
+    char *p = oac_strndup(ctx, dir, folder_len(dir));
     if (!p)
         return OAC_ENOMEM;
-    size_t n = strlen(p);
-    for (;;) {
-        while (n > 1 && p[n - 1] == '/')
-            n--;
-        if (n > 2 && p[n - 1] == '.' && p[n - 2] == '/')
-            n -= 2;
-        else
-            break;
-    }
-    p[n] = '\0';
     struct stat st;
     *link = strcmp(p, ".") && lstat(p, &st) == 0 && S_ISLNK(st.st_mode);
     oac_dealloc(ctx, p);
     return OAC_OK;
 }
 
+/* The guard's refusal (its message on ctx) said as --dump's: of the
+ * folder itself (the guard names its path), or of a file in it. */
+static int refusal(oac_ctx *ctx, const char *dir, bool file)
+{
+    char why[sizeof ctx->errmsg];
+    snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
+    return file ? oac_err(ctx, OAC_EINVAL, "--dump %s: the file %s", dir, why)
+                : oac_err(ctx, OAC_EINVAL, "--dump %s", why);
+}
+
 int oac_dump_gate(oac_ctx *ctx, const oac_model *model, const char *dir)
 {
-    bool link;
-    int lrc = dir_is_link(ctx, dir, &link);
-    if (lrc != OAC_OK)
-        return lrc;
-    if (link)
+    bool link = false;
+    int rc = dir_is_link(ctx, dir, &link);
+    if (rc == OAC_OK && link)
         return oac_err(ctx, OAC_EINVAL, "--dump %s: is a symbolic link, which is not "
                        "followed; name the folder itself", dir);
     /* The folder itself may not be the -o file or an input of the call
      * (it would be made where that file goes, or fail after the run). */
-    int grc = oac_guard_check(ctx, dir, "--dump");
-    if (grc == OAC_EINVAL) {
-        char why[sizeof ctx->errmsg];
-        snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
-        return oac_err(ctx, OAC_EINVAL, "--dump %s", why);
-    }
-    if (grc != OAC_OK)
-        return grc;
+    if (rc == OAC_OK && (rc = oac_guard_check(ctx, dir, "--dump")) == OAC_EINVAL)
+        return refusal(ctx, dir, false);
     const Onnx__GraphProto *g = model->proto ? model->proto->graph : NULL;
-    if (!g)
-        return OAC_OK;
-    int rc = gate_names(ctx, dir, g->input, g->n_input, true);
-    if (rc == OAC_OK)
+    if (rc == OAC_OK && g && (rc = gate_names(ctx, dir, g->input, g->n_input, true)) == OAC_OK)
         rc = gate_names(ctx, dir, g->output, g->n_output, false);
-    if (rc == OAC_EINVAL) {
-        char why[sizeof ctx->errmsg];
-        snprintf(why, sizeof why, "%s", oac_errmsg(ctx));
-        rc = oac_err(ctx, OAC_EINVAL, "--dump %s: the file %s", dir, why);
-    }
-    return rc;
+    return rc == OAC_EINVAL ? refusal(ctx, dir, true) : rc;
 }
 
 int oac_dump_values(oac_ctx *ctx, oac_diags *diags, const char *dir,

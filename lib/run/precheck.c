@@ -355,9 +355,10 @@ static int check_length(pre *p)
 {
     const oac_op *op = p->nd->op;
     const oac_op_length *L = &op->length;
-    bool any = false;
-    for (size_t k = 0; k < op->n_pairs; k++)
-        any = any || one_buffer(p, k);
+    bool shared[OAC_OP_MAX_PAIRS], any = false;
+    size_t n = op->n_pairs < OAC_OP_MAX_PAIRS ? op->n_pairs : OAC_OP_MAX_PAIRS;
+    for (size_t k = 0; k < n; k++)
+        any |= shared[k] = one_buffer(p, k);
     if (!any)
         return OAC_OK;
     /* The total after the update, as the check words it: the value +
@@ -388,8 +389,8 @@ static int check_length(pre *p)
         size_t at = strlen(parts);
         snprintf(parts + at, sizeof parts - at, ", the generation loop's total length");
     }
-    for (size_t k = 0; k < op->n_pairs; k++) {
-        if (!one_buffer(p, k))
+    for (size_t k = 0; k < n; k++) {
+        if (!shared[k])
             continue;
         const oac_value *past = port(p, op->pairs[k].in);
         int64_t cap = pre_dim(p, past, op->axis_default);
